@@ -1,0 +1,1 @@
+//! schedra-compiler

@@ -1,0 +1,329 @@
+//! The program types shared by both forms.
+//!
+//! A [`Program`] is a header plus a list of [`Block`]s; the first block is the
+//! entry. In the source form a block holds [`Inst`]s (one op per line, virtual
+//! or preallocated physical registers); in the machine form it holds
+//! [`Bundle`]s (one issue cycle each) of slot-tagged [`Op`]s on physical
+//! registers. Every block ends with exactly one [`Terminator`].
+//!
+//! Stable ids: a block is named by its index in `blocks` (and its label), an
+//! instruction by `(block, index)` in `insts`, a machine op by
+//! `(block, bundle, op)`. Every item keeps the [`Span`] it was parsed from so
+//! that diagnostics can point at the line.
+
+use crate::target::Target;
+use std::fmt;
+
+/// A physical register: an index into the target's register file (see
+/// [`crate::target::RegFile`]). Indices at or beyond the file's `count` can
+/// be parsed (`$rf70`) so that the validator or verifier can report them as
+/// out of range rather than as syntax errors.
+pub type Reg = u16;
+
+/// A position in a source text: 1-based line and column. `line == 0` means
+/// "synthesised, no position" (programs built by the compiler or generators).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    /// 1-based line; 0 when the item was not parsed from text.
+    pub line: u32,
+    /// 1-based column; 0 when the item was not parsed from text.
+    pub col: u32,
+}
+
+impl Span {
+    /// A span at `line`, `col` (both 1-based).
+    pub fn new(line: u32, col: u32) -> Span {
+        Span { line, col }
+    }
+}
+
+/// Which of the two forms a program is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// Compiler input: virtual registers, one op per line.
+    Source,
+    /// Compiler output: bundles of slot-tagged ops on physical registers.
+    Machine,
+}
+
+/// The shader stage; the target names the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Vertex shader.
+    Vertex,
+    /// Fragment (pixel) shader.
+    Fragment,
+    /// Compute shader.
+    Compute,
+}
+
+impl Stage {
+    /// The keyword used in the text format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Vertex => "vertex",
+            Stage::Fragment => "fragment",
+            Stage::Compute => "compute",
+        }
+    }
+}
+
+/// A contiguous run of `size` physical registers starting at `base`
+/// (`$g12:2` is g12 and g13). `size >= 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PhysReg {
+    /// First register of the run.
+    pub base: Reg,
+    /// Number of 32-bit registers, at least 1.
+    pub size: u8,
+}
+
+impl PhysReg {
+    /// One register.
+    pub fn one(base: Reg) -> PhysReg {
+        PhysReg { base, size: 1 }
+    }
+    /// The registers this run covers, in order.
+    pub fn regs(self) -> impl Iterator<Item = Reg> {
+        (self.base as u32..self.base as u32 + self.size as u32).map(|r| r as Reg)
+    }
+    /// Whether two runs share a register.
+    pub fn overlaps(self, other: PhysReg) -> bool {
+        let (a0, a1) = (self.base as u32, self.base as u32 + self.size as u32);
+        let (b0, b1) = (other.base as u32, other.base as u32 + other.size as u32);
+        a0 < b1 && b0 < a1
+    }
+}
+
+/// A virtual register operand or destination (`%name`, `%name:N`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VirtReg {
+    /// The name without the `%`.
+    pub name: String,
+    /// The size suffix if one was written; a use may omit it.
+    pub size: Option<u8>,
+}
+
+/// An immediate: the 32-bit word it stands for, and whether it was written
+/// as a float literal (only the printer cares; the meaning is the bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Imm {
+    /// The word (two's complement for integers, IEEE-754 single for floats).
+    pub bits: u32,
+    /// Written as a float literal.
+    pub float: bool,
+}
+
+impl Imm {
+    /// An integer immediate.
+    pub fn int(v: i64) -> Imm {
+        Imm { bits: v as u32, float: false }
+    }
+    /// A float immediate.
+    pub fn f32(v: f32) -> Imm {
+        Imm { bits: v.to_bits(), float: true }
+    }
+}
+
+/// One operand (or destination) of an instruction.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operand {
+    /// A virtual register (source form only).
+    Virt(VirtReg),
+    /// A physical register run.
+    Phys(PhysReg),
+    /// An immediate word.
+    Imm(Imm),
+    /// A block label (only where an opcode takes one; terminators keep their
+    /// labels in [`Terminator`]).
+    Label(String),
+}
+
+impl Operand {
+    /// The physical register run, if this operand is one.
+    pub fn phys(&self) -> Option<PhysReg> {
+        match self {
+            Operand::Phys(p) => Some(*p),
+            _ => None,
+        }
+    }
+    /// The virtual register, if this operand is one.
+    pub fn virt(&self) -> Option<&VirtReg> {
+        match self {
+            Operand::Virt(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The immediate, if this operand is one.
+    pub fn imm(&self) -> Option<Imm> {
+        match self {
+            Operand::Imm(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// One operation: `[dest =] opcode operands` in the source form, the op of a
+/// slot in the machine form.
+///
+/// In the machine form the parser splits the written operand list using the
+/// target's opcode table: for an opcode whose description has an explicit
+/// destination the first operand becomes `dest`. Ops with an implicit
+/// destination (v3d71 `ldunif`) have `dest == None` in the machine form and
+/// a virtual `dest` in the source form. For an opcode the target does not
+/// know, every operand stays in `srcs` (the verifier reports it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Inst {
+    /// The opcode as the target's table spells it (`fadd`, `send.tex`).
+    pub opcode: String,
+    /// The destination, if written.
+    pub dest: Option<Operand>,
+    /// The sources, in order (index immediates such as `ldunif 3`'s 3
+    /// included).
+    pub srcs: Vec<Operand>,
+    /// Where the opcode was written.
+    pub span: Span,
+}
+
+/// A machine-form op: an instruction issued in a named slot.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Op {
+    /// The slot name (`add`, `mul`, `sig`, `x`, `t`, `cf`, `alu`). For a
+    /// single-slot target written without braces, the parser fills in the
+    /// target's one slot.
+    pub slot: String,
+    /// The operation.
+    pub inst: Inst,
+}
+
+/// One issue cycle of the machine form. An empty bundle is a nop cycle.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Bundle {
+    /// The ops issued together, in written order.
+    pub ops: Vec<Op>,
+    /// Where the bundle starts.
+    pub span: Span,
+}
+
+/// How a block ends.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TermKind {
+    /// `jmp label`
+    Jmp(String),
+    /// `brnz cond, if_nonzero, if_zero`
+    Brnz {
+        /// The condition (a register or, unusually, an immediate).
+        cond: Operand,
+        /// Successor when the condition word is non-zero.
+        nonzero: String,
+        /// Successor when the condition word is zero.
+        zero: String,
+    },
+    /// `end`: the program ends.
+    End,
+}
+
+/// A block terminator with its position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Terminator {
+    /// What it does.
+    pub kind: TermKind,
+    /// Where it was written.
+    pub span: Span,
+}
+
+impl Terminator {
+    /// The successor labels in order (`nonzero` before `zero`).
+    pub fn successors(&self) -> Vec<&str> {
+        match &self.kind {
+            TermKind::Jmp(l) => vec![l.as_str()],
+            TermKind::Brnz { nonzero, zero, .. } => vec![nonzero.as_str(), zero.as_str()],
+            TermKind::End => vec![],
+        }
+    }
+}
+
+/// A labelled block. Exactly one of `insts` (source form) and `bundles`
+/// (machine form) is used, according to the program's [`Form`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Block {
+    /// The label, unique within the program.
+    pub label: String,
+    /// Source-form instructions.
+    pub insts: Vec<Inst>,
+    /// Machine-form bundles.
+    pub bundles: Vec<Bundle>,
+    /// The block's terminator.
+    pub term: Terminator,
+    /// Where the label was written.
+    pub span: Span,
+}
+
+/// An `input` line: a register live at entry, bound to a virtual register in
+/// the source form.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Input {
+    /// The virtual register it defines (source form), `None` in the machine
+    /// form.
+    pub vreg: Option<VirtReg>,
+    /// The register run it arrives in.
+    pub reg: PhysReg,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A whole shader in either form.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// `shader NAME`, if given.
+    pub name: Option<String>,
+    /// The target this program is for.
+    pub target: &'static Target,
+    /// The stage (the target's default when not written).
+    pub stage: Stage,
+    /// Source or machine form.
+    pub form: Form,
+    /// Registers live at entry.
+    pub inputs: Vec<Input>,
+    /// The blocks; the first is the entry.
+    pub blocks: Vec<Block>,
+}
+
+impl PartialEq for Program {
+    fn eq(&self, o: &Program) -> bool {
+        self.name == o.name
+            && self.target.name == o.target.name
+            && self.stage == o.stage
+            && self.form == o.form
+            && self.inputs == o.inputs
+            && self.blocks == o.blocks
+    }
+}
+
+impl Program {
+    /// The index of the block with this label.
+    pub fn block_index(&self, label: &str) -> Option<usize> {
+        self.blocks.iter().position(|b| b.label == label)
+    }
+    /// Number of source instructions or machine ops over all blocks.
+    pub fn op_count(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|b| b.insts.len() + b.bundles.iter().map(|x| x.ops.len()).sum::<usize>())
+            .sum()
+    }
+    /// Number of bundles over all blocks (machine form).
+    pub fn bundle_count(&self) -> usize {
+        self.blocks.iter().map(|b| b.bundles.len()).sum()
+    }
+    /// The register's name on this program's target, without `$`.
+    pub fn reg_name(&self, r: Reg) -> String {
+        self.target.regs.name(r)
+    }
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&crate::print::print(self))
+    }
+}

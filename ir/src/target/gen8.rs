@@ -1,0 +1,117 @@
+//! Intel Broadwell (Gen8) fragment shader EU: interlocked, single issue,
+//! 128 GRFs `g0`–`g127` with `g0`–`g1` the reserved thread payload. Values
+//! span 1–4 registers (a SIMD16 float is `:2`). Latencies from the Gen7
+//! scheduler table in Mesa's `intel/compiler`; register rules from
+//! `brw_eu_validate.c` (r127 on overlapping sends, EOT payload in g112–g127).
+
+use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
+
+const V: K = K::Value;
+const R: K = K::Reg;
+const ALU: &[&str] = &["alu"];
+
+const fn op(name: &'static str, sem: Sem, operands: &'static [K], latency: u32) -> OpDesc {
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots: ALU, latency, sfu: false, header_is_dest: false, machine_only: false }
+}
+const fn math(name: &'static str, sem: Sem) -> OpDesc {
+    OpDesc { sfu: true, ..op(name, sem, &[R], 22) }
+}
+
+static OPS: [OpDesc; 17] = [
+    op("add", Sem::FAdd, &[V, V], 14),
+    op("mul", Sem::FMul, &[V, V], 14),
+    op("min", Sem::FMin, &[V, V], 14),
+    op("max", Sem::FMax, &[V, V], 14),
+    op("and", Sem::And, &[V, V], 14),
+    op("or", Sem::Or, &[V, V], 14),
+    op("xor", Sem::Xor, &[V, V], 14),
+    op("mov", Sem::Mov, &[V], 14),
+    op("mad", Sem::FMad, &[R, R, R], 16),
+    math("math.rcp", Sem::Recip),
+    math("math.rsq", Sem::Rsqrt),
+    math("math.exp", Sem::Exp2),
+    math("math.log", Sem::Log2),
+    OpDesc { sizes: Sizes::Fixed { dest: 4, src: 2 }, ..op("send.tex", Sem::Texture, &[R], 200) },
+    OpDesc { sizes: Sizes::Any, header_is_dest: true, ..op("send.scratch_read", Sem::ScratchRead, &[K::Index], 50) },
+    OpDesc { sizes: Sizes::Any, dest: Dest::None, ..op("send.scratch_write", Sem::ScratchWrite, &[K::Index, R], 0) },
+    OpDesc { sizes: Sizes::Any, dest: Dest::None, ..op("send.eot", Sem::Output("rt", false), &[R], 0) },
+];
+
+/// The Broadwell description.
+pub static GEN8: Target = Target {
+    name: "gen8",
+    summary: "Intel Broadwell fragment EU: one alu slot, g0-g127 (g0-g1 reserved), interlocked, multi-register values, r127 and EOT rules",
+    regs: RegFile { naming: RegNaming::Numbered("g"), count: 128 },
+    interlocked: true,
+    slots: ALU,
+    default_stage: Stage::Fragment,
+    ops: &OPS,
+    max_alu_size: 2,
+    max_value_size: 4,
+    reserved: &[0, 1],
+    implicit_regs: &[],
+    rules: &Gen8Rules,
+};
+
+/// First register of the end-of-thread payload range.
+pub const EOT_FIRST: Reg = 112;
+/// The register that an overlapping send may not return into.
+pub const R127: Reg = 127;
+
+/// The rules of Broadwell that do not fit the tables.
+pub struct Gen8Rules;
+
+fn reg_operands(inst: &Inst) -> impl Iterator<Item = PhysReg> + '_ {
+    inst.srcs.iter().filter_map(Operand::phys)
+}
+
+impl Rules for Gen8Rules {
+    fn imm_ok(&self, op: &OpDesc, index: usize, _imm: Imm) -> bool {
+        // The EU takes an immediate only as the last source.
+        index + 1 == op.operands.len()
+    }
+    fn max_bundle_imms(&self) -> usize {
+        1
+    }
+    fn payload(&self, _stage: Stage) -> &'static [Reg] {
+        &[0, 1]
+    }
+    fn allocatable(&self, _stage: Stage) -> Vec<Reg> {
+        (2..128).collect()
+    }
+    fn slot_ok(&self, _op: &OpDesc, _slot: &str, _dest: Option<PhysReg>) -> Result<(), String> {
+        Ok(())
+    }
+    fn bundle_ok(&self, _ops: &[(&OpDesc, &Inst)]) -> Result<(), String> {
+        Ok(())
+    }
+    fn op_regs_ok(&self, op: &OpDesc, inst: &Inst) -> Result<(), String> {
+        let dest = inst.dest.as_ref().and_then(Operand::phys);
+        if op.name.starts_with("send.") {
+            if let Some(d) = dest {
+                let overlap = op.header_is_dest || reg_operands(inst).any(|s| s.overlaps(d));
+                if overlap && d.regs().any(|r| r == R127) {
+                    return Err(format!("`{}` returns into g127 while its source and destination overlap (r127 must not be used for return address)", op.name));
+                }
+            }
+        }
+        if op.sem == Sem::Output("rt", false) {
+            if let Some(p) = reg_operands(inst).find(|p| p.base < EOT_FIRST) {
+                return Err(format!("end-of-thread payload g{} is outside g112-g127", p.base));
+            }
+        }
+        if let (Some(d), false) = (dest, op.name.starts_with("send.")) {
+            if d.size > 1 && reg_operands(inst).any(|s| s.overlaps(d) && s != d) {
+                return Err(format!("`{}` destination g{}:{} partly overlaps a source", op.name, d.base, d.size));
+            }
+        }
+        Ok(())
+    }
+    fn end_delay_slots(&self) -> Option<usize> {
+        None
+    }
+    fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
+        Ok(())
+    }
+}

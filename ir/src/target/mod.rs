@@ -1,0 +1,324 @@
+//! Target descriptions: each GPU core is data (register file, slots, an
+//! opcode table with latencies, implicit and delayed writes, reserved and
+//! payload registers, interlocked or not) plus a small [`Rules`] module for
+//! what does not fit a table (immediates, r600 read ports, gen8's r127 and
+//! end-of-thread rules, v3d71's thread end).
+//!
+//! The compiler schedules and allocates *for* a description; the verifier
+//! checks *against* it with its own code; the interpreters execute by the
+//! [`Sem`] of each opcode. Adding a target means adding a module here and a
+//! line in [`all`]; the scheduler and the allocator do not change.
+
+use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
+
+pub mod gen8;
+pub mod r600;
+pub mod v3d71;
+
+/// Every target schedra knows, in a stable order.
+pub fn all() -> &'static [&'static Target] {
+    static ALL: [&Target; 3] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600];
+    &ALL
+}
+
+/// The target with this name (`v3d71`, `gen8`, `r600`).
+pub fn by_name(name: &str) -> Option<&'static Target> {
+    all().iter().copied().find(|t| t.name == name)
+}
+
+/// How registers are named in the text format.
+#[derive(Clone, Copy, Debug)]
+pub enum RegNaming {
+    /// `prefix` + decimal index: `rf0`..`rf63`, `g0`..`g127`.
+    Numbered(&'static str),
+    /// `prefix` + GPR index + `.` + channel: `R0.x`..`R127.w`; register
+    /// index = gpr * channels.len() + channel.
+    Channels(&'static str, &'static [&'static str]),
+}
+
+/// A register file.
+#[derive(Clone, Copy, Debug)]
+pub struct RegFile {
+    /// How registers are spelled.
+    pub naming: RegNaming,
+    /// Number of registers (channels count separately on r600).
+    pub count: u16,
+}
+
+impl RegFile {
+    /// The name of register `r` without `$` (also for out-of-range indices).
+    pub fn name(&self, r: Reg) -> String {
+        match self.naming {
+            RegNaming::Numbered(p) => format!("{p}{r}"),
+            RegNaming::Channels(p, ch) => {
+                let n = ch.len() as u16;
+                format!("{p}{}.{}", r / n, ch[(r % n) as usize])
+            }
+        }
+    }
+    /// Parse a register name (without `$`). Returns `None` when the name does
+    /// not follow the file's naming pattern; an index at or past `count` that
+    /// follows the pattern is returned (and is out of range).
+    pub fn parse(&self, s: &str) -> Option<Reg> {
+        let digits = |d: &str| -> Option<u32> {
+            if d.is_empty() || d.len() > 5 || !d.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            d.parse::<u32>().ok()
+        };
+        match self.naming {
+            RegNaming::Numbered(p) => {
+                let n = digits(s.strip_prefix(p)?)?;
+                Reg::try_from(n).ok()
+            }
+            RegNaming::Channels(p, ch) => {
+                let rest = s.strip_prefix(p)?;
+                let (g, c) = rest.split_once('.')?;
+                let g = digits(g)?;
+                let c = ch.iter().position(|x| *x == c)? as u32;
+                Reg::try_from(g * ch.len() as u32 + c).ok()
+            }
+        }
+    }
+    /// Whether `r` exists in this file.
+    pub fn contains(&self, r: PhysReg) -> bool {
+        r.size >= 1 && (r.base as u32 + r.size as u32) <= self.count as u32
+    }
+}
+
+/// What an opcode computes. The interpreters and the verifier give each of
+/// these their own meaning (see `shared/spec/semantics.md`): integer ops are
+/// exact 32-bit two's complement, float ops act on IEEE-754 single words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sem {
+    /// float a + b
+    FAdd,
+    /// float a - b
+    FSub,
+    /// float a * b
+    FMul,
+    /// float min(a, b)
+    FMin,
+    /// float max(a, b)
+    FMax,
+    /// float a * b + c
+    FMad,
+    /// integer a + b (wrapping)
+    Add,
+    /// integer a - b (wrapping)
+    Sub,
+    /// (a & 0xffffff) * (b & 0xffffff), low 32 bits
+    UMul24,
+    /// a & b
+    And,
+    /// a | b
+    Or,
+    /// a ^ b
+    Xor,
+    /// a << (b & 31)
+    Shl,
+    /// a >> (b & 31), logical
+    Shr,
+    /// copy a
+    Mov,
+    /// float 1 / a
+    Recip,
+    /// float 1 / sqrt(a)
+    Rsqrt,
+    /// float 2^a
+    Exp2,
+    /// float log2(a)
+    Log2,
+    /// float sin(a)
+    Sin,
+    /// float cos(a)
+    Cos,
+    /// the uniform whose index is the op's index operand (outside input)
+    Uniform,
+    /// the constant word given as the op's index operand
+    Const,
+    /// the varying whose index is the op's index operand (outside input)
+    Varying,
+    /// texture sample: a function of the coordinate words (outside input),
+    /// one word per destination register
+    Texture,
+    /// read the scratch slot at the op's offset operand (one word per
+    /// destination register, consecutive slots)
+    ScratchRead,
+    /// write the value operand to scratch slots from the offset operand
+    ScratchWrite,
+    /// an effect on an output channel: the channel's name, and whether the
+    /// op's first (index) operand is appended (`export 3` → channel
+    /// `export 3`). The remaining register operand's words are the effect.
+    Output(&'static str, bool),
+    /// thread switch (no dataflow meaning; v3d71 end-of-program marker)
+    ThreadSwitch,
+}
+
+impl Sem {
+    /// Whether `op a, b` equals `op b, a` for all words.
+    pub fn commutative(self) -> bool {
+        matches!(
+            self,
+            Sem::FAdd | Sem::FMul | Sem::FMin | Sem::FMax | Sem::Add | Sem::UMul24 | Sem::And | Sem::Or | Sem::Xor
+        )
+    }
+    /// Whether the op reads nothing but its index operand and the outside
+    /// world (and so can be rematerialised at any point).
+    pub fn is_outside_input(self) -> bool {
+        matches!(self, Sem::Uniform | Sem::Const | Sem::Varying)
+    }
+}
+
+/// Kind of one operand position of an opcode, in source order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperandKind {
+    /// A register value (virtual or physical), or an ALU immediate where the
+    /// target's [`Rules::imm_ok`] allows it.
+    Value,
+    /// A register value only, never an immediate.
+    Reg,
+    /// An integer constant that is part of the encoding (uniform index,
+    /// export index, scratch offset, `ldconst` word): never a register.
+    Index,
+}
+
+/// Where an op's result goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dest {
+    /// The op writes no register.
+    None,
+    /// The destination is written as an operand in both forms.
+    Explicit,
+    /// The source form names a virtual destination; the machine form names
+    /// none and the result lands in this fixed register.
+    Implicit(Reg),
+}
+
+/// Operand sizes (in 32-bit registers) the opcode accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sizes {
+    /// Destination and every register operand have one common size N,
+    /// 1 <= N <= the target's `max_alu_size`.
+    Uniform,
+    /// Fixed sizes: destination size and the size of every register operand.
+    Fixed {
+        /// Destination size (0 when the op has none).
+        dest: u8,
+        /// Register operand size.
+        src: u8,
+    },
+    /// Destination of any size 1..=`max_value_size` (scratch reads), or a
+    /// register operand of any such size (scratch writes, end-of-thread).
+    Any,
+}
+
+/// One row of a target's opcode table.
+#[derive(Clone, Copy, Debug)]
+pub struct OpDesc {
+    /// The opcode as spelled in both forms.
+    pub name: &'static str,
+    /// What it computes.
+    pub sem: Sem,
+    /// Operand positions in source order (not counting the destination).
+    pub operands: &'static [OperandKind],
+    /// Where the result goes.
+    pub dest: Dest,
+    /// Operand sizes.
+    pub sizes: Sizes,
+    /// Slots the op may issue in.
+    pub slots: &'static [&'static str],
+    /// Cycles from issue until the result is visible (a write issued at c
+    /// is readable at c + latency). 0 for ops without a result.
+    pub latency: u32,
+    /// Uses the special-function unit (v3d71 SFU, r600 transcendental).
+    pub sfu: bool,
+    /// A `send` whose message header is its own destination: its source and
+    /// destination overlap (gen8's r127 rule applies).
+    pub header_is_dest: bool,
+    /// Exists only in the machine form (`thrsw`).
+    pub machine_only: bool,
+}
+
+/// A target: one GPU core's model.
+pub struct Target {
+    /// Short name used in `target` lines and on the command line.
+    pub name: &'static str,
+    /// One line describing the real core.
+    pub summary: &'static str,
+    /// The register file.
+    pub regs: RegFile,
+    /// Reads wait for pending writes (gen8) instead of seeing old contents.
+    pub interlocked: bool,
+    /// Slot names of a bundle, in printing order.
+    pub slots: &'static [&'static str],
+    /// Stage when a program names none.
+    pub default_stage: Stage,
+    /// The opcode table.
+    pub ops: &'static [OpDesc],
+    /// Largest register run an ALU operand may span.
+    pub max_alu_size: u8,
+    /// Largest value (virtual register) size.
+    pub max_value_size: u8,
+    /// Registers that may be read but never written (gen8 g0–g1).
+    pub reserved: &'static [Reg],
+    /// Registers written implicitly by some ops; a source program may not
+    /// name them (v3d71 rf0).
+    pub implicit_regs: &'static [Reg],
+    /// The target's rules that do not fit the tables.
+    pub rules: &'static (dyn Rules + Sync),
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Target({})", self.name)
+    }
+}
+
+impl Target {
+    /// The opcode's description, if the target has it.
+    pub fn op(&self, name: &str) -> Option<&'static OpDesc> {
+        self.ops.iter().find(|o| o.name == name)
+    }
+    /// Whether the target has a single slot (machine ops may be written
+    /// without braces).
+    pub fn single_slot(&self) -> bool {
+        self.slots.len() == 1
+    }
+}
+
+/// Target rules that do not fit a table. Each returns `Err(sentence)`
+/// naming what is wrong; the verifier turns that into a located violation of
+/// the kind named in the method's doc, and the compiler uses the same
+/// predicates as constraints.
+pub trait Rules {
+    /// Whether `imm` may be source `index` of `op` (Value operands only;
+    /// Index operands are encoding constants and always allowed).
+    fn imm_ok(&self, op: &OpDesc, index: usize, imm: Imm) -> bool;
+    /// The most distinct immediate words one bundle may carry.
+    fn max_bundle_imms(&self) -> usize;
+    /// Registers that hold payload inputs at entry for `stage`.
+    fn payload(&self, stage: Stage) -> &'static [Reg];
+    /// Registers the allocator may hand out for `stage` (in preference
+    /// order); excludes reserved and implicitly written registers.
+    fn allocatable(&self, stage: Stage) -> Vec<Reg>;
+    /// Kind `slot`: may `op` with destination `dest` issue in `slot`
+    /// (beyond `OpDesc::slots`, e.g. r600's channel rule)?
+    fn slot_ok(&self, op: &OpDesc, slot: &str, dest: Option<PhysReg>) -> Result<(), String>;
+    /// Kind `slot`: target-specific legality of a whole bundle beyond one op
+    /// per slot and the immediate limit (r600 read ports: is there a bank
+    /// swizzle for every op of the group?).
+    fn bundle_ok(&self, ops: &[(&OpDesc, &Inst)]) -> Result<(), String>;
+    /// Kind `register`: target register rules for one machine op (gen8 r127
+    /// on overlapping sends, end-of-thread payload range, multi-register
+    /// overlap).
+    fn op_regs_ok(&self, op: &OpDesc, inst: &Inst) -> Result<(), String>;
+    /// Number of bundles that must follow the end-of-program marker in the
+    /// final block (v3d71: 2 after `thrsw`), or `None` if the target has no
+    /// end sequence.
+    fn end_delay_slots(&self) -> Option<usize>;
+    /// Kind `hazard`: may `inst` sit in end-of-program delay slot
+    /// `slot_index` (0-based), or in the marker bundle itself when
+    /// `slot_index` is `None`?
+    fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String>;
+}

@@ -1,0 +1,153 @@
+//! AMD R600–Evergreen VLIW5 ALU groups: non-interlocked, slots `x y z w t`
+//! plus `cf` for one export, 128 four-channel GPRs (`R0.x`…`R127.w`, each
+//! channel its own register). All reads of a group see the registers as they
+//! were before it; writes land at the group's end. Read ports follow
+//! `r600_asm.c`'s bank swizzle: three read cycles × four channels, one GPR
+//! index per (cycle, channel).
+//!
+//! Extension beyond the spec's minimum table: `scratch_write N, a` and
+//! `d = scratch_read N` in the `cf` slot model the scratch (spill) path;
+//! `scratch_read`'s result lands 2 cycles after issue.
+
+use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
+
+const V: K = K::Value;
+const VEC: &[&str] = &["x", "y", "z", "w", "t"];
+const T: &[&str] = &["t"];
+const CF: &[&str] = &["cf"];
+/// The channel names, in register-index order.
+pub const CHANNELS: &[&str] = &["x", "y", "z", "w"];
+
+const fn op(name: &'static str, sem: Sem, operands: &'static [K], slots: &'static [&'static str]) -> OpDesc {
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots, latency: 1, sfu: false, header_is_dest: false, machine_only: false }
+}
+const fn trans(name: &'static str, sem: Sem) -> OpDesc {
+    OpDesc { sfu: true, ..op(name, sem, &[V], T) }
+}
+
+static OPS: [OpDesc; 15] = [
+    op("add", Sem::FAdd, &[V, V], VEC),
+    op("mul", Sem::FMul, &[V, V], VEC),
+    op("max", Sem::FMax, &[V, V], VEC),
+    op("min", Sem::FMin, &[V, V], VEC),
+    op("muladd", Sem::FMad, &[V, V, V], VEC),
+    op("mov", Sem::Mov, &[V], VEC),
+    trans("recip", Sem::Recip),
+    trans("rsqrt", Sem::Rsqrt),
+    trans("exp", Sem::Exp2),
+    trans("log", Sem::Log2),
+    trans("sin", Sem::Sin),
+    trans("cos", Sem::Cos),
+    OpDesc { dest: Dest::None, latency: 0, ..op("export", Sem::Output("export", true), &[K::Index, K::Reg], CF) },
+    OpDesc { dest: Dest::None, latency: 0, ..op("scratch_write", Sem::ScratchWrite, &[K::Index, K::Reg], CF) },
+    OpDesc { latency: 2, ..op("scratch_read", Sem::ScratchRead, &[K::Index], CF) },
+];
+
+/// The R600 VLIW5 description.
+pub static R600: Target = Target {
+    name: "r600",
+    summary: "AMD R600-Evergreen VLIW5: x/y/z/w/t ALU slots + cf, R0.x-R127.w, parallel reads per group, bank-swizzle read ports, 4 literals",
+    regs: RegFile { naming: RegNaming::Channels("R", CHANNELS), count: 512 },
+    interlocked: false,
+    slots: &["x", "y", "z", "w", "t", "cf"],
+    default_stage: Stage::Vertex,
+    ops: &OPS,
+    max_alu_size: 1,
+    max_value_size: 1,
+    reserved: &[],
+    implicit_regs: &[],
+    rules: &R600Rules,
+};
+
+/// The rules of R600 that do not fit the tables.
+pub struct R600Rules;
+
+/// The six bank swizzles: for each, the read cycle of source 0, 1, 2.
+pub const SWIZZLES: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 2, 0], [1, 0, 2], [2, 0, 1], [2, 1, 0]];
+
+/// Whether one bank swizzle per op makes the group's register reads fit the
+/// ports: in each read cycle each channel fetches one GPR index. `reads[i]`
+/// lists op i's register sources in source order. Returns the chosen swizzle
+/// index per op, or `None`.
+pub fn find_bank_swizzle(reads: &[Vec<Reg>]) -> Option<Vec<usize>> {
+    // ports[cycle][chan] = (gpr, users)
+    let mut ports = [[(0u16, 0u32); 4]; 3];
+    let mut choice = vec![0; reads.len()];
+    fn place(reads: &[Vec<Reg>], i: usize, ports: &mut [[(u16, u32); 4]; 3], choice: &mut [usize]) -> bool {
+        if i == reads.len() {
+            return true;
+        }
+        for (si, sw) in SWIZZLES.iter().enumerate() {
+            let mut taken: Vec<(usize, usize)> = Vec::new();
+            let mut seen: Vec<Reg> = Vec::new();
+            let mut ok = true;
+            for (k, &r) in reads[i].iter().enumerate() {
+                if seen.contains(&r) {
+                    continue; // two sources naming one register share one read
+                }
+                seen.push(r);
+                let (gpr, ch) = (r / 4, (r % 4) as usize);
+                let slot = &mut ports[sw[k]][ch];
+                if slot.1 > 0 && slot.0 != gpr {
+                    ok = false;
+                    break;
+                }
+                *slot = (gpr, slot.1 + 1);
+                taken.push((sw[k], ch));
+            }
+            if ok && place(reads, i + 1, ports, choice) {
+                choice[i] = si;
+                return true;
+            }
+            for (c, ch) in taken {
+                ports[c][ch].1 -= 1;
+            }
+        }
+        false
+    }
+    place(reads, 0, &mut ports, &mut choice).then_some(choice)
+}
+
+impl Rules for R600Rules {
+    fn imm_ok(&self, _op: &OpDesc, _index: usize, _imm: Imm) -> bool {
+        true
+    }
+    fn max_bundle_imms(&self) -> usize {
+        4
+    }
+    fn payload(&self, _stage: Stage) -> &'static [Reg] {
+        &[]
+    }
+    fn allocatable(&self, _stage: Stage) -> Vec<Reg> {
+        (0..512).collect()
+    }
+    fn slot_ok(&self, op: &OpDesc, slot: &str, dest: Option<PhysReg>) -> Result<(), String> {
+        if let (Some(ch), Some(d)) = (CHANNELS.iter().position(|c| *c == slot), dest) {
+            if op.slots.contains(&slot) && (d.base % 4) as usize != ch {
+                return Err(format!("`{}` in slot {} must write channel .{}", op.name, slot, slot));
+            }
+        }
+        Ok(())
+    }
+    fn bundle_ok(&self, ops: &[(&OpDesc, &Inst)]) -> Result<(), String> {
+        let reads: Vec<Vec<Reg>> = ops
+            .iter()
+            .filter(|(d, _)| d.slots != CF)
+            .map(|(_, i)| i.srcs.iter().filter_map(Operand::phys).map(|p| p.base).collect())
+            .collect();
+        match find_bank_swizzle(&reads) {
+            Some(_) => Ok(()),
+            None => Err("no bank swizzle lets every op of the group read its sources through the read ports".to_string()),
+        }
+    }
+    fn op_regs_ok(&self, _op: &OpDesc, _inst: &Inst) -> Result<(), String> {
+        Ok(())
+    }
+    fn end_delay_slots(&self) -> Option<usize> {
+        None
+    }
+    fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
+        Ok(())
+    }
+}

@@ -1,0 +1,146 @@
+//! Broadcom V3D 7.1 (Raspberry Pi 5) QPU: non-interlocked, three slots per
+//! instruction (`add`, `mul`, `sig`), 64 registers `rf0`–`rf63`, no
+//! accumulators. `ldunif`/`ldconst` write rf0 one cycle after issue and
+//! `ldvary` two; SFU results take two cycles. The program ends with `thrsw`
+//! and two delay slots. Facts from Mesa's `broadcom/compiler` (see
+//! `shared/research/hardware.md`).
+//!
+//! Extension beyond the spec's minimum table: `scratchw OFF, a` and
+//! `d = scratchr OFF` (add slot) model the TMU spill path; `scratchr`'s result
+//! lands after 4 cycles. Neither may sit in a thread-end delay slot (TMU
+//! access).
+
+use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
+
+const V: K = K::Value;
+const ONE: Sizes = Sizes::Uniform;
+
+const fn op(name: &'static str, sem: Sem, operands: &'static [K], dest: Dest, slots: &'static [&'static str], latency: u32) -> OpDesc {
+    OpDesc { name, sem, operands, dest, sizes: ONE, slots, latency, sfu: false, header_is_dest: false, machine_only: false }
+}
+const fn sfu(name: &'static str, sem: Sem) -> OpDesc {
+    OpDesc { sfu: true, ..op(name, sem, &[V], Dest::Explicit, &["add"], 2) }
+}
+
+const ADD: &[&str] = &["add"];
+const MUL: &[&str] = &["mul"];
+const EITHER: &[&str] = &["add", "mul"];
+const SIG: &[&str] = &["sig"];
+const AB: &[K] = &[V, V];
+
+static OPS: [OpDesc; 27] = [
+    op("fadd", Sem::FAdd, AB, Dest::Explicit, ADD, 1),
+    op("fsub", Sem::FSub, AB, Dest::Explicit, ADD, 1),
+    op("fmin", Sem::FMin, AB, Dest::Explicit, ADD, 1),
+    op("fmax", Sem::FMax, AB, Dest::Explicit, ADD, 1),
+    op("add", Sem::Add, AB, Dest::Explicit, EITHER, 1),
+    op("sub", Sem::Sub, AB, Dest::Explicit, EITHER, 1),
+    op("and", Sem::And, AB, Dest::Explicit, ADD, 1),
+    op("or", Sem::Or, AB, Dest::Explicit, ADD, 1),
+    op("xor", Sem::Xor, AB, Dest::Explicit, ADD, 1),
+    op("shl", Sem::Shl, AB, Dest::Explicit, ADD, 1),
+    op("shr", Sem::Shr, AB, Dest::Explicit, ADD, 1),
+    op("fmul", Sem::FMul, AB, Dest::Explicit, MUL, 1),
+    op("umul24", Sem::UMul24, AB, Dest::Explicit, MUL, 1),
+    op("mov", Sem::Mov, &[V], Dest::Explicit, EITHER, 1),
+    op("fmov", Sem::Mov, &[V], Dest::Explicit, EITHER, 1),
+    sfu("recip", Sem::Recip),
+    sfu("rsqrt", Sem::Rsqrt),
+    sfu("exp2", Sem::Exp2),
+    sfu("log2", Sem::Log2),
+    op("tlbw", Sem::Output("tlb", false), &[V], Dest::None, EITHER, 0),
+    op("ldunif", Sem::Uniform, &[K::Index], Dest::Implicit(0), SIG, 1),
+    op("ldconst", Sem::Const, &[K::Index], Dest::Implicit(0), SIG, 1),
+    op("ldunifrf", Sem::Uniform, &[K::Index], Dest::Explicit, SIG, 1),
+    op("ldvary", Sem::Varying, &[K::Index], Dest::Implicit(0), SIG, 2),
+    OpDesc { machine_only: true, ..op("thrsw", Sem::ThreadSwitch, &[], Dest::None, SIG, 0) },
+    op("scratchw", Sem::ScratchWrite, &[K::Index, K::Reg], Dest::None, ADD, 0),
+    op("scratchr", Sem::ScratchRead, &[K::Index], Dest::Explicit, ADD, 4),
+];
+
+/// The V3D 7.1 description.
+pub static V3D71: Target = Target {
+    name: "v3d71",
+    summary: "Broadcom V3D 7.1 (Raspberry Pi 5): add/mul/sig slots, rf0-rf63, non-interlocked, thrsw + 2 delay slots",
+    regs: RegFile { naming: RegNaming::Numbered("rf"), count: 64 },
+    interlocked: false,
+    slots: &["add", "mul", "sig"],
+    default_stage: Stage::Fragment,
+    ops: &OPS,
+    max_alu_size: 1,
+    max_value_size: 1,
+    reserved: &[],
+    implicit_regs: &[0],
+    rules: &V3d71Rules,
+};
+
+/// The rules of V3D 7.1 that do not fit the tables.
+pub struct V3d71Rules;
+
+/// Whether `bits` is a V3D small immediate: an integer in -16..=15, or a
+/// float ±2^k for k in -8..=7, or 0.0.
+pub fn small_imm(bits: u32) -> bool {
+    let i = bits as i32;
+    if (-16..=15).contains(&i) {
+        return true;
+    }
+    let f = f32::from_bits(bits);
+    (-8..=7).any(|k| f.abs() == 2f32.powi(k)) || f == 0.0
+}
+
+impl Rules for V3d71Rules {
+    fn imm_ok(&self, _op: &OpDesc, _index: usize, imm: Imm) -> bool {
+        small_imm(imm.bits)
+    }
+    fn max_bundle_imms(&self) -> usize {
+        1
+    }
+    fn payload(&self, stage: Stage) -> &'static [Reg] {
+        match stage {
+            Stage::Fragment => &[1, 2, 3],
+            Stage::Compute => &[2, 3],
+            Stage::Vertex => &[],
+        }
+    }
+    fn allocatable(&self, _stage: Stage) -> Vec<Reg> {
+        // Mesa's RA starts at rf4 and keeps rf0 for implicit writes; the
+        // payload registers come last so that they stay free near the end.
+        (4..64).chain(1..4).collect()
+    }
+    fn slot_ok(&self, _op: &OpDesc, _slot: &str, _dest: Option<PhysReg>) -> Result<(), String> {
+        Ok(())
+    }
+    fn bundle_ok(&self, _ops: &[(&OpDesc, &Inst)]) -> Result<(), String> {
+        Ok(())
+    }
+    fn op_regs_ok(&self, _op: &OpDesc, _inst: &Inst) -> Result<(), String> {
+        Ok(())
+    }
+    fn end_delay_slots(&self) -> Option<usize> {
+        Some(2)
+    }
+    fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String> {
+        let writes_reg = matches!(op.dest, Dest::Explicit) && inst.dest.is_some();
+        let Some(k) = slot_index else {
+            if writes_reg && op.slots.iter().any(|s| *s == "add" || *s == "mul") {
+                return Err(format!("`{}` writes the register file in the thread-end bundle", op.name));
+            }
+            return Ok(());
+        };
+        if op.sfu {
+            return Err(format!("SFU op `{}` in thread-end delay slot {}", op.name, k + 1));
+        }
+        if matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite) {
+            return Err(format!("TMU access `{}` in thread-end delay slot {}", op.name, k + 1));
+        }
+        if k == 1 && op.sem == Sem::Varying {
+            return Err("`ldvary` in the second thread-end delay slot".to_string());
+        }
+        let touches = inst.dest.iter().chain(inst.srcs.iter()).filter_map(|o| o.phys()).any(|p| p.regs().any(|r| r == 2 || r == 3));
+        if touches {
+            return Err(format!("`{}` touches rf2/rf3 (fragment payload) in thread-end delay slot {}", op.name, k + 1));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+//! Source-form validity (to be written).
