@@ -1,1 +1,56 @@
-fn main() {}
+//! `schedra`: the command line of the workbench. One subcommand per use
+//! (see `shared/spec/cli.md`); each lives in its own module under `cmd/` and
+//! returns the process exit status. Nothing here panics on any input: bad
+//! input is a one-line `path:line:col: message` and status 2.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Finds and proves away the bugs GPU shader compilers make when they
+/// schedule instructions and allocate registers.
+#[derive(Parser)]
+#[command(name = "schedra", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile a source-form shader to the machine form of its target.
+    Compile(cmd::compile::Args),
+    /// Prove that a machine program implements a source program (or compile and prove).
+    Verify(cmd::verify::Args),
+    /// Interpret either form on seeded inputs and print its effects.
+    Run(cmd::run::Args),
+    /// Print a program in canonical form.
+    Fmt(cmd::fmt::Args),
+    /// Generate programs, compile, verify and run them until the time is spent.
+    Fuzz(cmd::fuzz::Args),
+    /// Shrink a failing source program while it keeps failing the same way.
+    Reduce(cmd::reduce::Args),
+    /// List the targets and their descriptions.
+    Targets(cmd::targets::Args),
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match cli.command {
+        Command::Compile(a) => cmd::compile::main(a),
+        Command::Verify(a) => cmd::verify::main(a),
+        Command::Run(a) => cmd::run::main(a),
+        Command::Fmt(a) => cmd::fmt::main(a),
+        Command::Fuzz(a) => cmd::fuzz::main(a),
+        Command::Reduce(a) => cmd::reduce::main(a),
+        Command::Targets(a) => cmd::targets::main(a),
+    };
+    std::process::exit(code);
+}

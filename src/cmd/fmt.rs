@@ -1,0 +1,11 @@
+//! `schedra fmt` (not written yet).
+
+/// Arguments of `schedra fmt`.
+#[derive(clap::Args)]
+pub struct Args {}
+
+/// Run the subcommand; returns the exit status.
+pub fn main(_args: Args) -> i32 {
+    eprintln!("error: `schedra fmt` is not implemented yet");
+    1
+}

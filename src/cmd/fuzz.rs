@@ -1,0 +1,11 @@
+//! `schedra fuzz` (not written yet).
+
+/// Arguments of `schedra fuzz`.
+#[derive(clap::Args)]
+pub struct Args {}
+
+/// Run the subcommand; returns the exit status.
+pub fn main(_args: Args) -> i32 {
+    eprintln!("error: `schedra fuzz` is not implemented yet");
+    1
+}

@@ -1,0 +1,49 @@
+//! Reading a program from a path (`-` = standard input) and reporting bad
+//! input as one line, `path:line:col: message`, with exit status 2.
+
+use schedra_ir::{target, Program, Target};
+use std::io::Read;
+
+/// Exit status for bad input or usage.
+pub const BAD_INPUT: i32 = 2;
+
+/// Print a one-line error and return the bad-input status.
+pub fn bad(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {msg}");
+    BAD_INPUT
+}
+
+/// Look up `--target NAME`; an unknown name is a usage error (`Err(line)`).
+pub fn target_arg(name: Option<&str>) -> Result<Option<&'static Target>, String> {
+    match name {
+        None => Ok(None),
+        Some(n) => target::by_name(n).map(Some).ok_or_else(|| {
+            let names: Vec<_> = target::all().iter().map(|t| t.name).collect();
+            format!("unknown target `{n}` (known: {})", names.join(", "))
+        }),
+    }
+}
+
+/// Read the bytes of `path` (`-` = standard input).
+pub fn read(path: &str) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::new();
+    let res = if path == "-" {
+        std::io::stdin().read_to_end(&mut buf).map(|_| ())
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut buf)).map(|_| ())
+    };
+    res.map(|_| buf).map_err(|e| format!("{path}:1:1: cannot read file: {e}"))
+}
+
+/// Read and parse `path` (either form). `Err` holds the one-line message.
+pub fn load(path: &str, default_target: Option<&'static Target>) -> Result<Program, String> {
+    let bytes = read(path)?;
+    schedra_ir::parse::parse(&bytes, default_target).map_err(|e| e.at(path).to_string())
+}
+
+/// Read, parse and validate a source-form program.
+pub fn load_source(path: &str, default_target: Option<&'static Target>) -> Result<Program, String> {
+    let p = load(path, default_target)?;
+    schedra_ir::validate::validate(&p).map_err(|e| e.at(path).to_string())?;
+    Ok(p)
+}

@@ -1,0 +1,11 @@
+//! `schedra reduce` (not written yet).
+
+/// Arguments of `schedra reduce`.
+#[derive(clap::Args)]
+pub struct Args {}
+
+/// Run the subcommand; returns the exit status.
+pub fn main(_args: Args) -> i32 {
+    eprintln!("error: `schedra reduce` is not implemented yet");
+    1
+}

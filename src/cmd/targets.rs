@@ -1,0 +1,11 @@
+//! `schedra targets` (not written yet).
+
+/// Arguments of `schedra targets`.
+#[derive(clap::Args)]
+pub struct Args {}
+
+/// Run the subcommand; returns the exit status.
+pub fn main(_args: Args) -> i32 {
+    eprintln!("error: `schedra targets` is not implemented yet");
+    1
+}

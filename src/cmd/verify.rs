@@ -1,0 +1,11 @@
+//! `schedra verify` (not written yet).
+
+/// Arguments of `schedra verify`.
+#[derive(clap::Args)]
+pub struct Args {}
+
+/// Run the subcommand; returns the exit status.
+pub fn main(_args: Args) -> i32 {
+    eprintln!("error: `schedra verify` is not implemented yet");
+    1
+}
