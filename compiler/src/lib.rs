@@ -1,1 +1,119 @@
-//! schedra-compiler
+//! schedra's compiler: a real backend for the targets of `schedra-ir`.
+//!
+//! Pipeline (each stage its own module):
+//! 1. `depgraph` — per-block dependency graph (RAW, WAR, WAW on virtual and
+//!    physical registers, implicit writes, output and memory order).
+//! 2. `sched_pre` — pre-RA list scheduler (top-down critical path with a
+//!    register-pressure mode, or bottom-up).
+//! 3. `liveness`, `interference`, `color` (Chaitin–Briggs), `linear_scan`
+//!    (per block, preallocated registers fixed, splitting), `spill`
+//!    (spill/fill and rematerialisation), `regalloc` (the two modes).
+//! 4. `sched_post` + `bundle` — post-RA list scheduling into the target's
+//!    bundles, latencies, delayed writes, thread end.
+//! 5. `stats` — shader-db style statistics.
+//!
+//! The boundary between allocation and bundling is the *allocated program*:
+//! a source-form [`Program`] whose operands are all physical registers or
+//! immediates, with spill code inserted as the target's scratch ops and every
+//! op with an implicit destination carrying the physical register its value
+//! must end up in. `bundle::bundle` turns it into the machine form.
+
+pub mod fault;
+
+use schedra_ir::Program;
+
+pub use fault::Fault;
+
+/// Direction of the pre-RA list scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Sched {
+    /// Top-down, critical-path priority, register-pressure mode near the limit.
+    #[default]
+    TopDown,
+    /// Bottom-up.
+    BottomUp,
+}
+
+/// Register allocation mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ra {
+    /// Graph colouring for cross-block values, then per-block linear scan with
+    /// preallocated registers fixed and live-range splitting (seed 000).
+    #[default]
+    Split,
+    /// Chaitin–Briggs colouring of everything with precoloured nodes.
+    Graph,
+}
+
+/// Compiler options.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Pre-RA scheduling direction.
+    pub sched: Sched,
+    /// Allocation mode.
+    pub ra: Ra,
+    /// A fault to inject, if any.
+    pub inject: Option<Fault>,
+}
+
+impl Options {
+    /// Whether `f` is injected.
+    pub fn has(&self, f: Fault) -> bool {
+        self.inject == Some(f)
+    }
+}
+
+/// Shader-db style statistics of one compiled shader.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Instructions (bundles on VLIW targets, ops on single-issue ones).
+    pub instructions: usize,
+    /// Cycles including stalls and nops, along the straight-line issue order.
+    pub cycles: usize,
+    /// Values spilled (scratch writes).
+    pub spills: usize,
+    /// Fills (scratch reads).
+    pub fills: usize,
+    /// Most values live at once.
+    pub max_live: usize,
+    /// Empty bundles.
+    pub nops: usize,
+    /// Cycles lost waiting for SFU results.
+    pub sfu_stalls: usize,
+    /// Values rematerialised instead of spilled.
+    pub remats: usize,
+}
+
+impl Stats {
+    /// The shader-db line of cli.md:
+    /// `NAME - TARGET shader: 40 inst, 52 cycles, 0 spills, 0 fills, 17 max-live, 3 nops, ...`.
+    pub fn shader_db_line(&self, name: &str, target: &str) -> String {
+        format!(
+            "{name} - {target} shader: {} inst, {} cycles, {} spills, {} fills, {} max-live, {} nops, {} sfu-stalls, {} remats",
+            self.instructions, self.cycles, self.spills, self.fills, self.max_live, self.nops, self.sfu_stalls, self.remats
+        )
+    }
+}
+
+/// The result of compiling one shader.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The machine-form program.
+    pub program: Program,
+    /// Its statistics.
+    pub stats: Stats,
+}
+
+/// Why the compiler could not compile a valid program.
+#[derive(thiserror::Error, Debug, Clone, PartialEq, Eq)]
+pub enum CompileError {
+    /// The input is not a source-form program.
+    #[error("expected a source-form program")]
+    NotSource,
+    /// The program needs something this compiler cannot do (a reason).
+    #[error("cannot compile: {0}")]
+    Unsupported(String),
+    /// Register allocation failed even with spilling (a reason).
+    #[error("register allocation failed: {0}")]
+    Allocation(String),
+}

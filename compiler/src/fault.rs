@@ -1,0 +1,92 @@
+//! Fault injection: historical scheduler and allocator bugs, reproduced on
+//! purpose so that the harness (verifier, fuzzers, reducer) can be measured
+//! against them. Each fault is consulted at exactly one decision point — the
+//! one it corrupts — and is off unless `--inject NAME` selects it.
+
+/// A named, documented compiler bug that can be switched on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// Post-RA scheduler: ldvary's rf0 write is assumed to land with
+    /// ldunif's timing (one cycle) instead of two.
+    V3dLdvarySameCycle,
+    /// Register allocation may keep a temporary in rf0 across an ldunif or
+    /// ldvary, whose implicit write destroys it.
+    V3dRf0AcrossImplicit,
+    /// Thread end: an ALU register write is allowed in the `thrsw` bundle.
+    V3dThrswRfWrite,
+    /// Post-RA scheduler: SFU results are assumed visible after 1 cycle.
+    V3dSfuLatency,
+    /// gen8 allocation: the r127 interference is missing for spill fills
+    /// (scratch reads, whose header is their own destination).
+    Gen8R127SpillFill,
+    /// r600 bundler: the group interference check ignores preallocated
+    /// (pinned) registers, so a write to a pinned register can move ahead of
+    /// a read of its old value.
+    R600PinnedWar,
+    /// Post-RA scheduler drops write-after-read edges on physical registers.
+    SchedIgnoreWar,
+    /// Linear scan does not split a live range where a preallocated
+    /// register's range begins.
+    RaSplitPreallocated,
+    /// Spill code uses a scratch register it did not reserve.
+    SpillNoReserve,
+}
+
+impl Fault {
+    /// Every fault, in a stable order.
+    pub fn all() -> &'static [Fault] {
+        use Fault::*;
+        &[V3dLdvarySameCycle, V3dRf0AcrossImplicit, V3dThrswRfWrite, V3dSfuLatency, Gen8R127SpillFill, R600PinnedWar, SchedIgnoreWar, RaSplitPreallocated, SpillNoReserve]
+    }
+    /// The `--inject` name.
+    pub fn name(self) -> &'static str {
+        use Fault::*;
+        match self {
+            V3dLdvarySameCycle => "v3d-ldvary-same-cycle",
+            V3dRf0AcrossImplicit => "v3d-rf0-across-implicit",
+            V3dThrswRfWrite => "v3d-thrsw-rf-write",
+            V3dSfuLatency => "v3d-sfu-latency",
+            Gen8R127SpillFill => "gen8-r127-spill-fill",
+            R600PinnedWar => "r600-pinned-war",
+            SchedIgnoreWar => "sched-ignore-war",
+            RaSplitPreallocated => "ra-split-preallocated",
+            SpillNoReserve => "spill-no-reserve",
+        }
+    }
+    /// The target whose programs the fault corrupts (`None`: any target).
+    pub fn target(self) -> Option<&'static str> {
+        use Fault::*;
+        match self {
+            V3dLdvarySameCycle | V3dRf0AcrossImplicit | V3dThrswRfWrite | V3dSfuLatency => Some("v3d71"),
+            Gen8R127SpillFill => Some("gen8"),
+            R600PinnedWar => Some("r600"),
+            SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve => None,
+        }
+    }
+    /// The history the fault reproduces (see `shared/seeds/` and
+    /// `shared/research/hardware.md`).
+    pub fn history(self) -> &'static str {
+        use Fault::*;
+        match self {
+            V3dLdvarySameCycle => "Mesa v3d: ldvary writes rf0 one cycle later than ldunif; qpu_schedule.c must refuse reading rf0 one cycle after ldvary",
+            V3dRf0AcrossImplicit => "Mesa v3d: RA must make temps that live across an ldvary/ldunif avoid rf0 (vir_register_allocate.c)",
+            V3dThrswRfWrite => "Mesa v3d: the thread-end instruction may not write the register file from the ALUs (qpu_validate.c)",
+            V3dSfuLatency => "Mesa v3d: SFU results take 2 cycles; reading after 1 sees the old register (sfu-stalls in shader-db)",
+            Gen8R127SpillFill => "Mesa i965 (seed 002): r127 must not be a send's return address when src and dest overlap; the fix missed spill fills, found by a piglit crash",
+            R600PinnedWar => "Mesa r600/sb (seed 004, fdo#71944): post-scheduler regmap missed write-after-read on values pinned to registers before scheduling",
+            SchedIgnoreWar => "Classic post-RA scheduler bug: anti-dependencies dropped after allocation, so a write overtakes a read of the old value",
+            RaSplitPreallocated => "Mesa lima gpir (seed 000): linear scan must split a live range where a preallocated register's range begins",
+            SpillNoReserve => "Mesa lima gpir (seed 000): spill code needs an extra register reserved in the regions where spills happen",
+        }
+    }
+    /// The fault with this `--inject` name.
+    pub fn from_name(name: &str) -> Option<Fault> {
+        Fault::all().iter().copied().find(|f| f.name() == name)
+    }
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
