@@ -316,6 +316,41 @@ impl Program {
     pub fn bundle_count(&self) -> usize {
         self.blocks.iter().map(|b| b.bundles.len()).sum()
     }
+    /// A copy with every span cleared and every non-finite float immediate
+    /// marked as an integer (the text format writes those in hex, so the
+    /// flag does not survive printing). Two programs whose normalised copies
+    /// are equal print the same text.
+    pub fn normalized(&self) -> Program {
+        let mut p = self.clone();
+        let imm = |o: &mut Operand| {
+            if let Operand::Imm(i) = o {
+                i.float = i.float && f32::from_bits(i.bits).is_finite();
+            }
+        };
+        let inst = |i: &mut Inst| {
+            i.span = Span::default();
+            i.dest.iter_mut().chain(i.srcs.iter_mut()).for_each(imm);
+        };
+        p.inputs.iter_mut().for_each(|i| i.span = Span::default());
+        for b in &mut p.blocks {
+            b.span = Span::default();
+            b.term.span = Span::default();
+            if let TermKind::Brnz { cond, .. } = &mut b.term.kind {
+                imm(cond);
+            }
+            b.insts.iter_mut().for_each(inst);
+            for x in &mut b.bundles {
+                x.span = Span::default();
+                x.ops.iter_mut().for_each(|o| inst(&mut o.inst));
+            }
+        }
+        p
+    }
+    /// Whether two programs are equal up to spans (see [`Program::normalized`]):
+    /// the round-trip property is `parse(print(p)).same_as(p)`.
+    pub fn same_as(&self, other: &Program) -> bool {
+        self.normalized() == other.normalized()
+    }
     /// The register's name on this program's target, without `$`.
     pub fn reg_name(&self, r: Reg) -> String {
         self.target.regs.name(r)

@@ -10,10 +10,11 @@
 //! Modules: [`ir`] (the program types), [`target`] (target descriptions as
 //! data plus a small rules module per target), [`parse`] (text → program),
 //! [`print`] (program → canonical text), [`validate`] (source-form validity),
-//! [`error`] (located errors).
+//! [`error`] (located errors), [`lex`] (the text format's tokens).
 
 pub mod error;
 pub mod ir;
+pub mod lex;
 pub mod parse;
 pub mod print;
 pub mod target;

@@ -1,11 +1,36 @@
-//! `schedra fmt` (not written yet).
+//! `schedra fmt FILE`: parse a program (either form; `-` = standard input),
+//! validate it when it is in the source form, and print it in canonical
+//! form. Bad input is one line `path:line:col: message` and status 2.
+//! `fmt` of its own output is the same text.
+
+use super::input;
+use schedra_ir::Form;
 
 /// Arguments of `schedra fmt`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The program to format (`-` for standard input).
+    pub file: String,
+    /// Target for a file without a `target` line.
+    #[arg(long)]
+    pub target: Option<String>,
+}
 
-/// Run the subcommand; returns the exit status.
-pub fn main(_args: Args) -> i32 {
-    eprintln!("error: `schedra fmt` is not implemented yet");
-    1
+/// Run the subcommand; returns the exit status (0 printed, 2 bad input).
+pub fn main(args: Args) -> i32 {
+    let default = match input::target_arg(args.target.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return input::bad(e),
+    };
+    let p = match input::load(&args.file, default) {
+        Ok(p) => p,
+        Err(e) => return input::bad(e),
+    };
+    if p.form == Form::Source {
+        if let Err(e) = schedra_ir::validate::validate(&p) {
+            return input::bad(e.at(&args.file));
+        }
+    }
+    print!("{}", schedra_ir::print::print(&p));
+    0
 }
