@@ -1,1 +1,3 @@
-//! schedra-fuzz
+//! schedra-fuzz: interpreters, generators, oracles and the reducer.
+
+pub mod interp;

@@ -1,0 +1,289 @@
+//! The machine simulator: executes the machine form cycle by cycle
+//! (semantics.md "Time in the machine form").
+//!
+//! Clock: one global cycle counter `now`. A block's bundles issue at
+//! consecutive cycles; its terminator takes the cycle after the last bundle
+//! (reading its condition then); the next block's first bundle issues one
+//! cycle after the terminator. The entry's first bundle issues at cycle 0.
+//!
+//! Writes: an op issued at cycle c with latency L (from its `OpDesc`;
+//! implicit destinations such as v3d71's rf0 come from `Dest::Implicit`)
+//! queues its words as pending writes landing at c + max(L, 1). Before
+//! anything reads at cycle t, every pending write with landing cycle <= t is
+//! applied, in landing order. Pending writes are global: a write in flight at
+//! a block's end keeps flying and lands in the next block.
+//!
+//! Parallel reads: all ops of a bundle read their operands at issue before
+//! any of the bundle's writes (including scratch stores) take effect.
+//!
+//! Non-interlocked targets: a read before a write lands sees the old
+//! contents. Two pending writes that would land on one register in the same
+//! cycle are a [`RunError::Hazard`], reported at the op that queues the
+//! second one (this also covers two ops of one bundle writing one register).
+//!
+//! Interlocked targets (gen8): before a bundle issues, if any register it
+//! reads or writes has a pending write, the bundle waits until the last such
+//! write lands; the wait is counted in `stalls` (the scoreboard also covers
+//! destinations, so writes land in program order). The terminator waits for
+//! its condition the same way.
+//!
+//! Effects happen at issue, in the bundle's op order. Scratch memory is
+//! private. `thrsw` does nothing. At entry each declared input register holds
+//! the world's input word and every other register the world's garbage word.
+//!
+//! Invariant: the simulation never panics; every op it cannot execute
+//! (unknown opcode, wrong operands, register out of range) is a `RunError`.
+
+use super::exec::{self, Action, Arg};
+use super::scratch::Scratch;
+use super::{label_map, successor, Effects, Fuel, Outcome, Place, RunError, Trace, World};
+use schedra_ir::target::{Dest, Sizes};
+use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
+
+/// The machine clock may not pass this cycle (guards against absurd
+/// latencies or stall chains).
+pub const MAX_CYCLES: u64 = 1 << 40;
+
+/// Run a machine-form program on `world` with `fuel`.
+pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
+    if p.blocks.is_empty() {
+        return Err(RunError::NoBlocks);
+    }
+    let mut m = Machine::new(p, world, fuel);
+    let labels = label_map(p);
+    let mut b = 0;
+    while let Some(block) = p.blocks.get(b) {
+        for (i, bundle) in block.bundles.iter().enumerate() {
+            m.issue(block, i, bundle)?;
+        }
+        match m.terminate(block, &labels)? {
+            Some(next) => b = next,
+            None => break,
+        }
+    }
+    Ok(Outcome { effects: m.effects, cycles: m.now + 1, stalls: m.stalls, executed: m.fuel.used(), trace: m.trace })
+}
+
+/// A write in flight.
+#[derive(Clone, Debug)]
+struct Pending {
+    land: u64,
+    reg: Reg,
+    word: u32,
+    at: Place,
+}
+
+/// One decoded op of a bundle, ready to read its operands.
+struct Decoded<'p> {
+    desc: &'static OpDesc,
+    inst: &'p Inst,
+    /// Where its result goes (registers), if anywhere.
+    dest: Option<PhysReg>,
+}
+
+/// The state of the simulated core.
+struct Machine<'p> {
+    p: &'p Program,
+    world: World,
+    regs: Vec<u32>,
+    pending: Vec<Pending>,
+    now: u64,
+    stalls: u64,
+    scratch: Scratch,
+    effects: Effects,
+    trace: Trace,
+    fuel: Fuel,
+}
+
+fn bad(at: &Place, message: String) -> RunError {
+    RunError::Malformed { at: at.clone(), message }
+}
+
+impl<'p> Machine<'p> {
+    fn new(p: &'p Program, world: World, fuel: u64) -> Machine<'p> {
+        let count = p.target.regs.count;
+        let mut regs: Vec<u32> = (0..count).map(|r| world.garbage_reg(r)).collect();
+        for r in p.inputs.iter().flat_map(|i| i.reg.regs()) {
+            if let Some(slot) = regs.get_mut(r as usize) {
+                *slot = world.input_reg(r);
+            }
+        }
+        let (pending, effects, trace) = (Vec::new(), Effects::new(), Trace::default());
+        Machine { p, world, regs, pending, now: 0, stalls: 0, scratch: Scratch::new(world), effects, trace, fuel: Fuel::new(fuel) }
+    }
+
+    /// Check that every register of `r` exists.
+    fn in_range(&self, r: PhysReg, at: &Place) -> Result<(), RunError> {
+        if self.p.target.regs.contains(r) {
+            Ok(())
+        } else {
+            Err(bad(at, format!("register ${}:{} is outside the register file", self.p.reg_name(r.base), r.size)))
+        }
+    }
+
+    /// The words of a register operand, as the registers hold them now.
+    fn read(&self, op: &Operand) -> Result<Vec<u32>, String> {
+        match op {
+            Operand::Phys(r) => r
+                .regs()
+                .map(|x| self.regs.get(x as usize).copied().ok_or_else(|| format!("${} is outside the register file", self.p.reg_name(x))))
+                .collect(),
+            Operand::Imm(i) => Ok(vec![i.bits]),
+            Operand::Virt(v) => Err(format!("virtual register %{} in the machine form", v.name)),
+            Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
+        }
+    }
+
+    /// Apply every pending write that has landed by `self.now`.
+    fn land(&mut self) {
+        let now = self.now;
+        let mut due: Vec<Pending> = Vec::new();
+        self.pending.retain(|w| {
+            let keep = w.land > now;
+            if !keep {
+                due.push(w.clone());
+            }
+            keep
+        });
+        due.sort_by_key(|w| w.land);
+        for w in due {
+            if let Some(slot) = self.regs.get_mut(w.reg as usize) {
+                *slot = w.word;
+            }
+        }
+    }
+
+    /// Interlocked targets: wait until no write to any of `regs` is pending.
+    fn wait_for(&mut self, regs: &[Reg]) -> Result<(), RunError> {
+        if !self.p.target.interlocked {
+            return Ok(());
+        }
+        let ready = self.pending.iter().filter(|w| regs.contains(&w.reg)).map(|w| w.land).max();
+        if let Some(ready) = ready.filter(|&r| r > self.now) {
+            self.stalls += ready - self.now;
+            self.now = ready;
+        }
+        self.clock_ok()
+    }
+
+    fn clock_ok(&self) -> Result<(), RunError> {
+        if self.now > MAX_CYCLES {
+            return Err(RunError::TooManyCycles { limit: MAX_CYCLES });
+        }
+        Ok(())
+    }
+
+    /// Look up an op and find its destination registers.
+    fn decode(&self, inst: &'p Inst, at: &Place) -> Result<Decoded<'p>, RunError> {
+        let t = self.p.target;
+        let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.clone(), opcode: inst.opcode.clone(), target: t.name })?;
+        let dest = match (desc.dest, &inst.dest) {
+            (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
+            (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),
+            (Dest::Implicit(r), None) => {
+                let size = if let Sizes::Fixed { dest, .. } = desc.sizes { dest.max(1) } else { 1 };
+                Some(PhysReg { base: r, size })
+            }
+            (Dest::None, None) => None,
+            (_, Some(_)) => return Err(bad(at, format!("`{}` names a destination it does not write", desc.name))),
+        };
+        if let Some(d) = dest {
+            self.in_range(d, at)?;
+        }
+        for r in inst.srcs.iter().filter_map(Operand::phys) {
+            self.in_range(r, at)?;
+        }
+        Ok(Decoded { desc, inst, dest })
+    }
+
+    /// Issue one bundle at the current cycle, then advance the clock.
+    fn issue(&mut self, block: &Block, index: usize, bundle: &'p Bundle) -> Result<(), RunError> {
+        let at = Place::new(&block.label, index, bundle.span.line);
+        let ops: Vec<Decoded<'p>> = bundle.ops.iter().map(|op| self.decode(&op.inst, &at)).collect::<Result<_, _>>()?;
+        let touched: Vec<Reg> = ops
+            .iter()
+            .flat_map(|d| d.inst.srcs.iter().filter_map(Operand::phys).chain(d.dest).flat_map(PhysReg::regs))
+            .collect();
+        self.wait_for(&touched)?;
+        self.land();
+        // Parallel reads: compute every op's action before applying any.
+        let mut actions = Vec::with_capacity(ops.len());
+        for d in &ops {
+            self.fuel.spend()?;
+            let args = exec::args(d.desc, &d.inst.srcs, |o| self.read(o)).map_err(|m| bad(&at, m))?;
+            let width = d.dest.map_or_else(|| value_width(&args), |r| r.size as usize);
+            let action = exec::execute(d.desc, &args, width, &self.world, &self.scratch).map_err(|m| bad(&at, m))?;
+            actions.push((d, action));
+        }
+        for (d, action) in actions {
+            self.apply(d, action, &at)?;
+        }
+        self.now += 1;
+        self.clock_ok()
+    }
+
+    /// Carry out one op's action: queue its writes, record its effect.
+    fn apply(&mut self, d: &Decoded<'p>, action: Action, at: &Place) -> Result<(), RunError> {
+        match action {
+            Action::Write(words) => {
+                let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
+                let land = self.now + u64::from(d.desc.latency.max(1));
+                for (reg, word) in dest.regs().zip(words) {
+                    self.queue(Pending { land, reg, word, at: at.clone() })?;
+                }
+            }
+            Action::Effect(channel, words) => self.effects.push(&channel, words),
+            Action::ScratchWrite(slot, words) => self.scratch.write(slot, &words),
+            Action::Nothing => {}
+        }
+        Ok(())
+    }
+
+    /// Queue a write; two writes landing on one register in one cycle are a
+    /// hazard.
+    fn queue(&mut self, w: Pending) -> Result<(), RunError> {
+        if let Some(other) = self.pending.iter().find(|o| o.land == w.land && o.reg == w.reg) {
+            let message = format!(
+                "two writes land on ${} at cycle {}: this one and the one issued at {}",
+                self.p.reg_name(w.reg),
+                w.land,
+                other.at
+            );
+            return Err(RunError::Hazard { at: w.at, message });
+        }
+        self.pending.push(w);
+        Ok(())
+    }
+
+    /// Run the block's terminator in the cycle after its last bundle; returns
+    /// the next block, with the clock at its first bundle's cycle.
+    fn terminate(&mut self, block: &'p Block, labels: &std::collections::HashMap<&str, usize>) -> Result<Option<usize>, RunError> {
+        let at = Place::new(&block.label, block.bundles.len(), block.term.span.line);
+        self.fuel.spend()?;
+        let cond = match &block.term.kind {
+            TermKind::Brnz { cond, .. } => {
+                let regs: Vec<Reg> = cond.phys().into_iter().flat_map(PhysReg::regs).collect();
+                if let Some(r) = cond.phys() {
+                    self.in_range(r, &at)?;
+                }
+                self.wait_for(&regs)?;
+                self.land();
+                let words = self.read(cond).map_err(|m| bad(&at, m))?;
+                Some(words.first().copied().unwrap_or(0))
+            }
+            _ => None,
+        };
+        let next = successor(&block.term, cond, labels, || at.clone())?;
+        if let Some((_, label)) = next {
+            self.trace.push(label);
+            self.now += 1;
+            self.clock_ok()?;
+        }
+        Ok(next.map(|(i, _)| i))
+    }
+}
+
+/// The width of an op without a destination: its widest register operand.
+fn value_width(args: &[Arg]) -> usize {
+    args.iter().filter_map(|a| if let Arg::Words(w) = a { Some(w.len()) } else { None }).max().unwrap_or(1)
+}

@@ -1,0 +1,126 @@
+//! The two interpreters of schedra: the ground truth that compiler output and
+//! verifier claims are checked against (semantics.md).
+//!
+//! - [`source`] executes the source form one instruction at a time over
+//!   virtual and physical registers.
+//! - [`machine`] simulates the machine form cycle by cycle: parallel reads
+//!   within a bundle, writes landing after their latency, stalls on
+//!   interlocked targets, hazards on non-interlocked ones.
+//!
+//! Both draw every outside word from the same [`world::World`] and give ops
+//! their meaning through the same [`exec`] and [`eval`], and neither uses the
+//! compiler or the verifier, so a correct machine program and its source
+//! produce equal [`Effects`] (and branch traces) for every seed.
+//!
+//! Fuel: every executed source instruction, machine op and terminator costs
+//! one unit; a run that needs more than its fuel stops with
+//! [`RunError::OutOfFuel`].
+
+pub mod effects;
+pub mod error;
+pub mod eval;
+pub mod exec;
+pub mod machine;
+pub mod scratch;
+pub mod source;
+pub mod trace;
+pub mod world;
+
+pub use effects::Effects;
+pub use error::{Place, RunError};
+pub use trace::Trace;
+pub use world::World;
+
+use schedra_ir::{Form, Program};
+
+/// The fuel `schedra run` gives a program when none is named.
+pub const DEFAULT_FUEL: u64 = 1_000_000;
+
+/// What a finished run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The effects per channel, in program order per channel.
+    pub effects: Effects,
+    /// Machine form: cycles from the first issue to the final `end`
+    /// inclusive (the cycle of `end` + 1), stalls included. Source form: 0.
+    pub cycles: u64,
+    /// Machine form on interlocked targets: cycles spent waiting for
+    /// pending writes. Otherwise 0.
+    pub stalls: u64,
+    /// Instructions executed: source instructions or machine ops, plus one
+    /// per terminator.
+    pub executed: u64,
+    /// The branches taken.
+    pub trace: Trace,
+}
+
+/// Run `program` (either form) on the outside words of `seed`, stopping with
+/// [`RunError::OutOfFuel`] after more than `fuel` instructions. Never panics.
+pub fn run(program: &Program, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
+    let world = World::new(seed);
+    match program.form {
+        Form::Source => source::run(program, world, fuel),
+        Form::Machine => machine::run(program, world, fuel),
+    }
+}
+
+/// A fuel gauge: counts executed instructions against a limit.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fuel {
+    used: u64,
+    limit: u64,
+}
+
+impl Fuel {
+    pub(crate) fn new(limit: u64) -> Fuel {
+        Fuel { used: 0, limit }
+    }
+    /// Spend one unit; fails once more than the limit has been spent.
+    pub(crate) fn spend(&mut self) -> Result<(), RunError> {
+        self.used += 1;
+        if self.used > self.limit {
+            return Err(RunError::OutOfFuel { fuel: self.limit });
+        }
+        Ok(())
+    }
+    pub(crate) fn used(&self) -> u64 {
+        self.used
+    }
+}
+
+/// Map each label to its block index (first wins; labels are unique in
+/// valid programs).
+pub(crate) fn label_map(p: &Program) -> std::collections::HashMap<&str, usize> {
+    let mut m = std::collections::HashMap::new();
+    for (i, b) in p.blocks.iter().enumerate() {
+        m.entry(b.label.as_str()).or_insert(i);
+    }
+    m
+}
+
+/// Where control goes after `term` given its condition word (`None` for
+/// terminators without one): the successor's index and label, or `None` at
+/// `end`. An unknown label is [`RunError::Malformed`] at `at`.
+pub(crate) fn successor<'p>(
+    term: &'p schedra_ir::Terminator,
+    cond: Option<u32>,
+    labels: &std::collections::HashMap<&str, usize>,
+    at: impl Fn() -> Place,
+) -> Result<Option<(usize, &'p str)>, RunError> {
+    use schedra_ir::TermKind;
+    let label = match (&term.kind, cond) {
+        (TermKind::End, _) => return Ok(None),
+        (TermKind::Jmp(l), _) => l,
+        (TermKind::Brnz { nonzero, zero, .. }, c) => {
+            if c.unwrap_or(0) != 0 {
+                nonzero
+            } else {
+                zero
+            }
+        }
+    };
+    match labels.get(label.as_str()) {
+        Some(&i) => Ok(Some((i, label.as_str()))),
+        None => Err(RunError::Malformed { at: at(), message: format!("no block is labelled `{label}`") }),
+    }
+}

@@ -1,0 +1,55 @@
+//! The branch trace of a run: the label of every block a terminator passed
+//! control to, in order (semantics.md counts the branch taken at each
+//! terminator as observable behaviour).
+//!
+//! Keeping every label of a million-step loop would cost memory, so the
+//! trace stores the first [`TRACE_LIMIT`] labels for diagnosis plus the
+//! total count and an order-sensitive hash of the whole sequence.
+//! Invariant: two traces compare equal exactly when their counts, hashes and
+//! kept prefixes are equal, which (up to hash collisions) means the runs took
+//! the same branches.
+
+use super::world::mix;
+
+/// How many labels a trace keeps verbatim.
+pub const TRACE_LIMIT: usize = 4096;
+
+/// The branches a run took.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Trace {
+    /// The first [`TRACE_LIMIT`] successor labels, in order.
+    pub labels: Vec<String>,
+    /// How many terminators passed control to a block.
+    pub taken: u64,
+    /// Order-sensitive hash of all successor labels.
+    pub hash: u64,
+}
+
+impl Trace {
+    /// Record that control passed to the block labelled `label`.
+    pub fn push(&mut self, label: &str) {
+        self.taken += 1;
+        let h = label.bytes().fold(mix(label.len() as u64), |h, b| mix(h ^ b as u64));
+        self.hash = mix(self.hash ^ h);
+        if self.labels.len() < TRACE_LIMIT {
+            self.labels.push(label.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn order_matters() {
+        let (mut a, mut b) = (Trace::default(), Trace::default());
+        a.push("b1");
+        a.push("b2");
+        b.push("b2");
+        b.push("b1");
+        assert_ne!(a.hash, b.hash);
+        assert_eq!(a.taken, 2);
+        assert_eq!(a.labels, ["b1", "b2"]);
+    }
+}

@@ -1,0 +1,159 @@
+//! The outside world of a shader run: every word that comes from outside the
+//! program (uniforms, varyings, texture results, input registers) and every
+//! word a program could read without having written it (registers not
+//! declared as inputs, scratch slots never written) is a pure function of
+//! `(seed, kind, index...)`.
+//!
+//! Algorithm: the tuple is folded through the splitmix64 finaliser
+//! ([`mix`]); the resulting 64-bit hash picks a word. Outside inputs are
+//! drawn from a distribution that exercises real shader arithmetic (half
+//! "nice" floats such as ±1.25·2^k, a quarter small integers including 0
+//! so that branches go both ways, a quarter raw bits); garbage words are raw
+//! hashed bits from a kind of their own, so reading an uninitialised register
+//! gives a different word from any input with overwhelming probability.
+//!
+//! Invariant: for a fixed seed, each query always returns the same word, and
+//! the source interpreter and the machine simulator see the same words
+//! because both ask this module.
+
+use schedra_ir::Reg;
+
+/// The tags that keep the kinds of outside words apart.
+#[derive(Clone, Copy)]
+#[repr(u64)]
+enum Kind {
+    Uniform = 1,
+    Varying = 2,
+    Texture = 3,
+    InputReg = 4,
+    GarbageReg = 5,
+    GarbageScratch = 6,
+}
+
+/// The splitmix64 finaliser: a bijective 64-bit mixer with full avalanche.
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Hash a sequence of words into one 64-bit value (order-sensitive).
+fn hash(parts: impl IntoIterator<Item = u64>) -> u64 {
+    parts.into_iter().fold(0x5eed_5eed_5eed_5eed, |h, p| mix(h ^ mix(p)))
+}
+
+/// Turn a hash into an "input-like" word: a nice float, a small integer or
+/// raw bits.
+fn input_word(h: u64) -> u32 {
+    let bits = (h >> 32) as u32;
+    match h & 3 {
+        0 | 1 => {
+            // ±(1 + m/8) · 2^e, m in 0..8, e in -3..=4.
+            let m = (bits & 7) as f32;
+            let e = ((bits >> 3) & 7) as i32 - 3;
+            let sign = if bits & 0x40 != 0 { -1.0 } else { 1.0 };
+            (sign * (1.0 + m / 8.0) * 2f32.powi(e)).to_bits()
+        }
+        2 => bits & 15,
+        _ => bits,
+    }
+}
+
+/// The outside world of one run, determined by its seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct World {
+    /// The seed every word is drawn from.
+    pub seed: u64,
+}
+
+impl World {
+    /// The world of `seed`.
+    pub fn new(seed: u64) -> World {
+        World { seed }
+    }
+
+    fn draw(&self, kind: Kind, rest: impl IntoIterator<Item = u64>) -> u64 {
+        hash([self.seed, kind as u64].into_iter().chain(rest))
+    }
+
+    /// Uniform number `index` (`ldunif index`).
+    pub fn uniform(&self, index: u32) -> u32 {
+        input_word(self.draw(Kind::Uniform, [index as u64]))
+    }
+
+    /// Varying number `index` (`ldvary index`).
+    pub fn varying(&self, index: u32) -> u32 {
+        input_word(self.draw(Kind::Varying, [index as u64]))
+    }
+
+    /// Word `word` of the result of a texture sample at the coordinate
+    /// words `coords` (a function of the coordinates only).
+    pub fn texture(&self, coords: &[u32], word: u32) -> u32 {
+        let parts = [coords.len() as u64, word as u64].into_iter().chain(coords.iter().map(|&c| c as u64));
+        input_word(self.draw(Kind::Texture, parts))
+    }
+
+    /// The word that input register `reg` holds at entry (a register of a
+    /// multi-register input `$g2:2` is asked for one register at a time).
+    pub fn input_reg(&self, reg: Reg) -> u32 {
+        input_word(self.draw(Kind::InputReg, [reg as u64]))
+    }
+
+    /// The garbage word that register `reg` holds at entry when it is not
+    /// declared as an input.
+    pub fn garbage_reg(&self, reg: Reg) -> u32 {
+        (self.draw(Kind::GarbageReg, [reg as u64]) >> 16) as u32
+    }
+
+    /// The garbage word of scratch slot `slot` before anything is written
+    /// to it.
+    pub fn garbage_scratch(&self, slot: u32) -> u32 {
+        (self.draw(Kind::GarbageScratch, [slot as u64]) >> 16) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_functions_of_their_arguments() {
+        let w = World::new(7);
+        assert_eq!(w.uniform(3), World::new(7).uniform(3));
+        assert_eq!(w.texture(&[1, 2], 0), w.texture(&[1, 2], 0));
+    }
+
+    #[test]
+    fn kinds_indices_and_seeds_differ() {
+        let w = World::new(1);
+        let words: Vec<u32> = (0..4u32)
+            .flat_map(|i| [w.uniform(i), w.varying(i), w.garbage_reg(i as Reg), w.garbage_scratch(i), w.texture(&[i], 0)])
+            .collect();
+        let mut uniq = words.clone();
+        uniq.sort();
+        uniq.dedup();
+        // Collisions between nice inputs are possible but rare; garbage never
+        // collides with inputs in this small set.
+        assert!(uniq.len() + 3 >= words.len(), "{words:x?}");
+        assert_ne!(w.garbage_reg(5), w.input_reg(5));
+        let differ = (0..16u32).filter(|&i| World::new(1).uniform(i) != World::new(2).uniform(i)).count();
+        assert!(differ >= 12);
+    }
+
+    #[test]
+    fn texture_depends_on_coordinates_and_word() {
+        let w = World::new(3);
+        let a: Vec<u32> = (0..4).map(|i| w.texture(&[10, 20], i)).collect();
+        let b: Vec<u32> = (0..4).map(|i| w.texture(&[10, 21], i)).collect();
+        assert_ne!(a, b);
+        assert!(a.windows(2).any(|p| p[0] != p[1]));
+    }
+
+    #[test]
+    fn inputs_take_zero_sometimes() {
+        let w = World::new(0);
+        assert!((0..400).any(|i| w.uniform(i) == 0));
+        assert!((0..400).any(|i| w.uniform(i) != 0));
+    }
+}
