@@ -287,3 +287,125 @@ impl<'p> Machine<'p> {
 fn value_width(args: &[Arg]) -> usize {
     args.iter().filter_map(|a| if let Arg::Words(w) = a { Some(w.len()) } else { None }).max().unwrap_or(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse_text, run as run_any};
+    use super::*;
+
+    fn machine(target: &str, inputs: &str, body: &str) -> Program {
+        parse_text(&format!("target {target}\nform machine\n{inputs}\n{body}"))
+    }
+
+    fn tlb(o: &Outcome) -> Vec<u32> {
+        o.effects.channels.get("tlb").map(|es| es.iter().flatten().copied().collect()).unwrap_or_default()
+    }
+
+    #[test]
+    fn bundle_reads_are_parallel_r600_swap() {
+        let swap = machine("r600", "input $R1.x\ninput $R1.y", "b0:\n { x: mov $R1.x, $R1.y ; y: mov $R1.y, $R1.x }\n { cf: export 0, $R1.x }\n { cf: export 1, $R1.y }\n end\n");
+        let w = World::new(4);
+        let o = run_any(&swap, 4, 100).expect("runs");
+        assert_eq!(o.effects.channels.get("export 0"), Some(&vec![vec![w.input_reg(5)]]));
+        assert_eq!(o.effects.channels.get("export 1"), Some(&vec![vec![w.input_reg(4)]]));
+        assert_eq!(o.cycles, 4);
+        let split = machine("r600", "input $R1.x\ninput $R1.y", "b0:\n { x: mov $R1.x, $R1.y }\n { y: mov $R1.y, $R1.x }\n { cf: export 1, $R1.y }\n end\n");
+        let o = run_any(&split, 4, 100).expect("runs");
+        assert_eq!(o.effects.channels.get("export 1"), Some(&vec![vec![w.input_reg(5)]]));
+    }
+
+    #[test]
+    fn v3d71_ldvary_lands_two_cycles_later() {
+        // ldunif at cycle 0 lands at 1; ldvary at 1 lands at 3; rf0 is read
+        // at cycles 1, 2 and 3.
+        let p = machine(
+            "v3d71",
+            "",
+            "b0:\n { sig: ldunif 0 }\n { sig: ldvary 0 ; add: tlbw $rf0 }\n { add: tlbw $rf0 }\n { add: tlbw $rf0 }\n end\n",
+        );
+        let w = World::new(6);
+        let o = run_any(&p, 6, 100).expect("runs");
+        assert_eq!(tlb(&o), [w.uniform(0), w.uniform(0), w.varying(0)]);
+        assert_eq!(o.cycles, 5);
+    }
+
+    #[test]
+    fn rf0_before_any_write_is_garbage() {
+        let p = machine("v3d71", "input $rf1", "b0:\n { sig: ldunif 0 ; add: tlbw $rf0 ; mul: tlbw $rf1 }\n end\n");
+        let w = World::new(0);
+        assert_eq!(tlb(&run_any(&p, 0, 100).expect("runs")), [w.garbage_reg(0), w.input_reg(1)]);
+    }
+
+    #[test]
+    fn writes_in_flight_cross_block_boundaries() {
+        // scratchr (latency 4) at cycle 1 lands at 5; b0's terminator takes
+        // cycle 2; b1's bundles issue at 3, 4, 5.
+        let p = machine(
+            "v3d71",
+            "input $rf1",
+            "b0:\n { add: scratchw 0, $rf1 }\n { add: scratchr $rf4, 0 }\n jmp b1\nb1:\n { add: tlbw $rf4 }\n { }\n { add: tlbw $rf4 }\n end\n",
+        );
+        let w = World::new(8);
+        let o = run_any(&p, 8, 100).expect("runs");
+        assert_eq!(tlb(&o), [w.garbage_reg(4), w.input_reg(1)]);
+        assert_eq!(o.trace.labels, ["b1"]);
+        assert_eq!(o.cycles, 7);
+    }
+
+    #[test]
+    fn gen8_stalls_until_writes_land() {
+        let p = machine("gen8", "input $g2:2", "b0:\n mul $g10:2, $g2:2, $g2:2\n add $g12:2, $g10:2, $g2:2\n send.eot $g12:2\n end\n");
+        let w = World::new(2);
+        let o = run_any(&p, 2, 100).expect("runs");
+        let want: Vec<u32> = [2, 3]
+            .iter()
+            .map(|&r| {
+                let x = f32::from_bits(w.input_reg(r));
+                let v = x * x + x;
+                if v.is_nan() { 0x7fc0_0000 } else { v.to_bits() }
+            })
+            .collect();
+        assert_eq!(o.effects.channels.get("rt"), Some(&vec![want]));
+        // mul at 0 lands 14: add waits 13 cycles, issues at 14, lands 28;
+        // eot waits 13 more and issues at 28; end at 29.
+        assert_eq!((o.stalls, o.cycles), (26, 30));
+    }
+
+    #[test]
+    fn gen8_waits_for_writes_to_its_destination() {
+        // mad (16) then mov (14) to the same register: without the WAW wait
+        // the mad would land last and win.
+        let p = machine("gen8", "input $g2", "b0:\n mad $g4, $g2, $g2, $g2\n mov $g4, 1.0\n send.eot $g4\n end\n");
+        let o = run_any(&p, 0, 100).expect("runs");
+        assert_eq!(o.effects.channels.get("rt"), Some(&vec![vec![1.0f32.to_bits()]]));
+    }
+
+    #[test]
+    fn writes_landing_together_are_a_hazard() {
+        let p = machine("v3d71", "input $rf1", "b0:\n { sig: ldvary 0 }\n { add: mov $rf0, $rf1 }\n end\n");
+        assert!(matches!(run_any(&p, 0, 100), Err(RunError::Hazard { .. })));
+        let q = machine("r600", "", "b0:\n { x: mov $R1.x, 1.0 ; t: mov $R1.x, 2.0 }\n end\n");
+        assert!(matches!(run_any(&q, 0, 100), Err(RunError::Hazard { .. })));
+    }
+
+    #[test]
+    fn fuel_and_cycles_are_counted() {
+        let p = machine("v3d71", "", "b0:\n { sig: ldunif 0 }\n brnz $rf0, b0, b1\nb1:\n end\n");
+        let spin = (0..50).find(|&s| World::new(s).uniform(0) != 0).expect("a nonzero uniform");
+        assert_eq!(run_any(&p, spin, 500), Err(RunError::OutOfFuel { fuel: 500 }));
+        let stop = (0..500).find(|&s| World::new(s).uniform(0) == 0).expect("a zero uniform");
+        let o = run_any(&p, stop, 500).expect("runs");
+        // bundle at 0, brnz at 1, b1's `end` at 2.
+        assert_eq!((o.executed, o.cycles, o.trace.labels.clone()), (3, 3, vec!["b1".to_string()]));
+    }
+
+    #[test]
+    fn unknown_opcodes_and_bad_registers_are_errors() {
+        let p = machine("v3d71", "", "b0:\n { add: frob $rf1, $rf2 }\n end\n");
+        assert!(matches!(run_any(&p, 0, 100), Err(RunError::UnknownOpcode { .. })));
+        let q = machine("v3d71", "", "b0:\n { add: mov $rf70, $rf2 }\n end\n");
+        assert!(matches!(run_any(&q, 0, 100), Err(RunError::Malformed { .. })));
+        let r = machine("gen8", "", "b0:\n add $g4:2, $g2:2, $g6\n end\n");
+        assert!(matches!(run_any(&r, 0, 100), Err(RunError::Malformed { .. })));
+    }
+}

@@ -175,3 +175,88 @@ impl<'p> State<'p> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse_text, run as run_any, World};
+    use super::*;
+
+    fn f(x: u32) -> f32 {
+        f32::from_bits(x)
+    }
+
+    #[test]
+    fn computes_with_uniforms_varyings_and_inputs() {
+        let p = parse_text("target v3d71\ninput %w = $rf1\nb0:\n %a = ldunif 0\n %b = ldvary 0\n %p = fmul %a, %b\n %q = fmul %p, %w\n tlbw %q\n end\n");
+        for seed in 0..5 {
+            let w = World::new(seed);
+            let want = (f(w.uniform(0)) * f(w.varying(0)) * f(w.input_reg(1))).to_bits();
+            let want = if f(want).is_nan() { 0x7fc0_0000 } else { want };
+            let o = run_any(&p, seed, 100).expect("runs");
+            assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![want]]));
+            assert_eq!(o.executed, 6);
+        }
+    }
+
+    #[test]
+    fn physical_registers_change_only_when_named() {
+        let p = parse_text("target r600\ninput %a = $R1.x\ninput %b = $R1.y\nb0:\n $R1.x = mov %b\n $R1.y = mov %a\n export 0, $R1.x\n export 1, $R1.y\n export 2, $R2.x\n end\n");
+        let w = World::new(3);
+        let o = run_any(&p, 3, 100).expect("runs");
+        let x = 4; // R1.x
+        assert_eq!(o.effects.channels.get("export 0"), Some(&vec![vec![w.input_reg(x + 1)]]));
+        assert_eq!(o.effects.channels.get("export 1"), Some(&vec![vec![w.input_reg(x)]]));
+        assert_eq!(o.effects.channels.get("export 2"), Some(&vec![vec![w.garbage_reg(8)]]));
+    }
+
+    #[test]
+    fn multi_register_values_and_texture() {
+        let p = parse_text("target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, 2.0\n %t:4 = send.tex %y\n send.eot %t\n end\n");
+        let w = World::new(1);
+        let y: Vec<u32> = [2, 3].iter().map(|&r| (f(w.input_reg(r)) * 2.0).to_bits()).collect();
+        let want: Vec<u32> = (0..4).map(|i| w.texture(&y, i)).collect();
+        let o = run_any(&p, 1, 100).expect("runs");
+        assert_eq!(o.effects.channels.get("rt"), Some(&vec![want]));
+    }
+
+    #[test]
+    fn branches_follow_the_condition_and_are_traced() {
+        let text = "target v3d71\nb0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n tlbw 1\n jmp b3\nb2:\n tlbw 2\n jmp b3\nb3:\n end\n";
+        let p = parse_text(text);
+        let mut seen = [false; 2];
+        for seed in 0..200 {
+            let o = run_any(&p, seed, 100).expect("runs");
+            let zero = World::new(seed).uniform(0) == 0;
+            let (word, label) = if zero { (2, "b2") } else { (1, "b1") };
+            assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![word]]));
+            assert_eq!(o.trace.labels, [label, "b3"]);
+            seen[zero as usize] = true;
+        }
+        assert_eq!(seen, [true, true], "both branch directions are exercised");
+    }
+
+    #[test]
+    fn fuel_runs_out_in_a_loop() {
+        let p = parse_text("target v3d71\nb0:\n %a = ldunif 0\n jmp b0\n");
+        assert_eq!(run_any(&p, 0, 1000), Err(RunError::OutOfFuel { fuel: 1000 }));
+        let q = parse_text("target v3d71\nb0:\n %a = ldunif 0\n end\n");
+        assert!(run_any(&q, 0, 2).is_ok());
+        assert_eq!(run_any(&q, 0, 1), Err(RunError::OutOfFuel { fuel: 1 }));
+    }
+
+    #[test]
+    fn undefined_values_and_unknown_opcodes_are_errors() {
+        let p = parse_text("target v3d71\nb0:\n tlbw %nope\n end\n");
+        assert!(matches!(run_any(&p, 0, 100), Err(RunError::Malformed { .. })));
+        let q = parse_text("target v3d71\nb0:\n %a = frobnicate 1\n end\n");
+        assert!(matches!(run_any(&q, 0, 100), Err(RunError::UnknownOpcode { .. })));
+    }
+
+    #[test]
+    fn scratch_is_private_memory() {
+        let p = parse_text("target v3d71\ninput %w = $rf1\nb0:\n scratchw 3, %w\n %a = scratchr 3\n %b = scratchr 4\n tlbw %a\n tlbw %b\n end\n");
+        let w = World::new(2);
+        let o = run_any(&p, 2, 100).expect("runs");
+        assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![w.input_reg(1)], vec![w.garbage_scratch(4)]]));
+    }
+}

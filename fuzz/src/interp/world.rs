@@ -6,9 +6,9 @@
 //!
 //! Algorithm: the tuple is folded through the splitmix64 finaliser
 //! ([`mix`]); the resulting 64-bit hash picks a word. Outside inputs are
-//! drawn from a distribution that exercises real shader arithmetic (half
-//! "nice" floats such as ±1.25·2^k, a quarter small integers including 0
-//! so that branches go both ways, a quarter raw bits); garbage words are raw
+//! drawn from a distribution that exercises real shader arithmetic (mostly
+//! "nice" floats such as ±1.25·2^k, some zeros so that branches go both
+//! ways, some small integers, a quarter raw bits); garbage words are raw
 //! hashed bits from a kind of their own, so reading an uninitialised register
 //! gives a different word from any input with overwhelming probability.
 //!
@@ -43,19 +43,20 @@ fn hash(parts: impl IntoIterator<Item = u64>) -> u64 {
     parts.into_iter().fold(0x5eed_5eed_5eed_5eed, |h, p| mix(h ^ mix(p)))
 }
 
-/// Turn a hash into an "input-like" word: a nice float, a small integer or
-/// raw bits.
+/// Turn a hash into an "input-like" word: 1/16 zero, 1/8 a small integer
+/// 1..=16, 9/16 a nice float ±(1 + m/8)·2^e, 1/4 raw bits.
 fn input_word(h: u64) -> u32 {
     let bits = (h >> 32) as u32;
-    match h & 3 {
-        0 | 1 => {
-            // ±(1 + m/8) · 2^e, m in 0..8, e in -3..=4.
+    match h & 15 {
+        0 => 0,
+        1 | 2 => 1 + (bits & 15),
+        3..=11 => {
+            // m in 0..8, e in -3..=4.
             let m = (bits & 7) as f32;
             let e = ((bits >> 3) & 7) as i32 - 3;
             let sign = if bits & 0x40 != 0 { -1.0 } else { 1.0 };
             (sign * (1.0 + m / 8.0) * 2f32.powi(e)).to_bits()
         }
-        2 => bits & 15,
         _ => bits,
     }
 }
