@@ -1,6 +1,582 @@
-//! Source-form validity (to be written).
-use crate::{error::Located, ir::Program};
-/// Check that a source-form program is valid for its target.
-pub fn validate(_p: &Program) -> Result<(), Located> {
+//! Source-form validity: is a parsed source program a program of its target?
+//!
+//! Checks, in order (the first failure is reported, at the item's span, in
+//! one sentence):
+//! 1. labels are unique and every terminator names an existing label;
+//! 2. value sizes: every size suffix on a virtual register (inputs,
+//!    definitions, uses) agrees; a virtual register never given a suffix has
+//!    size 1; no size exceeds the target's `max_value_size`;
+//! 3. inputs name existing registers, no two overlap, none names an
+//!    implicitly written register;
+//! 4. each instruction: a known, not machine-only opcode; a destination
+//!    exactly when the opcode has one; the opcode's operand count and kinds
+//!    (`Index` = integer immediate, `Reg` = register, `Value` = register or an
+//!    immediate the target's `Rules::imm_ok` allows); sizes per
+//!    [`Sizes`]; registers that exist, are not implicitly written (v3d71
+//!    rf0) and, as destinations, are not reserved (gen8 g0–g1); labels are
+//!    not operands;
+//! 5. every block is reachable from the entry, and no edge is critical (from
+//!    a block with two successors to a block with two predecessors);
+//! 6. defined before use: a must-be-defined forward dataflow over the CFG
+//!    (IN = ∩ OUT of predecessors, the entry also starts from the inputs and
+//!    the stage's payload registers; OUT = IN ∪ the block's destinations),
+//!    solved by round-robin iteration from "everything defined" down to the
+//!    greatest fixpoint; then every read of a virtual or physical register
+//!    must be in the set where it happens.
+//!
+//! Machine-form programs are not checked here (`validate` returns `Ok`):
+//! their legality is the verifier's business, reported as violations.
+
+use crate::error::Located;
+use crate::ir::*;
+use crate::lex::show;
+use crate::target::{Dest, OpDesc, OperandKind, Sizes, Target};
+use std::collections::HashMap;
+
+/// Check that a source-form program is valid for its target. Returns `Ok`
+/// for machine-form programs (the verifier checks those). Never panics.
+pub fn validate(p: &Program) -> Result<(), Located> {
+    if p.form == Form::Machine {
+        return Ok(());
+    }
+    let labels = labels(p)?;
+    let sizes = value_sizes(p)?;
+    inputs(p)?;
+    for b in &p.blocks {
+        for i in &b.insts {
+            Inst_::new(p, &sizes, i)?.check()?;
+        }
+        if let TermKind::Brnz { cond, .. } = &b.term.kind {
+            cond_ok(p, &sizes, cond, b.term.span)?;
+        }
+    }
+    let cfg = Cfg::new(p, &labels);
+    reachable(p, &cfg)?;
+    critical_edges(p, &cfg)?;
+    defined_before_use(p, &cfg)
+}
+
+fn err(span: Span, msg: String) -> Located {
+    Located::new(span, msg)
+}
+
+/// Label → block index; duplicate and missing labels are errors.
+fn labels(p: &Program) -> Result<HashMap<&str, usize>, Located> {
+    if p.blocks.is_empty() {
+        return Err(err(Span::default(), "expected at least one block".to_string()));
+    }
+    let mut map = HashMap::new();
+    for (k, b) in p.blocks.iter().enumerate() {
+        if map.insert(b.label.as_str(), k).is_some() {
+            return Err(err(b.span, format!("duplicate label `{}`; expected each label to name one block", show(&b.label))));
+        }
+    }
+    for b in &p.blocks {
+        for s in b.term.successors() {
+            if !map.contains_key(s) {
+                return Err(err(b.term.span, format!("`{}` jumps to label `{}`, which names no block", show(&b.label), show(s))));
+            }
+        }
+    }
+    Ok(map)
+}
+
+/// The size of each virtual register, from the suffixes written on it.
+type SizeMap<'p> = HashMap<&'p str, (u8, Span)>;
+
+fn value_sizes(p: &Program) -> Result<SizeMap<'_>, Located> {
+    let mut map: SizeMap<'_> = HashMap::new();
+    for i in &p.inputs {
+        if let Some(v) = &i.vreg {
+            let n = v.size.unwrap_or(i.reg.size);
+            if n != i.reg.size {
+                return Err(err(i.span, format!("input `%{}` has size {n} but its register run has size {}", show(&v.name), i.reg.size)));
+            }
+            insert_size(p, &mut map, v, n, i.span)?;
+        }
+    }
+    for i in p.blocks.iter().flat_map(|b| &b.insts) {
+        if let Some(Operand::Virt(v)) = &i.dest {
+            if let Some(n) = v.size {
+                insert_size(p, &mut map, v, n, i.span)?;
+            }
+        }
+    }
+    Ok(map)
+}
+
+/// Record that `v` is defined with size `n` at `span`.
+fn insert_size<'p>(p: &Program, map: &mut SizeMap<'p>, v: &'p VirtReg, n: u8, span: Span) -> Result<(), Located> {
+    let max = p.target.max_value_size;
+    if n > max {
+        return Err(err(span, format!("`%{}` has size {n}, more than target {}'s largest value size {max}", show(&v.name), p.target.name)));
+    }
+    match map.get(v.name.as_str()) {
+        Some(&(m, at)) if m != n => Err(err(
+            span,
+            format!("`%{}` is defined here with size {n} but with size {m} at line {}; a redefinition must keep the size", show(&v.name), at.line),
+        )),
+        Some(_) => Ok(()),
+        None => {
+            map.insert(v.name.as_str(), (n, span));
+            Ok(())
+        }
+    }
+}
+
+fn size_of(sizes: &SizeMap<'_>, v: &VirtReg) -> u8 {
+    sizes.get(v.name.as_str()).map_or(1, |s| s.0)
+}
+
+/// Inputs: registers exist, do not overlap, are not implicitly written; a
+/// virtual register is bound once.
+fn inputs(p: &Program) -> Result<(), Located> {
+    let t = p.target;
+    for (k, i) in p.inputs.iter().enumerate() {
+        reg_exists(t, i.reg, i.span)?;
+        not_implicit(t, i.reg, i.span)?;
+        for j in p.inputs.iter().take(k) {
+            if j.reg.overlaps(i.reg) {
+                return Err(err(i.span, format!("input register ${} overlaps the input declared at line {}", p.reg_name(i.reg.base), j.span.line)));
+            }
+            if let (Some(a), Some(b)) = (&i.vreg, &j.vreg) {
+                if a.name == b.name {
+                    return Err(err(i.span, format!("`%{}` is already declared as an input at line {}", show(&a.name), j.span.line)));
+                }
+            }
+        }
+    }
     Ok(())
+}
+
+fn reg_exists(t: &Target, r: PhysReg, span: Span) -> Result<(), Located> {
+    if t.regs.contains(r) {
+        return Ok(());
+    }
+    let last = t.regs.name(t.regs.count.saturating_sub(1));
+    Err(err(span, format!("register ${}{} is outside target {}'s register file ({} to {last})", t.regs.name(r.base), suffix(r), t.name, t.regs.name(0))))
+}
+
+fn suffix(r: PhysReg) -> String {
+    if r.size == 1 {
+        String::new()
+    } else {
+        format!(":{}", r.size)
+    }
+}
+
+fn not_implicit(t: &Target, r: PhysReg, span: Span) -> Result<(), Located> {
+    match r.regs().find(|x| t.implicit_regs.contains(x)) {
+        Some(x) => Err(err(span, format!("source programs may not name ${}, which target {} writes implicitly", t.regs.name(x), t.name))),
+        None => Ok(()),
+    }
+}
+
+fn cond_ok(p: &Program, sizes: &SizeMap<'_>, cond: &Operand, span: Span) -> Result<(), Located> {
+    match cond {
+        Operand::Phys(r) => {
+            reg_exists(p.target, *r, span)?;
+            not_implicit(p.target, *r, span)?;
+            if r.size != 1 {
+                return Err(err(span, "the condition of `brnz` must be a single register".to_string()));
+            }
+        }
+        Operand::Virt(v) => {
+            use_suffix_ok(sizes, v, span)?;
+            if size_of(sizes, v) != 1 {
+                return Err(err(span, format!("the condition `%{}` of `brnz` must have size 1", show(&v.name))));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn use_suffix_ok(sizes: &SizeMap<'_>, v: &VirtReg, span: Span) -> Result<(), Located> {
+    match v.size {
+        Some(n) if n != size_of(sizes, v) => Err(err(span, format!("`%{}:{n}` does not match its definition's size {}", show(&v.name), size_of(sizes, v)))),
+        _ => Ok(()),
+    }
+}
+
+/// One instruction being checked.
+struct Inst_<'a> {
+    p: &'a Program,
+    sizes: &'a SizeMap<'a>,
+    i: &'a Inst,
+    d: &'static OpDesc,
+}
+
+impl<'a> Inst_<'a> {
+    fn new(p: &'a Program, sizes: &'a SizeMap<'a>, i: &'a Inst) -> Result<Self, Located> {
+        let t = p.target;
+        let d = t.op(&i.opcode).ok_or_else(|| err(i.span, format!("unknown opcode `{}` for target {}", show(&i.opcode), t.name)))?;
+        if d.machine_only {
+            return Err(err(i.span, format!("`{}` exists only in the machine form", d.name)));
+        }
+        Ok(Inst_ { p, sizes, i, d })
+    }
+
+    fn check(&self) -> Result<(), Located> {
+        self.dest()?;
+        if self.i.srcs.len() != self.d.operands.len() {
+            return Err(self.err(format!("`{}` takes {} operand(s), found {}", self.d.name, self.d.operands.len(), self.i.srcs.len())));
+        }
+        for (k, (o, kind)) in self.i.srcs.iter().zip(self.d.operands).enumerate() {
+            self.operand(k, o, *kind)?;
+        }
+        self.sizes()
+    }
+
+    fn err(&self, msg: String) -> Located {
+        err(self.i.span, msg)
+    }
+
+    fn dest(&self) -> Result<(), Located> {
+        let t = self.p.target;
+        match (&self.i.dest, self.d.dest) {
+            (Some(_), Dest::None) => Err(self.err(format!("`{}` has no destination; expected `{} …` without `=`", self.d.name, self.d.name))),
+            (None, Dest::Explicit | Dest::Implicit(_)) => Err(self.err(format!("`{}` needs a destination (`%d = {} …`)", self.d.name, self.d.name))),
+            (Some(Operand::Phys(r)), _) => {
+                reg_exists(t, *r, self.i.span)?;
+                not_implicit(t, *r, self.i.span)?;
+                match r.regs().find(|x| t.reserved.contains(x)) {
+                    Some(x) => Err(self.err(format!("${} is reserved on target {}: it may be read but never written", t.regs.name(x), t.name))),
+                    None => Ok(()),
+                }
+            }
+            (Some(Operand::Virt(_)), _) | (None, Dest::None) => Ok(()),
+            (Some(_), _) => Err(self.err("expected a register as the destination".to_string())),
+        }
+    }
+
+    fn operand(&self, k: usize, o: &Operand, kind: OperandKind) -> Result<(), Located> {
+        let t = self.p.target;
+        let n = k + 1;
+        let name = self.d.name;
+        match (o, kind) {
+            (Operand::Label(l), _) => Err(self.err(format!("operand {n} of `{name}` is the label `{}`; labels are operands of terminators only", show(l)))),
+            (Operand::Imm(i), OperandKind::Index) if !i.float => Ok(()),
+            (_, OperandKind::Index) => Err(self.err(format!("operand {n} of `{name}` must be an integer constant"))),
+            (Operand::Imm(_), OperandKind::Reg) => Err(self.err(format!("operand {n} of `{name}` must be a register, not an immediate"))),
+            (Operand::Imm(i), _) if !t.rules.imm_ok(self.d, k, *i) => {
+                Err(self.err(format!("immediate {} is not allowed as operand {n} of `{name}` on target {}", crate::print::imm(*i), t.name)))
+            }
+            (Operand::Phys(r), _) => {
+                reg_exists(t, *r, self.i.span)?;
+                not_implicit(t, *r, self.i.span)
+            }
+            (Operand::Virt(v), _) => use_suffix_ok(self.sizes, v, self.i.span),
+            (Operand::Imm(_), _) => Ok(()),
+        }
+    }
+
+    fn size(&self, o: &Operand) -> Option<u8> {
+        match o {
+            Operand::Virt(v) => Some(size_of(self.sizes, v)),
+            Operand::Phys(r) => Some(r.size),
+            _ => None,
+        }
+    }
+
+    /// Register operand sizes per the opcode's [`Sizes`].
+    fn sizes(&self) -> Result<(), Located> {
+        let t = self.p.target;
+        let dest = self.i.dest.as_ref().and_then(|o| self.size(o));
+        let srcs: Vec<u8> = self.i.srcs.iter().filter_map(|o| self.size(o)).collect();
+        let name = self.d.name;
+        match self.d.sizes {
+            Sizes::Uniform => {
+                let mut all = dest.iter().chain(srcs.iter());
+                let Some(&n) = all.next() else { return Ok(()) };
+                if let Some(&m) = all.find(|&&m| m != n) {
+                    return Err(self.err(format!("the register operands of `{name}` must all have one size, found sizes {n} and {m}")));
+                }
+                if n > t.max_alu_size {
+                    return Err(self.err(format!("`{name}` operands span {n} registers; target {} allows at most {}", t.name, t.max_alu_size)));
+                }
+            }
+            Sizes::Fixed { dest: dn, src: sn } => {
+                if let Some(d) = dest.filter(|&d| d != dn) {
+                    return Err(self.err(format!("the destination of `{name}` must have size {dn}, found {d}")));
+                }
+                if let Some(s) = srcs.iter().find(|&&s| s != sn) {
+                    return Err(self.err(format!("the register operands of `{name}` must have size {sn}, found {s}")));
+                }
+            }
+            Sizes::Any => {
+                if let Some(s) = dest.iter().chain(srcs.iter()).find(|&&s| s > t.max_value_size) {
+                    return Err(self.err(format!("`{name}` operand of size {s} exceeds target {}'s largest value size {}", t.name, t.max_value_size)));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The control-flow graph: distinct successors and predecessors per block.
+struct Cfg {
+    succ: Vec<Vec<usize>>,
+    pred: Vec<Vec<usize>>,
+}
+
+impl Cfg {
+    fn new(p: &Program, labels: &HashMap<&str, usize>) -> Cfg {
+        let n = p.blocks.len();
+        let mut succ = vec![Vec::new(); n];
+        let mut pred = vec![Vec::new(); n];
+        for (k, b) in p.blocks.iter().enumerate() {
+            for s in b.term.successors() {
+                let Some(&j) = labels.get(s) else { continue };
+                if !succ[k].contains(&j) {
+                    succ[k].push(j);
+                    pred[j].push(k);
+                }
+            }
+        }
+        Cfg { succ, pred }
+    }
+}
+
+fn reachable(p: &Program, cfg: &Cfg) -> Result<(), Located> {
+    let mut seen = vec![false; p.blocks.len()];
+    let mut stack = vec![0usize];
+    while let Some(k) = stack.pop() {
+        if seen.get(k) == Some(&false) {
+            seen[k] = true;
+            stack.extend(cfg.succ[k].iter().copied());
+        }
+    }
+    match seen.iter().position(|s| !s) {
+        Some(k) => Err(err(p.blocks[k].span, format!("block `{}` is unreachable from the entry block", show(&p.blocks[k].label)))),
+        None => Ok(()),
+    }
+}
+
+fn critical_edges(p: &Program, cfg: &Cfg) -> Result<(), Located> {
+    for (k, b) in p.blocks.iter().enumerate() {
+        if cfg.succ[k].len() < 2 {
+            continue;
+        }
+        if let Some(&j) = cfg.succ[k].iter().find(|&&j| cfg.pred[j].len() >= 2) {
+            let to = &p.blocks[j].label;
+            return Err(err(
+                b.term.span,
+                format!("the edge from `{}` to `{}` is critical (two successors to two predecessors); split it with an empty block", show(&b.label), show(to)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A fixed-size bit set.
+#[derive(Clone, PartialEq)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize, full: bool) -> Bits {
+        Bits(vec![if full { u64::MAX } else { 0 }; n.div_ceil(64)])
+    }
+    fn get(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+    fn set(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+    fn and(&mut self, o: &Bits) {
+        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a &= b);
+    }
+}
+
+/// Numbering of the defined-ness facts: virtual registers first, then
+/// physical registers.
+struct Ids<'p> {
+    virt: HashMap<&'p str, usize>,
+    count: usize,
+}
+
+impl<'p> Ids<'p> {
+    fn new(p: &'p Program) -> Ids<'p> {
+        let mut virt = HashMap::new();
+        let names = p.inputs.iter().filter_map(|i| i.vreg.as_ref());
+        let defs = p.blocks.iter().flat_map(|b| &b.insts).filter_map(|i| i.dest.as_ref().and_then(Operand::virt));
+        for v in names.chain(defs) {
+            let n = virt.len();
+            virt.entry(v.name.as_str()).or_insert(n);
+        }
+        let count = virt.len() + p.target.regs.count as usize;
+        Ids { virt, count }
+    }
+    /// The facts an operand stands for (a register run is several).
+    fn of(&self, o: &Operand) -> Vec<usize> {
+        match o {
+            Operand::Virt(v) => self.virt.get(v.name.as_str()).map(|&i| vec![i]).unwrap_or_default(),
+            Operand::Phys(r) => r.regs().map(|x| self.virt.len() + x as usize).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn entry_set(p: &Program, ids: &Ids<'_>) -> Bits {
+    let mut s = Bits::new(ids.count, false);
+    for i in &p.inputs {
+        if let Some(v) = &i.vreg {
+            ids.of(&Operand::Virt(v.clone())).into_iter().for_each(|x| s.set(x));
+        }
+        ids.of(&Operand::Phys(i.reg)).into_iter().for_each(|x| s.set(x));
+    }
+    for &r in p.target.rules.payload(p.stage) {
+        ids.of(&Operand::Phys(PhysReg::one(r))).into_iter().for_each(|x| s.set(x));
+    }
+    s
+}
+
+/// Walk a block from `set`, adding definitions; with `check`, report the
+/// first read of something not in the set.
+fn transfer(t: &Target, b: &Block, ids: &Ids<'_>, set: &mut Bits, check: bool) -> Result<(), Located> {
+    for i in &b.insts {
+        if check {
+            i.srcs.iter().try_for_each(|o| read_ok(t, o, ids, set, i.span))?;
+        }
+        if let Some(d) = &i.dest {
+            ids.of(d).into_iter().for_each(|x| set.set(x));
+        }
+    }
+    if let (true, TermKind::Brnz { cond, .. }) = (check, &b.term.kind) {
+        read_ok(t, cond, ids, set, b.term.span)?;
+    }
+    Ok(())
+}
+
+fn read_ok(t: &Target, o: &Operand, ids: &Ids<'_>, set: &Bits, span: Span) -> Result<(), Located> {
+    let missing = match o {
+        Operand::Virt(v) if !ids.virt.contains_key(v.name.as_str()) => {
+            return Err(err(span, format!("`%{}` is used but never defined", show(&v.name))));
+        }
+        Operand::Virt(v) => format!("`%{}` is not defined on every path to this use", show(&v.name)),
+        Operand::Phys(r) => format!("${}{} is read before it is written on some path (it is neither an input nor a payload register)", t.regs.name(r.base), suffix(*r)),
+        _ => return Ok(()),
+    };
+    match ids.of(o).into_iter().all(|x| set.get(x)) {
+        true => Ok(()),
+        false => Err(err(span, missing)),
+    }
+}
+
+fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
+    let ids = Ids::new(p);
+    let n = p.blocks.len();
+    let entry = entry_set(p, &ids);
+    let mut out = vec![Bits::new(ids.count, true); n];
+    let block_in = |k: usize, out: &[Bits]| {
+        let mut s = if k == 0 { entry.clone() } else { Bits::new(ids.count, true) };
+        cfg.pred[k].iter().for_each(|&j| s.and(&out[j]));
+        s
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for k in 0..n {
+            let mut s = block_in(k, &out);
+            transfer(p.target, &p.blocks[k], &ids, &mut s, false)?;
+            if s != out[k] {
+                out[k] = s;
+                changed = true;
+            }
+        }
+    }
+    for k in 0..n {
+        let mut s = block_in(k, &out);
+        transfer(p.target, &p.blocks[k], &ids, &mut s, true)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse;
+
+    fn check(text: &str) -> Result<(), Located> {
+        match parse(text.as_bytes(), None) {
+            Ok(p) => validate(&p),
+            Err(e) => panic!("does not parse: {e}\n{text}"),
+        }
+    }
+    /// The error of `body` on `target`, as `line:col: message`.
+    fn bad(target: &str, body: &str) -> String {
+        let text = format!("target {target}\n{body}");
+        match check(&text) {
+            Ok(()) => panic!("accepted:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn accepts_valid_programs() {
+        let v3d = "target v3d71\ninput %w = $rf1\nb0:\n %a = ldunif 0\n %c = fadd %a, 1.0\n %p = fmul %c, %w\n brnz %p, b1, b2\nb1:\n tlbw %p\n jmp b3\nb2:\n jmp b3\nb3:\n end\n";
+        check(v3d).unwrap();
+        let gen = "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, %x\n %y = add %y, %x\n %t:4 = send.tex %y\n send.eot %t\n end\n";
+        check(gen).unwrap();
+        let r600 = "target r600\ninput %a = $R1.x\nb0:\n $R1.y = mov %a\n export 0, $R1.y\n end\n";
+        check(r600).unwrap();
+        let machine = "target v3d71\nform machine\nb0:\n { add: frob $rf0 }\n end\n";
+        check(machine).unwrap();
+    }
+
+    #[test]
+    fn loops_keep_definitions() {
+        let s = "target v3d71\nb0:\n %i = ldunif 0\n jmp b1\nb1:\n %i = sub %i, 1\n brnz %i, b2, b3\nb2:\n jmp b1\nb3:\n tlbw %i\n end\n";
+        check(s).unwrap();
+    }
+
+    #[test]
+    fn structural_errors() {
+        assert_eq!(bad("v3d71", "b0:\n jmp b0\nb0:\n end\n"), "4:1: duplicate label `b0`; expected each label to name one block");
+        assert!(bad("v3d71", "b0:\n jmp nowhere\n").contains("names no block"));
+        assert!(bad("v3d71", "b0:\n end\nb1:\n end\n").starts_with("4:1: block `b1` is unreachable"));
+        let crit = "b0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n brnz %c, b2, b3\nb2:\n jmp b3\nb3:\n end\n";
+        assert!(bad("v3d71", crit).starts_with("4:2: the edge from `b0` to `b2` is critical"), "{}", bad("v3d71", crit));
+    }
+
+    #[test]
+    fn instruction_errors() {
+        assert!(bad("v3d71", "b0:\n %a = frob 1\n end\n").contains("unknown opcode `frob`"));
+        assert!(bad("v3d71", "b0:\n thrsw\n end\n").contains("only in the machine form"));
+        assert!(bad("v3d71", "b0:\n %a = fadd 1\n end\n").contains("takes 2 operand(s), found 1"));
+        assert!(bad("v3d71", "b0:\n fadd 1, 1\n end\n").contains("needs a destination"));
+        assert!(bad("v3d71", "b0:\n %a = tlbw 1\n end\n").contains("has no destination"));
+        assert!(bad("v3d71", "b0:\n %a = mov 100\n end\n").contains("immediate 100 is not allowed"));
+        assert!(bad("v3d71", "b0:\n %a = ldunif %b\n end\n").contains("integer constant"));
+        assert!(bad("v3d71", "b0:\n %a = ldunif 1.0\n end\n").contains("integer constant"));
+        assert!(bad("v3d71", "b0:\n %a = mov b0\n end\n").contains("labels are operands of terminators"));
+        assert!(bad("v3d71", "b0:\n %a = mov $rf0\n end\n").contains("may not name $rf0"));
+        assert!(bad("v3d71", "b0:\n $rf64 = mov 1\n end\n").contains("outside target v3d71's register file"));
+        assert!(bad("gen8", "b0:\n $g1 = mov 1\n end\n").contains("$g1 is reserved"));
+        assert!(bad("gen8", "b0:\n %a = math.rcp 1\n end\n").contains("must be a register"));
+        assert!(bad("gen8", "b0:\n %a = add 1, $g2\n end\n").contains("immediate 1 is not allowed as operand 1"));
+    }
+
+    #[test]
+    fn size_errors() {
+        assert!(bad("gen8", "input %x:2 = $g2:2\nb0:\n %y = mul %x, %x\n end\n").contains("one size, found sizes 1 and 2"));
+        assert!(bad("gen8", "input %x:4 = $g2:4\nb0:\n %y:4 = mul %x, %x\n end\n").contains("allows at most 2"));
+        assert!(bad("gen8", "input %x:2 = $g2:2\nb0:\n %y:2 = mul %x:1, %x\n end\n").contains("does not match its definition's size 2"));
+        assert!(bad("gen8", "input %x:2 = $g2:2\nb0:\n %x:1 = mov 1\n end\n").contains("must keep the size"));
+        assert!(bad("gen8", "input %x:2 = $g2:2\nb0:\n %t:2 = send.tex %x\n end\n").contains("must have size 4"));
+        assert!(bad("gen8", "input %x:2 = $g2\nb0:\n end\n").contains("register run has size 1"));
+        assert!(bad("gen8", "input %x:5 = $g2:5\nb0:\n end\n").contains("largest value size 4"));
+    }
+
+    #[test]
+    fn definedness_errors() {
+        assert_eq!(bad("v3d71", "b0:\n %a = mov %b\n end\n"), "3:7: `%b` is used but never defined");
+        let s = "b0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n %x = mov 1\n jmp b3\nb2:\n jmp b3\nb3:\n tlbw %x\n end\n";
+        assert_eq!(bad("v3d71", s), "11:2: `%x` is not defined on every path to this use");
+        assert!(bad("v3d71", "b0:\n tlbw $rf5\n end\n").contains("$rf5 is read before it is written"));
+        check("target v3d71\nb0:\n tlbw $rf2\n end\n").unwrap();
+        check("target v3d71\nb0:\n $rf5 = mov 1\n tlbw $rf5\n end\n").unwrap();
+    }
 }

@@ -2,9 +2,9 @@
 //! (`shared/spec/examples/*/{src.ir,out.s}`) and whatever `corpus/**/*.ir`
 //! and `corpus/**/*.s` exist. For each: it parses, `print` is a fixed point
 //! (`print(parse(print(p))) == print(p)`) and `parse(print(p))` is `p` up to
-//! spans.
+//! spans; source-form files are also valid programs of their target.
 
-use schedra_ir::{parse::parse, print::print};
+use schedra_ir::{parse::parse, print::print, validate::validate, Form};
 use std::path::{Path, PathBuf};
 
 fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -26,6 +26,9 @@ fn root() -> PathBuf {
 fn check(path: &Path) -> Result<(), String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     let p = parse(&bytes, None).map_err(|e| e.at(&path.display().to_string()).to_string())?;
+    if p.form == Form::Source {
+        validate(&p).map_err(|e| e.at(&path.display().to_string()).to_string())?;
+    }
     let once = print(&p);
     let q = parse(once.as_bytes(), None).map_err(|e| format!("{}: reparse of printed text failed: {e}\n{once}", path.display()))?;
     if !q.same_as(&p) {
