@@ -18,7 +18,13 @@
 //! op with an implicit destination carrying the physical register its value
 //! must end up in. `bundle::bundle` turns it into the machine form.
 
+pub mod bundle;
+pub mod depgraph;
 pub mod fault;
+pub mod lower;
+pub mod sched_post;
+pub mod sched_pre;
+pub mod stats;
 
 use schedra_ir::Program;
 

@@ -1,0 +1,214 @@
+//! The allocated program → the machine-form program.
+//!
+//! Algorithm, per block: lower the ops (`lower`), build the post-RA
+//! dependency graph and list-schedule it into bundles (`sched_post`); in a
+//! block ending with `end` on a target with an end-of-program sequence
+//! (`rules.end_delay_slots()`), place the marker op (the target's
+//! machine-only thread-switch op, v3d71 `thrsw`) as early as the rules allow
+//! ([`place_end_marker`]); emit the bundles in the target's slot order. The
+//! blocks, labels and terminators are the allocated program's; the inputs are
+//! repeated without virtual registers. Statistics come from `stats`.
+//!
+//! Invariant: the machine program computes, block by block, what the
+//! allocated program computes (same effects per channel, same registers at
+//! every block end apart from the target's implicitly written registers),
+//! and every bundle and end sequence satisfies the target's rules.
+
+use crate::lower::{lower_block, LoweredOp};
+use crate::sched_post::{build_graph, bundle_ops, landing_end, schedule, Schedule};
+use crate::{stats, CompileError, Fault, Options, Stats};
+use schedra_ir::target::Sem;
+use schedra_ir::{Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, TermKind, Target};
+
+/// Extra knowledge about the source program that the bundler needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hints {
+    /// Registers the source program preallocated (input registers and
+    /// physical destinations it names). Only fault injection
+    /// (`R600PinnedWar`) looks at them.
+    pub pinned: Vec<Reg>,
+}
+
+impl Hints {
+    /// The registers `src` (a source-form program) preallocates: its input
+    /// registers and every physical register it names as a destination.
+    pub fn from_source(src: &Program) -> Hints {
+        let mut pinned: Vec<Reg> = src.inputs.iter().flat_map(|i| i.reg.regs()).collect();
+        for inst in src.blocks.iter().flat_map(|b| &b.insts) {
+            if let Some(Operand::Phys(p)) = &inst.dest {
+                pinned.extend(p.regs());
+            }
+        }
+        pinned.sort_unstable();
+        pinned.dedup();
+        Hints { pinned }
+    }
+}
+
+/// Bundle the allocated program `alloc` (see the module doc) into the
+/// machine form, with its statistics (instructions, cycles, nops,
+/// sfu-stalls, spills and fills as scratch writes and reads). The pinned
+/// registers are taken to be `alloc`'s inputs; use [`bundle_program_with`]
+/// to pass the source's full list.
+pub fn bundle_program(alloc: &Program, opts: &Options) -> Result<(Program, Stats), CompileError> {
+    let hints = Hints { pinned: alloc.inputs.iter().flat_map(|i| i.reg.regs()).collect() };
+    bundle_program_with(alloc, opts, &hints)
+}
+
+/// [`bundle_program`] with explicit [`Hints`] (the allocator passes
+/// `Hints::from_source(src)`).
+pub fn bundle_program_with(alloc: &Program, opts: &Options, hints: &Hints) -> Result<(Program, Stats), CompileError> {
+    if alloc.form != schedra_ir::Form::Source {
+        return Err(CompileError::NotSource);
+    }
+    let target = alloc.target;
+    let mut blocks = Vec::with_capacity(alloc.blocks.len());
+    for b in &alloc.blocks {
+        blocks.push(bundle_block(target, b, opts, hints)?);
+    }
+    let inputs = alloc.inputs.iter().map(|i| Input { vreg: None, reg: i.reg, span: i.span }).collect();
+    let program = Program { name: alloc.name.clone(), target, stage: alloc.stage, form: Form::Machine, inputs, blocks };
+    let stats = stats::machine_stats(&program);
+    Ok((program, stats))
+}
+
+fn bundle_block(target: &'static Target, b: &Block, opts: &Options, hints: &Hints) -> Result<Block, CompileError> {
+    let ops = lower_block(target, &b.insts, opts)?;
+    let g = build_graph(&ops, &hints.pinned, opts);
+    let mut s = schedule(target, &ops, &g)?;
+    let mut bundles: Vec<Bundle> = Vec::new();
+    let marker = match (b.term.kind == TermKind::End, target.rules.end_delay_slots()) {
+        (true, Some(k)) => Some((end_marker(target)?, k)),
+        _ => None,
+    };
+    let at = match marker {
+        Some((m, k)) => Some(place_end_marker(target, &ops, &mut s, m, k, opts)),
+        None => None,
+    };
+    for (i, bundle) in s.bundles.iter().enumerate() {
+        let mut ops_here = bundle_ops(target, &ops, bundle);
+        if let (Some(p), Some((m, _))) = (at, marker) {
+            if p == i {
+                ops_here.push(marker_op(m));
+                ops_here.sort_by_key(|o| target.slots.iter().position(|s| *s == o.slot).unwrap_or(usize::MAX));
+            }
+        }
+        bundles.push(Bundle { ops: ops_here, span: Default::default() });
+    }
+    Ok(Block { label: b.label.clone(), insts: Vec::new(), bundles, term: b.term.clone(), span: b.span })
+}
+
+/// The target's end-of-program marker: its machine-only thread-switch op.
+fn end_marker(target: &'static Target) -> Result<&'static OpDesc, CompileError> {
+    target
+        .ops
+        .iter()
+        .find(|o| o.machine_only && o.sem == Sem::ThreadSwitch && !o.slots.is_empty())
+        .ok_or_else(|| CompileError::Unsupported(format!("{} has an end sequence but no thread-switch op", target.name)))
+}
+
+fn marker_op(m: &'static OpDesc) -> schedra_ir::Op {
+    let slot = m.slots.first().copied().unwrap_or("sig");
+    schedra_ir::Op { slot: slot.to_string(), inst: Inst { opcode: m.name.to_string(), dest: None, srcs: Vec::new(), span: Default::default() } }
+}
+
+/// Choose the bundle that carries the end marker `m`, followed by exactly
+/// `k` bundles, and pad the schedule to that length. The earliest position
+/// `p` wins such that: the schedule fits in `p + 1 + k` bundles, every write
+/// has landed by then, bundle `p` has the marker's slot free and its ops
+/// pass `rules.end_slot_ok(.., None)`, and the ops of the bundles after it
+/// pass `end_slot_ok(.., Some(j))`. A fresh empty tail always qualifies.
+/// Returns `p`. The `None` check is the single decision point of the fault
+/// `V3dThrswRfWrite` (which skips it).
+pub fn place_end_marker(target: &Target, ops: &[LoweredOp], s: &mut Schedule, m: &'static OpDesc, k: usize, opts: &Options) -> usize {
+    let used = s.bundles.iter().rposition(|b| !b.is_empty()).map_or(0, |i| i + 1);
+    let land = landing_end(ops, s);
+    let first = used.saturating_sub(k + 1).max(land.saturating_sub(k + 1));
+    let slot = m.slots.first().copied().unwrap_or("sig");
+    let ok_at = |p: usize| -> bool {
+        (p..used).all(|i| {
+            let b = s.bundles.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            b.iter().all(|&(j, sl)| {
+                let Some(op) = ops.get(j) else { return false };
+                if i == p {
+                    sl != slot && (opts.has(Fault::V3dThrswRfWrite) || target.rules.end_slot_ok(op.desc, &op.inst, None).is_ok())
+                } else {
+                    target.rules.end_slot_ok(op.desc, &op.inst, Some(i - p - 1)).is_ok()
+                }
+            })
+        })
+    };
+    let p = (first..used.max(first)).find(|&p| ok_at(p)).unwrap_or(used.max(first));
+    s.bundles.truncate(used.max(land));
+    while s.bundles.len() < p + 1 + k {
+        s.bundles.push(Vec::new());
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedra_ir::target::v3d71::V3D71;
+    use schedra_ir::{Imm, PhysReg, Span, Stage, Terminator};
+
+    fn reg(r: u16) -> Operand {
+        Operand::Phys(PhysReg::one(r))
+    }
+    fn inst(op: &str, dest: Option<u16>, srcs: Vec<Operand>) -> Inst {
+        Inst { opcode: op.into(), dest: dest.map(reg), srcs, span: Span::default() }
+    }
+    fn prog(t: &'static Target, insts: Vec<Inst>, inputs: &[u16]) -> Program {
+        let term = Terminator { kind: TermKind::End, span: Span::default() };
+        let block = Block { label: "b0".into(), insts, bundles: vec![], term, span: Span::default() };
+        let inputs = inputs.iter().map(|&r| Input { vreg: None, reg: PhysReg::one(r), span: Span::default() }).collect();
+        Program { name: Some("t".into()), target: t, stage: Stage::Fragment, form: Form::Source, inputs, blocks: vec![block] }
+    }
+
+    fn mul_example() -> Program {
+        prog(
+            &V3D71,
+            vec![
+                inst("ldunif", Some(4), vec![Operand::Imm(Imm::int(0))]),
+                inst("ldvary", Some(5), vec![Operand::Imm(Imm::int(0))]),
+                inst("fmul", Some(5), vec![reg(4), reg(5)]),
+                inst("fmul", Some(5), vec![reg(5), reg(1)]),
+                inst("tlbw", None, vec![reg(5)]),
+            ],
+            &[1],
+        )
+    }
+
+    #[test]
+    fn mul_example_ends_with_thrsw_and_two_delay_slots() {
+        let (m, st) = bundle_program(&mul_example(), &Options::default()).unwrap();
+        let b = &m.blocks[0].bundles;
+        let n = b.len();
+        assert!(n >= 3);
+        assert!(b[n - 3].ops.iter().any(|o| o.inst.opcode == "thrsw" && o.slot == "sig"));
+        assert_eq!(b.iter().flat_map(|x| &x.ops).filter(|o| o.inst.opcode == "thrsw").count(), 1);
+        assert_eq!(st.instructions, n);
+        assert_eq!(m.form, Form::Machine);
+        assert_eq!(m.inputs[0].vreg, None);
+    }
+
+    #[test]
+    fn thrsw_bundle_holds_no_register_write_unless_faulted() {
+        // The last op writes a register: thrsw cannot share its bundle.
+        let p = prog(&V3D71, vec![inst("fadd", Some(4), vec![reg(1), reg(1)]), inst("tlbw", None, vec![reg(4)]), inst("fadd", Some(6), vec![reg(1), reg(1)])], &[1]);
+        let writes_with_thrsw = |m: &Program| {
+            m.blocks[0].bundles.iter().any(|b| b.ops.iter().any(|o| o.inst.opcode == "thrsw") && b.ops.iter().any(|o| o.inst.dest.is_some()))
+        };
+        let (m, _) = bundle_program(&p, &Options::default()).unwrap();
+        assert!(!writes_with_thrsw(&m));
+        let (m, _) = bundle_program(&p, &Options { inject: Some(Fault::V3dThrswRfWrite), ..Default::default() }).unwrap();
+        assert!(writes_with_thrsw(&m));
+    }
+
+    #[test]
+    fn pinned_hints_come_from_inputs_and_physical_destinations() {
+        let mut p = mul_example();
+        p.blocks[0].insts.push(inst("mov", Some(9), vec![reg(1)]));
+        assert_eq!(Hints::from_source(&p).pinned, vec![1, 4, 5, 9]);
+    }
+}

@@ -1,0 +1,337 @@
+//! Per-block dependency graph over a list of ops, shared by the pre-RA and
+//! the post-RA schedulers.
+//!
+//! Algorithm: one forward pass over the ops in program order. For every
+//! location (a physical register or a virtual register) it remembers the last
+//! writer and the readers since that write; for every effect it remembers the
+//! earlier effects it must stay behind. Each op then gets
+//! - RAW from the last writer of each location it reads, delay = the writer's
+//!   latency on that location;
+//! - WAR from every reader since the last write of each location it writes,
+//!   delay = `1 - latency` (the write may issue before the read as long as it
+//!   lands after it: a read at cycle r sees the old value iff `w + L > r`);
+//! - WAW from the last writer, delay = `L_first - L_second + 1` (the second
+//!   write lands strictly later, so no two writes land together and the last
+//!   one wins);
+//! - order edges (delay 1) between effects on one output channel, between
+//!   overlapping scratch accesses of which one is a write, and around
+//!   barriers (ops that must stay in place, e.g. the end-of-thread send).
+//!
+//! Invariant: every edge goes from an earlier op to a later one in program
+//! order, so the graph is acyclic, and any schedule in which each op issues at
+//! or after `cycle(pred) + delay` for all of its incoming edges computes
+//! exactly what the program order computes (under semantics.md's timing:
+//! parallel reads, delayed writes). Transitively implied edges (older
+//! writers, readers before an older write) are left out.
+
+use schedra_ir::Reg;
+use std::collections::HashMap;
+
+/// A storage location an op reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Loc {
+    /// One physical register.
+    Phys(Reg),
+    /// A virtual register, by a number the caller gives each name (the whole
+    /// value, whatever its size).
+    Virt(u32),
+}
+
+/// An ordered side effect of an op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// A write to this output channel (each channel keeps its own order).
+    Output(String),
+    /// A scratch access of slots `lo..hi`.
+    Scratch {
+        /// Whether the access writes scratch.
+        write: bool,
+        /// First slot.
+        lo: u32,
+        /// One past the last slot.
+        hi: u32,
+    },
+    /// The op stays after every earlier op and before every later one.
+    Barrier,
+}
+
+/// What one op reads, writes and does, for dependency purposes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpDeps {
+    /// Locations read when the op issues.
+    pub reads: Vec<Loc>,
+    /// Locations written, each with the latency after which the write lands.
+    pub writes: Vec<(Loc, u32)>,
+    /// Ordered effects.
+    pub effects: Vec<Effect>,
+}
+
+/// Why an edge exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// Read after write: the reader needs the value.
+    Raw,
+    /// Write after read: the write must land after the read.
+    War,
+    /// Write after write: the writes land in order.
+    Waw,
+    /// Effect or barrier order.
+    Order,
+}
+
+/// A dependency: `to` issues at or after `cycle(from) + delay`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// The earlier op (index into the op list).
+    pub from: usize,
+    /// The later op.
+    pub to: usize,
+    /// Minimum issue distance in cycles (may be zero or negative).
+    pub delay: i32,
+    /// Why.
+    pub kind: EdgeKind,
+    /// The location the edge is about (register edges only).
+    pub loc: Option<Loc>,
+}
+
+/// The dependency graph of one block.
+#[derive(Clone, Debug, Default)]
+pub struct DepGraph {
+    /// All edges, in creation order.
+    pub edges: Vec<Edge>,
+    /// For each op, the indices (into `edges`) of its incoming edges.
+    pub preds: Vec<Vec<usize>>,
+    /// For each op, the indices (into `edges`) of its outgoing edges.
+    pub succs: Vec<Vec<usize>>,
+}
+
+#[derive(Default)]
+struct LocState {
+    last_write: Option<(usize, u32)>,
+    readers: Vec<usize>,
+}
+
+impl DepGraph {
+    /// Build the graph of `ops` (in program order). `keep` decides whether an
+    /// edge is kept; the post-RA scheduler uses it for fault injection, every
+    /// other caller passes `|_| true`.
+    pub fn build(ops: &[OpDeps], keep: impl Fn(&Edge) -> bool) -> DepGraph {
+        let mut g = DepGraph { edges: Vec::new(), preds: vec![Vec::new(); ops.len()], succs: vec![Vec::new(); ops.len()] };
+        let mut locs: HashMap<Loc, LocState> = HashMap::new();
+        let mut effects: Vec<(usize, &Effect)> = Vec::new();
+        let mut last_barrier: Option<usize> = None;
+        for (i, op) in ops.iter().enumerate() {
+            let add = |g: &mut DepGraph, e: Edge| {
+                if e.from != e.to && keep(&e) {
+                    g.push(e);
+                }
+            };
+            for r in &op.reads {
+                let st = locs.entry(r.clone()).or_default();
+                if let Some((w, l)) = st.last_write {
+                    add(&mut g, Edge { from: w, to: i, delay: l as i32, kind: EdgeKind::Raw, loc: Some(r.clone()) });
+                }
+            }
+            for (w, lat) in &op.writes {
+                let st = locs.entry(w.clone()).or_default();
+                for &rd in &st.readers {
+                    add(&mut g, Edge { from: rd, to: i, delay: 1 - *lat as i32, kind: EdgeKind::War, loc: Some(w.clone()) });
+                }
+                if let Some((pw, pl)) = st.last_write {
+                    add(&mut g, Edge { from: pw, to: i, delay: pl as i32 - *lat as i32 + 1, kind: EdgeKind::Waw, loc: Some(w.clone()) });
+                }
+            }
+            // Readers are recorded after the writes so that an op reading and
+            // writing one location gets no edge to itself.
+            for (w, lat) in &op.writes {
+                let st = locs.entry(w.clone()).or_default();
+                st.readers.clear();
+                st.last_write = Some((i, *lat));
+            }
+            for r in &op.reads {
+                let st = locs.entry(r.clone()).or_default();
+                if st.last_write.map(|(w, _)| w) != Some(i) && st.readers.last() != Some(&i) {
+                    st.readers.push(i);
+                }
+            }
+            g.order_effects(i, op, &mut effects, &mut last_barrier, &keep);
+        }
+        g
+    }
+
+    fn order_effects<'a>(&mut self, i: usize, op: &'a OpDeps, effects: &mut Vec<(usize, &'a Effect)>, last_barrier: &mut Option<usize>, keep: &impl Fn(&Edge) -> bool) {
+        let order = |from: usize| Edge { from, to: i, delay: 1, kind: EdgeKind::Order, loc: None };
+        if op.effects.contains(&Effect::Barrier) {
+            for from in 0..i {
+                let e = order(from);
+                if keep(&e) {
+                    self.push(e);
+                }
+            }
+            *last_barrier = Some(i);
+            effects.clear();
+            return;
+        }
+        if let Some(b) = *last_barrier {
+            let e = order(b);
+            if keep(&e) {
+                self.push(e);
+            }
+        }
+        for eff in &op.effects {
+            let mut froms: Vec<usize> = effects.iter().filter(|(_, old)| conflicts(old, eff)).map(|(j, _)| *j).collect();
+            froms.dedup();
+            for from in froms {
+                let e = order(from);
+                if keep(&e) {
+                    self.push(e);
+                }
+            }
+        }
+        for eff in &op.effects {
+            effects.push((i, eff));
+        }
+    }
+
+    fn push(&mut self, e: Edge) {
+        let k = self.edges.len();
+        if let (Some(p), Some(s)) = (self.preds.get_mut(e.to), self.succs.get_mut(e.from)) {
+            p.push(k);
+            s.push(k);
+            self.edges.push(e);
+        }
+    }
+
+    /// Number of ops.
+    pub fn len(&self) -> usize {
+        self.preds.len()
+    }
+
+    /// Whether the graph has no ops.
+    pub fn is_empty(&self) -> bool {
+        self.preds.is_empty()
+    }
+
+    /// The incoming edges of op `i`.
+    pub fn preds_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
+        self.preds.get(i).into_iter().flatten().filter_map(|&k| self.edges.get(k))
+    }
+
+    /// The outgoing edges of op `i`.
+    pub fn succs_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
+        self.succs.get(i).into_iter().flatten().filter_map(|&k| self.edges.get(k))
+    }
+
+    /// For each op, the longest delay-weighted path from it to the end of
+    /// the block, counting `own[i]` (its own latency) at the path's end: the
+    /// critical-path priority of a top-down scheduler.
+    pub fn heights(&self, own: &[u32]) -> Vec<i64> {
+        let n = self.len();
+        let mut h = vec![0i64; n];
+        for i in (0..n).rev() {
+            let mut best = own.get(i).copied().unwrap_or(0) as i64;
+            for e in self.succs_of(i) {
+                best = best.max(e.delay.max(0) as i64 + h.get(e.to).copied().unwrap_or(0));
+            }
+            h[i] = best;
+        }
+        h
+    }
+
+    /// For each op, the longest delay-weighted path from the start of the
+    /// block to it: the priority of a bottom-up scheduler.
+    pub fn depths(&self) -> Vec<i64> {
+        let n = self.len();
+        let mut d = vec![0i64; n];
+        for i in 0..n {
+            let best = self.preds_of(i).map(|e| d.get(e.from).copied().unwrap_or(0) + e.delay.max(0) as i64).max().unwrap_or(0);
+            d[i] = best;
+        }
+        d
+    }
+}
+
+/// Whether two effects must keep their relative order.
+fn conflicts(a: &Effect, b: &Effect) -> bool {
+    match (a, b) {
+        (Effect::Output(x), Effect::Output(y)) => x == y,
+        (Effect::Scratch { write: w1, lo: l1, hi: h1 }, Effect::Scratch { write: w2, lo: l2, hi: h2 }) => (*w1 || *w2) && l1 < h2 && l2 < h1,
+        (Effect::Barrier, _) | (_, Effect::Barrier) => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(reads: &[u16], writes: &[(u16, u32)]) -> OpDeps {
+        OpDeps { reads: reads.iter().map(|r| Loc::Phys(*r)).collect(), writes: writes.iter().map(|(r, l)| (Loc::Phys(*r), *l)).collect(), effects: vec![] }
+    }
+
+    fn has(g: &DepGraph, from: usize, to: usize, kind: EdgeKind, delay: i32) -> bool {
+        g.edges.iter().any(|e| e.from == from && e.to == to && e.kind == kind && e.delay == delay)
+    }
+
+    #[test]
+    fn raw_war_waw_with_delays() {
+        // 0: r1 = ... (L2); 1: r2 = f(r1) (L1); 2: r1 = ... (L1)
+        let ops = [op(&[], &[(1, 2)]), op(&[1], &[(2, 1)]), op(&[], &[(1, 1)])];
+        let g = DepGraph::build(&ops, |_| true);
+        assert!(has(&g, 0, 1, EdgeKind::Raw, 2));
+        assert!(has(&g, 1, 2, EdgeKind::War, 0));
+        assert!(has(&g, 0, 2, EdgeKind::Waw, 2));
+        assert_eq!(g.edges.len(), 3);
+    }
+
+    #[test]
+    fn delayed_writer_may_issue_before_reader() {
+        // 0 reads r0; 1 writes r0 with latency 2: may issue one cycle earlier.
+        let ops = [op(&[0], &[(4, 1)]), op(&[], &[(0, 2)])];
+        let g = DepGraph::build(&ops, |_| true);
+        assert!(has(&g, 0, 1, EdgeKind::War, -1));
+    }
+
+    #[test]
+    fn effects_keep_channel_order_only() {
+        let out = |c: &str| OpDeps { effects: vec![Effect::Output(c.into())], ..Default::default() };
+        let ops = [out("tlb"), out("export 0"), out("tlb")];
+        let g = DepGraph::build(&ops, |_| true);
+        assert!(has(&g, 0, 2, EdgeKind::Order, 1));
+        assert!(!g.edges.iter().any(|e| e.to == 1 || e.from == 1));
+    }
+
+    #[test]
+    fn scratch_overlap_and_barrier() {
+        let s = |write, lo, hi| OpDeps { effects: vec![Effect::Scratch { write, lo, hi }], ..Default::default() };
+        let ops = [s(true, 0, 2), s(false, 1, 2), s(false, 2, 3), OpDeps { effects: vec![Effect::Barrier], ..Default::default() }];
+        let g = DepGraph::build(&ops, |_| true);
+        assert!(has(&g, 0, 1, EdgeKind::Order, 1));
+        assert!(!g.edges.iter().any(|e| e.to == 2 && e.from == 0));
+        for i in 0..3 {
+            assert!(has(&g, i, 3, EdgeKind::Order, 1));
+        }
+    }
+
+    #[test]
+    fn keep_filter_drops_edges_and_heights_follow_paths() {
+        let ops = [op(&[], &[(1, 2)]), op(&[1], &[(2, 1)]), op(&[2], &[])];
+        let g = DepGraph::build(&ops, |e| e.kind != EdgeKind::War);
+        assert_eq!(g.heights(&[2, 1, 0]), vec![3, 1, 0]);
+        assert_eq!(g.depths(), vec![0, 2, 3]);
+        let ops = [op(&[1], &[]), op(&[], &[(1, 1)])];
+        assert!(DepGraph::build(&ops, |e| e.kind != EdgeKind::War).edges.is_empty());
+    }
+
+    #[test]
+    fn virtual_registers_defined_twice() {
+        let ops = [
+            OpDeps { writes: vec![(Loc::Virt(0), 1)], ..Default::default() },
+            OpDeps { reads: vec![Loc::Virt(0)], writes: vec![(Loc::Virt(1), 1)], ..Default::default() },
+            OpDeps { writes: vec![(Loc::Virt(0), 1)], ..Default::default() },
+        ];
+        let g = DepGraph::build(&ops, |_| true);
+        assert!(has(&g, 1, 2, EdgeKind::War, 0));
+        assert!(has(&g, 0, 2, EdgeKind::Waw, 1));
+    }
+}

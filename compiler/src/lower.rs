@@ -1,0 +1,276 @@
+//! Lowering: ops of the allocated program (source form, every register
+//! physical) → machine ops, each with the slots it may issue in and its
+//! dependency summary (what it reads, what it writes with which latency,
+//! which effects it has).
+//!
+//! Algorithm, per op:
+//! - an op whose target entry has `Dest::Implicit(r)` carries in the
+//!   allocated program the register its value must end up in. If that is `r`
+//!   itself, the implicit op is emitted alone. Otherwise, if the target has an
+//!   explicit twin (same semantics, same operands, `Dest::Explicit`: v3d71
+//!   `ldunifrf` for `ldunif`) the twin writes the register directly; if not,
+//!   the implicit op is followed by `mov dest, $r` (v3d71 `ldvary`,
+//!   `ldconst`). The copy reads `r` through an ordinary RAW edge with the
+//!   implicit write's latency, and later writers of `r` get WAR edges from
+//!   the copy, so the dependency graph keeps the value alive exactly as long
+//!   as needed.
+//! - every other op is copied unchanged.
+//! - slots: the entry's slots filtered by `rules.slot_ok` (r600: x/y/z/w
+//!   write their own channel; t any; transcendentals t only; cf for exports
+//!   and scratch).
+//!
+//! Invariant: executing the lowered ops one after another (sequentially)
+//! leaves every register except the target's implicitly written ones exactly
+//! as the allocated op did, with the same effects.
+
+use crate::depgraph::{Effect, Loc, OpDeps};
+use crate::{CompileError, Fault, Options};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::{Inst, Operand, PhysReg, Target};
+
+/// One machine op before scheduling.
+#[derive(Clone, Debug)]
+pub struct LoweredOp {
+    /// Its target description.
+    pub desc: &'static OpDesc,
+    /// The op in machine form (`dest == None` for an implicit destination).
+    pub inst: Inst,
+    /// The slots it may issue in (non-empty).
+    pub slots: Vec<&'static str>,
+    /// What it reads, writes and does, with the scheduler's latencies.
+    pub deps: OpDeps,
+}
+
+/// The latency the scheduler assumes for a write of `desc` (`implicit`: the
+/// write to the target's fixed register). This is the single decision point
+/// of the faults `V3dSfuLatency` and `V3dLdvarySameCycle`.
+pub fn write_latency(target: &Target, desc: &OpDesc, implicit: bool, opts: &Options) -> u32 {
+    if desc.sfu && opts.has(Fault::V3dSfuLatency) {
+        return 1;
+    }
+    if implicit && opts.has(Fault::V3dLdvarySameCycle) {
+        // The shortest latency of any implicit writer of the same register
+        // (ldunif's timing for ldvary).
+        if let Dest::Implicit(r) = desc.dest {
+            return target.ops.iter().filter(|o| o.dest == Dest::Implicit(r)).map(|o| o.latency).min().unwrap_or(desc.latency);
+        }
+    }
+    desc.latency
+}
+
+/// The true latency of a write of `desc` (the target table's).
+pub fn true_latency(desc: &OpDesc) -> u32 {
+    desc.latency
+}
+
+/// Lower the ops of one block of the allocated program.
+pub fn lower_block(target: &'static Target, insts: &[Inst], opts: &Options) -> Result<Vec<LoweredOp>, CompileError> {
+    let mut out = Vec::with_capacity(insts.len());
+    for inst in insts {
+        lower_inst(target, inst, opts, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn lower_inst(target: &'static Target, inst: &Inst, opts: &Options, out: &mut Vec<LoweredOp>) -> Result<(), CompileError> {
+    let desc = target.op(&inst.opcode).ok_or_else(|| CompileError::Unsupported(format!("unknown opcode `{}` for {}", inst.opcode, target.name)))?;
+    check_physical(inst)?;
+    let Dest::Implicit(fixed) = desc.dest else {
+        out.push(machine_op(target, desc, inst.clone(), opts)?);
+        return Ok(());
+    };
+    let dest = match &inst.dest {
+        None => None,
+        Some(Operand::Phys(p)) => Some(*p),
+        Some(_) => return Err(CompileError::Unsupported(format!("`{}` has a non-register destination", inst.opcode))),
+    };
+    let bare = Inst { dest: None, ..inst.clone() };
+    match dest {
+        Some(d) if d != PhysReg::one(fixed) => {
+            if let Some(twin) = explicit_twin(target, desc) {
+                let i = Inst { opcode: twin.name.to_string(), dest: Some(Operand::Phys(d)), ..inst.clone() };
+                out.push(machine_op(target, twin, i, opts)?);
+            } else {
+                let mov = target_mov(target)?;
+                out.push(machine_op(target, desc, bare, opts)?);
+                let copy = Inst { opcode: mov.name.to_string(), dest: Some(Operand::Phys(d)), srcs: vec![Operand::Phys(PhysReg::one(fixed))], span: inst.span };
+                out.push(machine_op(target, mov, copy, opts)?);
+            }
+        }
+        _ => out.push(machine_op(target, desc, bare, opts)?),
+    }
+    Ok(())
+}
+
+fn check_physical(inst: &Inst) -> Result<(), CompileError> {
+    let virt = inst.dest.iter().chain(&inst.srcs).any(|o| matches!(o, Operand::Virt(_)));
+    if virt {
+        return Err(CompileError::Unsupported(format!("`{}` still names a virtual register after allocation", inst.opcode)));
+    }
+    Ok(())
+}
+
+/// The op with the same meaning and operands as `desc` whose destination is
+/// explicit (v3d71 `ldunifrf` for `ldunif`), if the target has one.
+pub fn explicit_twin(target: &'static Target, desc: &OpDesc) -> Option<&'static OpDesc> {
+    target.ops.iter().find(|o| o.sem == desc.sem && o.dest == Dest::Explicit && !o.machine_only && o.operands == desc.operands && o.slots == desc.slots)
+}
+
+/// The target's register copy (`mov`).
+pub fn target_mov(target: &'static Target) -> Result<&'static OpDesc, CompileError> {
+    target
+        .op("mov")
+        .filter(|o| o.sem == Sem::Mov)
+        .or_else(|| target.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit))
+        .ok_or_else(|| CompileError::Unsupported(format!("{} has no register copy", target.name)))
+}
+
+/// Build a machine op for `inst` (already in machine form).
+pub fn machine_op(target: &'static Target, desc: &'static OpDesc, inst: Inst, opts: &Options) -> Result<LoweredOp, CompileError> {
+    let dest = inst.dest.as_ref().and_then(Operand::phys);
+    let slots: Vec<&'static str> = desc.slots.iter().copied().filter(|s| target.rules.slot_ok(desc, s, dest).is_ok()).collect();
+    if slots.is_empty() {
+        return Err(CompileError::Unsupported(format!("`{}` fits no slot with its destination", inst.opcode)));
+    }
+    let deps = machine_deps(target, desc, &inst, opts);
+    Ok(LoweredOp { desc, inst, slots, deps })
+}
+
+/// The dependency summary of a machine op with the scheduler's latencies.
+pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options) -> OpDeps {
+    let mut deps = OpDeps::default();
+    for p in inst.srcs.iter().filter_map(Operand::phys) {
+        deps.reads.extend(p.regs().map(Loc::Phys));
+    }
+    if let Some(p) = inst.dest.as_ref().and_then(Operand::phys) {
+        let l = write_latency(target, desc, false, opts).max(1);
+        deps.writes.extend(p.regs().map(|r| (Loc::Phys(r), l)));
+    } else if let Dest::Implicit(r) = desc.dest {
+        deps.writes.push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
+    }
+    deps.effects = effects(desc, inst);
+    deps
+}
+
+/// The ordered effects of an op (either form).
+pub fn effects(desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
+    let index = inst.srcs.iter().zip(desc.operands).find(|(_, k)| **k == OperandKind::Index).and_then(|(o, _)| o.imm()).map(|i| i.bits);
+    let mut out = Vec::new();
+    if ends_thread(desc) {
+        out.push(Effect::Barrier);
+    }
+    match desc.sem {
+        Sem::Output(ch, with_index) => {
+            let name = match (with_index, index) {
+                (true, Some(i)) => format!("{ch} {i}"),
+                _ => ch.to_string(),
+            };
+            out.push(Effect::Output(name));
+        }
+        Sem::ScratchRead | Sem::ScratchWrite => {
+            let write = desc.sem == Sem::ScratchWrite;
+            let size = if write { value_size(desc, inst) } else { dest_size(inst) };
+            match index {
+                Some(lo) => out.push(Effect::Scratch { write, lo, hi: lo.saturating_add(size.max(1)) }),
+                None => out.push(Effect::Scratch { write, lo: 0, hi: u32::MAX }),
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Whether the op ends the thread and must stay the block's last op (gen8
+/// `send.eot`: "last op of the program"). Recognised by its sized output
+/// payload (`Sizes::Any` on an output op), which only end-of-thread sends
+/// have.
+pub fn ends_thread(desc: &OpDesc) -> bool {
+    matches!(desc.sem, Sem::Output(..)) && desc.sizes == Sizes::Any
+}
+
+fn dest_size(inst: &Inst) -> u32 {
+    match &inst.dest {
+        Some(Operand::Phys(p)) => p.size as u32,
+        Some(Operand::Virt(v)) => v.size.unwrap_or(1) as u32,
+        _ => 1,
+    }
+}
+
+fn value_size(desc: &OpDesc, inst: &Inst) -> u32 {
+    inst.srcs
+        .iter()
+        .zip(desc.operands)
+        .filter(|(_, k)| **k != OperandKind::Index)
+        .map(|(o, _)| match o {
+            Operand::Phys(p) => p.size as u32,
+            Operand::Virt(v) => v.size.unwrap_or(1) as u32,
+            _ => 1,
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71};
+    use schedra_ir::{Imm, Span};
+
+    fn inst(op: &str, dest: Option<u16>, srcs: Vec<Operand>) -> Inst {
+        Inst { opcode: op.into(), dest: dest.map(|d| Operand::Phys(PhysReg::one(d))), srcs, span: Span::default() }
+    }
+    fn imm(v: i64) -> Operand {
+        Operand::Imm(Imm::int(v))
+    }
+
+    #[test]
+    fn ldunif_becomes_ldunifrf_and_ldvary_gets_a_copy() {
+        let o = Options::default();
+        let l = lower_block(&V3D71, &[inst("ldunif", Some(5), vec![imm(3)])], &o).unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].inst.opcode, "ldunifrf");
+        let l = lower_block(&V3D71, &[inst("ldvary", Some(5), vec![imm(0)])], &o).unwrap();
+        assert_eq!(l.iter().map(|x| x.inst.opcode.as_str()).collect::<Vec<_>>(), ["ldvary", "mov"]);
+        assert_eq!(l[0].inst.dest, None);
+        assert_eq!(l[0].deps.writes, vec![(Loc::Phys(0), 2)]);
+        assert_eq!(l[1].deps.reads, vec![Loc::Phys(0)]);
+    }
+
+    #[test]
+    fn faults_change_latencies() {
+        let ldvary = V3D71.op("ldvary").unwrap();
+        let recip = V3D71.op("recip").unwrap();
+        let o = Options::default();
+        assert_eq!(write_latency(&V3D71, ldvary, true, &o), 2);
+        assert_eq!(write_latency(&V3D71, recip, false, &o), 2);
+        let f = Options { inject: Some(Fault::V3dLdvarySameCycle), ..o };
+        assert_eq!(write_latency(&V3D71, ldvary, true, &f), 1);
+        let f = Options { inject: Some(Fault::V3dSfuLatency), ..o };
+        assert_eq!(write_latency(&V3D71, recip, false, &f), 1);
+    }
+
+    #[test]
+    fn r600_slots_follow_the_channel_rule() {
+        let o = Options::default();
+        let l = lower_block(&R600, &[inst("mov", Some(4 * 2 + 1), vec![imm(1)]), inst("recip", Some(3), vec![imm(2)])], &o).unwrap();
+        assert_eq!(l[0].slots, vec!["y", "t"]);
+        assert_eq!(l[1].slots, vec!["t"]);
+    }
+
+    #[test]
+    fn gen8_eot_is_a_barrier_and_scratch_has_ranges() {
+        let eot = GEN8.op("send.eot").unwrap();
+        let i = Inst { opcode: "send.eot".into(), dest: None, srcs: vec![Operand::Phys(PhysReg { base: 120, size: 4 })], span: Span::default() };
+        assert!(effects(eot, &i).contains(&Effect::Barrier));
+        let sw = GEN8.op("send.scratch_write").unwrap();
+        let i = Inst { opcode: "send.scratch_write".into(), dest: None, srcs: vec![imm(4), Operand::Phys(PhysReg { base: 10, size: 2 })], span: Span::default() };
+        assert_eq!(effects(sw, &i), vec![Effect::Scratch { write: true, lo: 4, hi: 6 }]);
+        assert!(!ends_thread(GEN8.op("send.tex").unwrap()));
+    }
+
+    #[test]
+    fn virtual_registers_are_refused() {
+        let i = Inst { opcode: "mov".into(), dest: Some(Operand::Phys(PhysReg::one(4))), srcs: vec![Operand::Virt(schedra_ir::VirtReg { name: "a".into(), size: None })], span: Span::default() };
+        assert!(lower_block(&V3D71, &[i], &Options::default()).is_err());
+    }
+}

@@ -1,0 +1,318 @@
+//! Post-RA list scheduler: lowered machine ops of one block → bundles.
+//!
+//! Algorithm: cycle-driven top-down list scheduling over the block's
+//! dependency graph. An op is *ready* once all its predecessors are placed;
+//! its earliest cycle is the largest `cycle(pred) + delay` over its incoming
+//! edges (negative delays count as zero: a successor never goes before its
+//! predecessor, it may share its bundle when the delay is <= 0, which is how
+//! parallel reads let a write-after-read pair share one bundle). Each cycle
+//! the bundle is filled greedily with the ready ops whose earliest cycle has
+//! come, highest critical path first (ties: program order), as long as the
+//! bundle stays legal ([`fits`]): a slot per op, no two writes to one
+//! register, the immediate limit, `rules.bundle_ok` (r600 read ports). Ops
+//! released by a placement with delay <= 0 may join the same bundle. On
+//! non-interlocked targets a cycle with nothing to issue is an empty bundle;
+//! on interlocked ones the best ready op issues anyway and the hardware
+//! stalls. At the end the block is padded until every write has landed.
+//!
+//! Invariant: every edge `from -> to` of the graph holds as
+//! `cycle(to) >= cycle(from) + max(delay, 0)` with `from` placed no later
+//! than `to`, every bundle satisfies [`fits`], and no write is in flight
+//! after the last bundle. With the graph's invariant this makes the bundles
+//! compute what the ops computed in order.
+
+use crate::depgraph::{DepGraph, Edge, EdgeKind, Loc};
+use crate::lower::LoweredOp;
+use crate::{CompileError, Fault, Options};
+use schedra_ir::target::OperandKind;
+use schedra_ir::{Inst, OpDesc, Operand, Reg, Target};
+
+/// A block's schedule: for each bundle, the ops it holds (index into the
+/// lowered op list) with their slots; and the cycle of each op.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Schedule {
+    /// Bundles in issue order.
+    pub bundles: Vec<Vec<(usize, &'static str)>>,
+    /// Bundle index of each op.
+    pub cycle_of: Vec<usize>,
+}
+
+/// Build the post-RA dependency graph of `ops`. `pinned` lists the
+/// registers the source program preallocated. This is the single decision
+/// point of the faults `SchedIgnoreWar` (write-after-read edges on physical
+/// registers are dropped) and `R600PinnedWar` (those on pinned registers
+/// are dropped: the group interference check ignores them).
+pub fn build_graph(ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
+    let deps: Vec<_> = ops.iter().map(|o| o.deps.clone()).collect();
+    DepGraph::build(&deps, |e: &Edge| {
+        let phys = match e.loc {
+            Some(Loc::Phys(r)) if e.kind == EdgeKind::War => Some(r),
+            _ => None,
+        };
+        let Some(r) = phys else { return true };
+        if opts.has(Fault::SchedIgnoreWar) {
+            return false;
+        }
+        !(opts.has(Fault::R600PinnedWar) && pinned.contains(&r))
+    })
+}
+
+/// The slot assignment of `members` (ops of one bundle), if the bundle is
+/// legal: one op per slot, no two ops writing one register, at most
+/// `rules.max_bundle_imms()` distinct immediates, and `rules.bundle_ok`.
+pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str>> {
+    let mut written: Vec<Reg> = Vec::new();
+    let mut imms: Vec<u32> = Vec::new();
+    for &m in members {
+        let op = ops.get(m)?;
+        for (loc, _) in &op.deps.writes {
+            if let Loc::Phys(r) = loc {
+                if written.contains(r) {
+                    return None;
+                }
+                written.push(*r);
+            }
+        }
+        for (o, k) in op.inst.srcs.iter().zip(op.desc.operands) {
+            if let (Some(i), true) = (o.imm(), *k != OperandKind::Index) {
+                if !imms.contains(&i.bits) {
+                    imms.push(i.bits);
+                }
+            }
+        }
+    }
+    if imms.len() > target.rules.max_bundle_imms() {
+        return None;
+    }
+    let slots = assign_slots(ops, members)?;
+    let pairs: Vec<(&OpDesc, &Inst)> = members.iter().filter_map(|&m| ops.get(m)).map(|o| (o.desc, &o.inst)).collect();
+    target.rules.bundle_ok(&pairs).ok()?;
+    Some(slots)
+}
+
+/// One slot per member, each allowed for its op, all distinct (small
+/// backtracking search: bundles hold at most a handful of ops).
+fn assign_slots(ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str>> {
+    fn go(ops: &[LoweredOp], members: &[usize], k: usize, used: &mut Vec<&'static str>) -> bool {
+        let Some(&m) = members.get(k) else { return true };
+        let Some(op) = ops.get(m) else { return false };
+        for s in &op.slots {
+            if !used.contains(s) {
+                used.push(s);
+                if go(ops, members, k + 1, used) {
+                    return true;
+                }
+                used.pop();
+            }
+        }
+        false
+    }
+    let mut used = Vec::with_capacity(members.len());
+    go(ops, members, 0, &mut used).then_some(used)
+}
+
+struct State {
+    left: Vec<usize>,
+    earliest: Vec<i64>,
+    ready: Vec<usize>,
+    cycle_of: Vec<Option<usize>>,
+}
+
+impl State {
+    fn new(g: &DepGraph) -> State {
+        let n = g.len();
+        let left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
+        let ready = (0..n).filter(|&i| left[i] == 0).collect();
+        State { left, earliest: vec![0; n], ready, cycle_of: vec![None; n] }
+    }
+
+    fn place(&mut self, g: &DepGraph, i: usize, cycle: usize) {
+        self.ready.retain(|&r| r != i);
+        if let Some(c) = self.cycle_of.get_mut(i) {
+            *c = Some(cycle);
+        }
+        for e in g.succs_of(i) {
+            let to = e.to;
+            if let Some(x) = self.earliest.get_mut(to) {
+                *x = (*x).max(cycle as i64 + e.delay.max(0) as i64);
+            }
+            if let Some(l) = self.left.get_mut(to) {
+                *l = l.saturating_sub(1);
+                if *l == 0 {
+                    self.ready.push(to);
+                }
+            }
+        }
+    }
+
+    /// Ready ops whose earliest cycle has come, best first.
+    fn candidates(&self, cycle: usize, prio: &[i64]) -> Vec<usize> {
+        let mut c: Vec<usize> = self.ready.iter().copied().filter(|&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64)).collect();
+        c.sort_by_key(|&i| (std::cmp::Reverse(prio.get(i).copied().unwrap_or(0)), i));
+        c
+    }
+}
+
+/// Schedule the lowered ops of one block into bundles (see the module doc).
+pub fn schedule(target: &Target, ops: &[LoweredOp], g: &DepGraph) -> Result<Schedule, CompileError> {
+    let own: Vec<u32> = ops.iter().map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0)).collect();
+    let prio = g.heights(&own);
+    let mut st = State::new(g);
+    let mut bundles: Vec<Vec<(usize, &'static str)>> = Vec::new();
+    let mut placed = 0;
+    while placed < ops.len() {
+        let cycle = bundles.len();
+        let mut members: Vec<usize> = Vec::new();
+        let mut slots = Vec::new();
+        loop {
+            let found = st.candidates(cycle, &prio).into_iter().find_map(|c| {
+                let mut m = members.clone();
+                m.push(c);
+                fits(target, ops, &m).map(|s| (c, m, s))
+            });
+            let Some((c, m, s)) = found else { break };
+            members = m;
+            slots = s;
+            st.place(g, c, cycle);
+            placed += 1;
+        }
+        if members.is_empty() {
+            let next = st.ready.iter().copied().min_by_key(|&i| (st.earliest.get(i).copied().unwrap_or(0), std::cmp::Reverse(prio.get(i).copied().unwrap_or(0)), i));
+            let Some(next) = next else { return Err(CompileError::Unsupported("dependency cycle in a block".into())) };
+            let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
+            if due || target.interlocked {
+                // Due but fits no bundle even alone, or an interlocked target
+                // that stalls instead of taking a nop.
+                let s = fits(target, ops, &[next]).ok_or_else(|| CompileError::Unsupported(format!("`{}` fits no bundle on its own", ops.get(next).map_or("?", |o| o.inst.opcode.as_str()))))?;
+                members = vec![next];
+                slots = s;
+                st.place(g, next, cycle);
+                placed += 1;
+            }
+        }
+        bundles.push(members.into_iter().zip(slots).collect());
+    }
+    let cycle_of = st.cycle_of.iter().map(|c| c.unwrap_or(0)).collect();
+    let mut s = Schedule { bundles, cycle_of };
+    if !target.interlocked {
+        let land = landing_end(ops, &s);
+        while s.bundles.len() < land {
+            s.bundles.push(Vec::new());
+        }
+    }
+    Ok(s)
+}
+
+/// The first cycle at which every write of the schedule has landed.
+pub fn landing_end(ops: &[LoweredOp], s: &Schedule) -> usize {
+    ops.iter()
+        .zip(&s.cycle_of)
+        .flat_map(|(o, &c)| o.deps.writes.iter().map(move |w| c + w.1 as usize))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The machine-form ops of one scheduled bundle, in the target's slot order.
+pub fn bundle_ops(target: &Target, ops: &[LoweredOp], bundle: &[(usize, &'static str)]) -> Vec<schedra_ir::Op> {
+    let mut v: Vec<schedra_ir::Op> = bundle.iter().filter_map(|&(i, slot)| ops.get(i).map(|o| schedra_ir::Op { slot: slot.to_string(), inst: o.inst.clone() })).collect();
+    v.sort_by_key(|o| target.slots.iter().position(|s| *s == o.slot).unwrap_or(usize::MAX));
+    v
+}
+
+/// Whether `o` is a register operand naming `r`.
+pub fn names_reg(o: &Operand, r: Reg) -> bool {
+    o.phys().is_some_and(|p| p.regs().any(|x| x == r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::lower_block;
+    use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71};
+    use schedra_ir::{Imm, PhysReg, Span};
+
+    fn reg(r: u16) -> Operand {
+        Operand::Phys(PhysReg::one(r))
+    }
+    fn inst(op: &str, dest: Option<u16>, srcs: Vec<Operand>) -> Inst {
+        Inst { opcode: op.into(), dest: dest.map(reg), srcs, span: Span::default() }
+    }
+    fn run(t: &'static Target, insts: &[Inst], opts: &Options) -> (Vec<LoweredOp>, Schedule) {
+        let ops = lower_block(t, insts, opts).unwrap();
+        let g = build_graph(&ops, &[], opts);
+        let s = schedule(t, &ops, &g).unwrap();
+        (ops, s)
+    }
+
+    #[test]
+    fn independent_ops_pair_and_dependent_ones_wait() {
+        let o = Options::default();
+        let insts = [inst("fadd", Some(4), vec![reg(1), reg(2)]), inst("fmul", Some(5), vec![reg(1), reg(3)]), inst("recip", Some(6), vec![reg(4)]), inst("fadd", Some(7), vec![reg(6), reg(5)])];
+        let (_, s) = run(&V3D71, &insts, &o);
+        assert_eq!(s.cycle_of[0], s.cycle_of[1]);
+        assert_eq!(s.cycle_of[2], s.cycle_of[0] + 1);
+        assert_eq!(s.cycle_of[3], s.cycle_of[2] + 2);
+        assert_eq!(s.bundles.len(), s.cycle_of[3] + 1);
+    }
+
+    #[test]
+    fn ldvary_copy_waits_two_cycles_and_sfu_fault_shortens() {
+        let o = Options::default();
+        let insts = [inst("ldvary", Some(4), vec![Operand::Imm(Imm::int(0))])];
+        let (_, s) = run(&V3D71, &insts, &o);
+        assert_eq!(s.cycle_of, vec![0, 2]);
+        let f = Options { inject: Some(Fault::V3dLdvarySameCycle), ..o };
+        let (_, s) = run(&V3D71, &insts, &f);
+        assert_eq!(s.cycle_of, vec![0, 1]);
+    }
+
+    #[test]
+    fn war_pair_shares_a_group_on_r600() {
+        // R1.y = mov R1.x ; R1.x = mov 1.0: parallel reads allow one group.
+        let insts = [inst("mov", Some(5), vec![reg(4)]), inst("mov", Some(4), vec![Operand::Imm(Imm::f32(1.0))])];
+        let (_, s) = run(&R600, &insts, &Options::default());
+        assert_eq!(s.bundles.len(), 1);
+        assert_eq!(s.bundles[0].len(), 2);
+    }
+
+    #[test]
+    fn one_immediate_per_v3d_bundle() {
+        let insts = [inst("add", Some(4), vec![reg(1), Operand::Imm(Imm::int(1))]), inst("add", Some(5), vec![reg(1), Operand::Imm(Imm::int(2))])];
+        let (_, s) = run(&V3D71, &insts, &Options::default());
+        assert_eq!(s.bundles.len(), 2);
+        let insts = [inst("add", Some(4), vec![reg(1), Operand::Imm(Imm::int(1))]), inst("add", Some(5), vec![reg(2), Operand::Imm(Imm::int(1))])];
+        let (_, s) = run(&V3D71, &insts, &Options::default());
+        assert_eq!(s.bundles.len(), 1);
+    }
+
+    #[test]
+    fn gen8_issues_one_op_per_bundle_without_nops() {
+        let r2 = |b: u16| Operand::Phys(PhysReg { base: b, size: 2 });
+        let insts = [
+            Inst { opcode: "mul".into(), dest: Some(r2(10)), srcs: vec![r2(2), r2(2)], span: Span::default() },
+            Inst { opcode: "add".into(), dest: Some(r2(12)), srcs: vec![r2(10), r2(2)], span: Span::default() },
+            Inst { opcode: "mov".into(), dest: Some(r2(14)), srcs: vec![r2(2)], span: Span::default() },
+        ];
+        let (_, s) = run(&GEN8, &insts, &Options::default());
+        assert_eq!(s.bundles.len(), 3);
+        assert!(s.bundles.iter().all(|b| b.len() == 1));
+        assert!(s.cycle_of[0] < s.cycle_of[1]);
+        // The independent mov fills the latency gap between mul and add.
+        assert_eq!(s.cycle_of[2], 1);
+    }
+
+    #[test]
+    fn ignore_war_fault_lets_a_write_pass_a_read() {
+        // rf4 is read late (after a recip chain) and overwritten by a ready op.
+        let insts = [
+            inst("recip", Some(5), vec![reg(1)]),
+            inst("recip", Some(6), vec![reg(5)]),
+            inst("fadd", Some(7), vec![reg(6), reg(4)]),
+            inst("mov", Some(4), vec![reg(2)]),
+        ];
+        let (_, s) = run(&V3D71, &insts, &Options::default());
+        assert!(s.cycle_of[3] >= s.cycle_of[2]);
+        let (_, s) = run(&V3D71, &insts, &Options { inject: Some(Fault::SchedIgnoreWar), ..Default::default() });
+        assert!(s.cycle_of[3] < s.cycle_of[2]);
+    }
+}
