@@ -8,7 +8,7 @@
 //! ([`mix`]); the resulting 64-bit hash picks a word. Outside inputs are
 //! drawn from a distribution that exercises real shader arithmetic (mostly
 //! "nice" floats such as ±1.25·2^k, some zeros so that branches go both
-//! ways, some small integers, a quarter raw bits); garbage words are raw
+//! ways, a few small integers and raw words); garbage words are raw
 //! hashed bits from a kind of their own, so reading an uninitialised register
 //! gives a different word from any input with overwhelming probability.
 //!
@@ -43,21 +43,22 @@ fn hash(parts: impl IntoIterator<Item = u64>) -> u64 {
     parts.into_iter().fold(0x5eed_5eed_5eed_5eed, |h, p| mix(h ^ mix(p)))
 }
 
-/// Turn a hash into an "input-like" word: 1/16 zero, 1/8 a small integer
-/// 1..=16, 9/16 a nice float ±(1 + m/8)·2^e, 1/4 raw bits.
+/// Turn a hash into an "input-like" word: 1/16 zero, 1/16 a small integer
+/// 1..=16, 1/16 raw bits, and 13/16 a nice float ±(1 + m/256)·2^e with m in
+/// 0..256 and e in -3..=4 (4096 distinct values whose sums and products
+/// stay finite and exact enough to keep different inputs apart).
 fn input_word(h: u64) -> u32 {
     let bits = (h >> 32) as u32;
     match h & 15 {
         0 => 0,
-        1 | 2 => 1 + (bits & 15),
-        3..=11 => {
-            // m in 0..8, e in -3..=4.
-            let m = (bits & 7) as f32;
-            let e = ((bits >> 3) & 7) as i32 - 3;
-            let sign = if bits & 0x40 != 0 { -1.0 } else { 1.0 };
-            (sign * (1.0 + m / 8.0) * 2f32.powi(e)).to_bits()
+        1 => 1 + (bits & 15),
+        2 => bits,
+        _ => {
+            let m = (bits & 0xff) as f32;
+            let e = ((bits >> 8) & 7) as i32 - 3;
+            let sign = if bits & 0x800 != 0 { -1.0 } else { 1.0 };
+            (sign * (1.0 + m / 256.0) * 2f32.powi(e)).to_bits()
         }
-        _ => bits,
     }
 }
 
