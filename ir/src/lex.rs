@@ -117,7 +117,7 @@ fn scan(b: &[u8], mut i: usize, f: impl Fn(u8) -> bool) -> usize {
 fn unexpected(text: &str, i: usize, span: Span) -> Located {
     let ch = text.get(i..).and_then(|s| s.chars().next()).unwrap_or('\0');
     let what = match ch {
-        '\0' => "a NUL byte".to_string(),
+        '\0' => "NUL byte".to_string(),
         c if c.is_control() => format!("control character 0x{:02x}", c as u32),
         c => format!("character `{c}`"),
     };

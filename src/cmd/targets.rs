@@ -1,11 +1,102 @@
-//! `schedra targets` (not written yet).
+//! `schedra targets [NAME]`: print each target's description (or one
+//! target's) from the same data the compiler and the verifier use: name,
+//! summary, register file, slots, interlocking, sizes, reserved, implicit
+//! and payload registers, then the opcode table with operands, destination,
+//! sizes, slots and latencies. An unknown name is a usage error (status 2).
+
+use super::input;
+use schedra_ir::target::{self, Dest, OpDesc, OperandKind, Sizes, Target};
+use schedra_ir::Stage;
+use std::fmt::Write;
 
 /// Arguments of `schedra targets`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Show only this target (`v3d71`, `gen8`, `r600`).
+    pub name: Option<String>,
+}
 
-/// Run the subcommand; returns the exit status.
-pub fn main(_args: Args) -> i32 {
-    eprintln!("error: `schedra targets` is not implemented yet");
-    1
+/// Run the subcommand; returns the exit status (0, or 2 for an unknown name).
+pub fn main(args: Args) -> i32 {
+    let chosen: Vec<&'static Target> = match input::target_arg(args.name.as_deref()) {
+        Ok(Some(t)) => vec![t],
+        Ok(None) => target::all().to_vec(),
+        Err(e) => return input::bad(e),
+    };
+    let texts: Vec<String> = chosen.iter().map(|t| describe(t)).collect();
+    print!("{}", texts.join("\n"));
+    0
+}
+
+fn regs(t: &Target, rs: &[u16]) -> String {
+    if rs.is_empty() {
+        return "none".to_string();
+    }
+    rs.iter().map(|&r| t.regs.name(r)).collect::<Vec<_>>().join(" ")
+}
+
+/// The full text description of one target.
+pub fn describe(t: &Target) -> String {
+    let mut s = String::new();
+    let last = t.regs.name(t.regs.count.saturating_sub(1));
+    let _ = writeln!(s, "{} - {}", t.name, t.summary);
+    let _ = writeln!(s, "  registers:      {}-{last} ({} registers)", t.regs.name(0), t.regs.count);
+    let _ = writeln!(s, "  slots:          {}", t.slots.join(" "));
+    let _ = writeln!(s, "  interlocked:    {}", if t.interlocked { "yes (reads wait for pending writes)" } else { "no (early reads see old contents)" });
+    let _ = writeln!(s, "  default stage:  {}", t.default_stage.as_str());
+    let _ = writeln!(s, "  sizes:          ALU operands up to {}, values up to {} registers", t.max_alu_size, t.max_value_size);
+    let _ = writeln!(s, "  reserved:       {}", regs(t, t.reserved));
+    let _ = writeln!(s, "  implicit:       {}", regs(t, t.implicit_regs));
+    for st in [Stage::Vertex, Stage::Fragment, Stage::Compute] {
+        let _ = writeln!(s, "  payload {:<9} {}", format!("{}:", st.as_str()), regs(t, t.rules.payload(st)));
+    }
+    let _ = writeln!(s, "  immediates:     at most {} distinct per bundle", t.rules.max_bundle_imms());
+    match t.rules.end_delay_slots() {
+        Some(n) => {
+            let _ = writeln!(s, "  program end:    end marker followed by {n} delay-slot bundles");
+        }
+        None => {
+            let _ = writeln!(s, "  program end:    no end sequence");
+        }
+    }
+    let _ = writeln!(s, "  opcodes:");
+    let _ = writeln!(s, "    {:<20} {:<22} {:<10} {:<14} {:<12} {:>7}  notes", "opcode", "operands", "dest", "sizes", "slots", "latency");
+    for op in t.ops {
+        let _ = writeln!(s, "    {}", op_row(t, op));
+    }
+    s
+}
+
+fn op_row(t: &Target, op: &OpDesc) -> String {
+    let operands: Vec<&str> = op
+        .operands
+        .iter()
+        .map(|k| match k {
+            OperandKind::Value => "value",
+            OperandKind::Reg => "reg",
+            OperandKind::Index => "index",
+        })
+        .collect();
+    let dest = match op.dest {
+        Dest::None => "none".to_string(),
+        Dest::Explicit => "explicit".to_string(),
+        Dest::Implicit(r) => format!("-> {}", t.regs.name(r)),
+    };
+    let sizes = match op.sizes {
+        Sizes::Uniform => "uniform".to_string(),
+        Sizes::Fixed { dest, src } => format!("d:{dest} s:{src}"),
+        Sizes::Any => "any".to_string(),
+    };
+    let mut notes = vec![format!("{:?}", op.sem)];
+    if op.sfu {
+        notes.push("sfu".to_string());
+    }
+    if op.header_is_dest {
+        notes.push("header=dest".to_string());
+    }
+    if op.machine_only {
+        notes.push("machine form only".to_string());
+    }
+    let operands = if operands.is_empty() { "-".to_string() } else { operands.join(", ") };
+    format!("{:<20} {:<22} {:<10} {:<14} {:<12} {:>7}  {}", op.name, operands, dest, sizes, op.slots.join(" "), op.latency, notes.join(", "))
 }
