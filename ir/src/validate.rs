@@ -132,18 +132,17 @@ fn size_of(sizes: &SizeMap<'_>, v: &VirtReg) -> u8 {
 /// virtual register is bound once.
 fn inputs(p: &Program) -> Result<(), Located> {
     let t = p.target;
-    for (k, i) in p.inputs.iter().enumerate() {
+    let mut regs: HashMap<Reg, u32> = HashMap::new();
+    let mut names: HashMap<&str, u32> = HashMap::new();
+    for i in &p.inputs {
         reg_exists(t, i.reg, i.span)?;
         not_implicit(t, i.reg, i.span)?;
-        for j in p.inputs.iter().take(k) {
-            if j.reg.overlaps(i.reg) {
-                return Err(err(i.span, format!("input register ${} overlaps the input declared at line {}", p.reg_name(i.reg.base), j.span.line)));
-            }
-            if let (Some(a), Some(b)) = (&i.vreg, &j.vreg) {
-                if a.name == b.name {
-                    return Err(err(i.span, format!("`%{}` is already declared as an input at line {}", show(&a.name), j.span.line)));
-                }
-            }
+        if let Some(line) = i.reg.regs().find_map(|r| regs.insert(r, i.span.line)) {
+            return Err(err(i.span, format!("input register ${} overlaps the input declared at line {line}", p.reg_name(i.reg.base))));
+        }
+        if let Some(line) = i.vreg.as_ref().and_then(|v| names.insert(v.name.as_str(), i.span.line)) {
+            let name = i.vreg.as_ref().map_or("", |v| v.name.as_str());
+            return Err(err(i.span, format!("`%{}` is already declared as an input at line {line}", show(name))));
         }
     }
     Ok(())
@@ -465,9 +464,44 @@ fn read_ok(t: &Target, o: &Operand, ids: &Ids<'_>, set: &Bits, span: Span) -> Re
     }
 }
 
+/// The most bits the dataflow may hold (blocks × facts): beyond this a
+/// program is rejected as too large rather than exhausting memory.
+const DATAFLOW_BUDGET_BITS: usize = 1 << 28;
+
+/// Blocks in reverse postorder of a depth-first walk from the entry, so that
+/// the round-robin iteration converges in a few passes on reducible CFGs.
+fn reverse_postorder(cfg: &Cfg) -> Vec<usize> {
+    let n = cfg.succ.len();
+    let mut seen = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    if n > 0 {
+        seen[0] = true;
+        stack.push((0, 0));
+    }
+    while let Some((b, k)) = stack.pop() {
+        match cfg.succ[b].get(k) {
+            Some(&s) => {
+                stack.push((b, k + 1));
+                if !seen[s] {
+                    seen[s] = true;
+                    stack.push((s, 0));
+                }
+            }
+            None => post.push(b),
+        }
+    }
+    post.reverse();
+    post
+}
+
 fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     let ids = Ids::new(p);
     let n = p.blocks.len();
+    if n.saturating_mul(ids.count) > DATAFLOW_BUDGET_BITS {
+        return Err(err(Span::new(1, 1), format!("program too large to validate ({n} blocks × {} registers)", ids.count)));
+    }
+    let order = reverse_postorder(cfg);
     let entry = entry_set(p, &ids);
     let mut out = vec![Bits::new(ids.count, true); n];
     let block_in = |k: usize, out: &[Bits]| {
@@ -478,7 +512,7 @@ fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     let mut changed = true;
     while changed {
         changed = false;
-        for k in 0..n {
+        for &k in &order {
             let mut s = block_in(k, &out);
             transfer(p.target, &p.blocks[k], &ids, &mut s, false)?;
             if s != out[k] {

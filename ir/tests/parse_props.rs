@@ -41,8 +41,8 @@ static SOUPS: AtomicUsize = AtomicUsize::new(0);
 
 #[test]
 fn arbitrary_bytes_never_panic() {
-    let gen = bolero::gen::<Vec<u8>>().with().len(0usize..2048);
-    bolero::check!().with_generator(gen).with_max_len(1 << 16).with_iterations(3000).for_each(|bytes: &Vec<u8>| {
+    let producer = bolero::produce::<Vec<u8>>().with().len(0usize..2048);
+    bolero::check!().with_generator(producer).with_max_len(1 << 16).with_iterations(3000).for_each(|bytes: &Vec<u8>| {
         BYTES.fetch_add(1, Ordering::Relaxed);
         property(bytes);
     });
@@ -70,8 +70,8 @@ const VOCAB: &[&str] = &[
 
 #[test]
 fn token_soups_never_panic() {
-    let gen = bolero::gen::<Vec<u8>>().with().len(0usize..512);
-    bolero::check!().with_generator(gen).with_max_len(1 << 16).with_iterations(5000).for_each(|picks: &Vec<u8>| {
+    let producer = bolero::produce::<Vec<u8>>().with().len(0usize..512);
+    bolero::check!().with_generator(producer).with_max_len(1 << 16).with_iterations(5000).for_each(|picks: &Vec<u8>| {
         SOUPS.fetch_add(1, Ordering::Relaxed);
         let (first, rest) = picks.split_first().map_or((0, &[][..]), |(f, r)| (*f, r));
         let mut text = HEADERS[first as usize % HEADERS.len()].to_string();
@@ -113,8 +113,8 @@ static PARSED: AtomicUsize = AtomicUsize::new(0);
 /// round trip is checked on each that does.
 #[test]
 fn line_soups_round_trip() {
-    let gen = bolero::gen::<Vec<u8>>().with().len(0usize..160);
-    bolero::check!().with_generator(gen).with_max_len(1 << 16).with_iterations(3000).for_each(|picks: &Vec<u8>| {
+    let producer = bolero::produce::<Vec<u8>>().with().len(0usize..160);
+    bolero::check!().with_generator(producer).with_max_len(1 << 16).with_iterations(3000).for_each(|picks: &Vec<u8>| {
         LINES.fetch_add(1, Ordering::Relaxed);
         let mut it = picks.iter().map(|&b| b as usize);
         let head = it.next().unwrap_or(0);
@@ -157,6 +157,20 @@ fn pathological_inputs() {
     property(long_float.as_bytes());
     let lines = format!("target v3d71\nb0:\n{}\n end\n", " %a = mov 1\n".repeat(100_000));
     property(lines.as_bytes());
+    let chain = |n: usize| {
+        let mut s = String::from("target v3d71\nb0:\n %a = ldunif 0\n jmp b1\n");
+        for k in 1..n {
+            s += &format!("b{k}:\n %v{k} = add %a, 1\n jmp b{}\n", k + 1);
+        }
+        s + &format!("b{n}:\n tlbw %a\n end\n")
+    };
+    let t = std::time::Instant::now();
+    let p = parse(chain(5_000).as_bytes(), None).unwrap();
+    assert_eq!(validate(&p), Ok(()));
+    let p = parse(chain(20_000).as_bytes(), None).unwrap();
+    let e = validate(&p).unwrap_err();
+    assert!(e.message.contains("too large"), "20000 blocks × 20000 values is over the dataflow budget: {e}");
+    assert!(t.elapsed().as_secs() < 10, "validation of long chains took {:?}", t.elapsed());
     property(b"\0\0\0");
     property(&[0xff; 10]);
     property(b"target v3d71\nb0:\n %a:99999 = mov 1\n end\n");
