@@ -1,3 +1,4 @@
 //! schedra-fuzz: interpreters, generators, oracles and the reducer.
 
 pub mod interp;
+pub mod reduce;
