@@ -1,0 +1,353 @@
+//! The generator's state and straight-line code: choosing an op that is
+//! valid at the current point, its operands and its destination.
+//!
+//! Algorithm (wasm-smith style): the candidates are the target's opcodes
+//! allowed by the [`Config`]; an op is emitted only once every operand has
+//! been given a value of the right size that is defined on every path (from
+//! the [`Scope`]), an immediate the target's `rules.imm_ok` accepts, or an
+//! index constant. When no value of a needed size exists, a producer (an
+//! outside-input load or `mov` of an immediate) is emitted first.
+//!
+//! Invariant: every instruction pushed is valid at its point: operands
+//! defined, sizes as the op's [`Sizes`] demand, no implicitly written or
+//! reserved register named, physical destinations only on ops with an
+//! explicit destination and only from the disjoint preallocated pool.
+
+use super::config::{imm_class, Config};
+use super::features::Features;
+use super::profile::Profile;
+use super::scope::{Def, Loc, Scope};
+use arbitrary::{Result, Unstructured};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
+
+/// A program under construction.
+pub struct Gen<'a, 'u> {
+    pub(super) u: &'a mut Unstructured<'u>,
+    pub(super) t: &'static Target,
+    pub(super) cfg: &'a Config,
+    pub(super) prof: Profile,
+    /// Finished blocks.
+    pub(super) blocks: Vec<Block>,
+    /// The open block's label and instructions.
+    pub(super) label: String,
+    pub(super) insts: Vec<Inst>,
+    pub(super) scope: Scope,
+    /// Size of each virtual register, by id.
+    pub(super) sizes: Vec<u8>,
+    /// Virtual registers that must not be redefined (loop counters, values
+    /// kept live for pressure).
+    pub(super) locked: Vec<u32>,
+    /// Preallocated registers this program may use.
+    pub(super) pool: Vec<PhysReg>,
+    /// Instructions left in the body's budget.
+    pub(super) budget: usize,
+    pub(super) next_label: u32,
+    pub(super) features: Features,
+    /// Candidate ops for straight-line code.
+    pub(super) ops: Vec<&'static OpDesc>,
+    pub(super) inputs: Vec<schedra_ir::Input>,
+}
+
+/// Whether `op` may be a straight-line candidate under `cfg`.
+fn candidate(op: &OpDesc, cfg: &Config) -> bool {
+    let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
+    let output = matches!(op.sem, Sem::Output(..));
+    let implicit = matches!(op.dest, Dest::Implicit(_));
+    let send = op.sem == Sem::Texture;
+    !op.machine_only && !outside && !op.name.ends_with(".eot") && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
+}
+
+impl<'a, 'u> Gen<'a, 'u> {
+    /// A generator for `t` under `cfg`, drawing from `u`.
+    pub fn new(u: &'a mut Unstructured<'u>, t: &'static Target, cfg: &'a Config) -> Gen<'a, 'u> {
+        let prof = Profile::of(t);
+        let mut ops: Vec<&'static OpDesc> = t.ops.iter().enumerate().filter(|(i, o)| cfg.op_enabled(*i) && candidate(o, cfg)).map(|(_, o)| o).collect();
+        if !ops.iter().any(|o| o.dest != Dest::None) {
+            ops = t.ops.iter().filter(|o| candidate(o, cfg) && o.dest != Dest::None).collect();
+        }
+        Gen {
+            u,
+            t,
+            cfg,
+            prof,
+            blocks: Vec::new(),
+            label: "b0".to_string(),
+            insts: Vec::new(),
+            scope: Scope::default(),
+            sizes: Vec::new(),
+            locked: Vec::new(),
+            pool: Vec::new(),
+            budget: cfg.insts(),
+            next_label: 1,
+            features: Features::default(),
+            ops,
+            inputs: Vec::new(),
+        }
+    }
+
+    /// True with probability `percent`/100 (false once the bytes run out).
+    pub(super) fn chance(&mut self, percent: u32) -> Result<bool> {
+        if self.u.is_empty() {
+            return Ok(false);
+        }
+        Ok(self.u.int_in_range(0..=99u32)? < percent)
+    }
+
+    /// An index below `n` (`n > 0`).
+    pub(super) fn pick(&mut self, n: usize) -> Result<usize> {
+        if n <= 1 {
+            return Ok(0);
+        }
+        self.u.int_in_range(0..=n - 1)
+    }
+
+    /// Whether generation should wind down: no budget or no bytes left.
+    pub(super) fn exhausted(&self) -> bool {
+        self.budget == 0 || self.u.is_empty()
+    }
+
+    /// Append `inst` to the open block.
+    pub(super) fn push(&mut self, inst: Inst) {
+        self.budget = self.budget.saturating_sub(1);
+        self.insts.push(inst);
+    }
+
+    /// A fresh virtual register of `size` registers.
+    pub(super) fn fresh(&mut self, size: u8) -> u32 {
+        self.sizes.push(size);
+        (self.sizes.len() - 1) as u32
+    }
+
+    /// The operand naming `loc` (the size suffix written on definitions and
+    /// multi-register uses).
+    pub(super) fn operand(&self, loc: Loc, def: bool) -> Operand {
+        match loc {
+            Loc::Phys(p) => Operand::Phys(p),
+            Loc::Virt(id) => {
+                let size = self.sizes.get(id as usize).copied().unwrap_or(1);
+                let suffix = (size > 1 || (def && size == 0)).then_some(size);
+                Operand::Virt(VirtReg { name: id.to_string(), size: suffix })
+            }
+        }
+    }
+
+    /// Close the open block with `kind` and open a new one labelled `next`.
+    pub(super) fn close(&mut self, kind: TermKind, next: String) {
+        let label = std::mem::replace(&mut self.label, next);
+        let insts = std::mem::take(&mut self.insts);
+        self.blocks.push(Block { label, insts, bundles: Vec::new(), term: Terminator { kind, span: Span::default() }, span: Span::default() });
+    }
+
+    /// A new unique block label.
+    pub(super) fn new_label(&mut self) -> String {
+        self.next_label += 1;
+        format!("b{}", self.next_label - 1)
+    }
+
+    /// An immediate from the configured classes (any class if none is
+    /// configured).
+    pub(super) fn imm(&mut self) -> Result<Imm> {
+        let classes = if self.cfg.imm_classes & 0x1f == 0 { 0x1f } else { self.cfg.imm_classes & 0x1f };
+        let bits: Vec<u8> = (0..5).map(|b| 1u8 << b).filter(|b| classes & b != 0).collect();
+        let class = bits[self.pick(bits.len())?];
+        Ok(match class {
+            imm_class::SMALL_INT => Imm::int(self.u.int_in_range(-16..=15i64)?),
+            imm_class::POW2_FLOAT => {
+                let k = self.u.int_in_range(-9..=7i32)?;
+                let v = if k < -8 { 0.0 } else { 2f32.powi(k) };
+                Imm::f32(if self.u.arbitrary::<bool>()? { -v } else { v })
+            }
+            imm_class::ANY_INT => Imm::int(self.u.arbitrary::<i32>()? as i64),
+            imm_class::ANY_FLOAT => {
+                let f = f32::from_bits(self.u.arbitrary::<u32>()?);
+                Imm::f32(if f.is_finite() { f } else { 1.5 })
+            }
+            _ => {
+                let specials = [0x7fc0_0000u32, 0x7f80_0000, 0xff80_0000, 0x8000_0000, 0xffff_ffff];
+                Imm { bits: specials[self.pick(specials.len())?], float: false }
+            }
+        })
+    }
+
+    /// A register operand of `size` defined here; emits a producer first
+    /// when none exists. `None` when the target cannot make such a value.
+    pub(super) fn reg_operand(&mut self, size: u8) -> Result<Option<Loc>> {
+        let cands = self.scope.of_size(size, |_| true);
+        let def = if cands.is_empty() {
+            match self.produce(size)? {
+                Some(loc) => loc,
+                None => return Ok(None),
+            }
+        } else if self.chance(self.cfg.chain_percent())? {
+            self.features.insert(Features::CHAIN);
+            cands[cands.len() - 1].loc
+        } else {
+            cands[self.pick(cands.len())?].loc
+        };
+        if matches!(def, Loc::Phys(_)) {
+            self.features.insert(Features::PREALLOC_READ);
+        }
+        self.scope.used(def);
+        Ok(Some(def))
+    }
+
+    /// Emit an op that makes a fresh value of `size` from nothing but
+    /// constants or outside inputs; its location.
+    pub(super) fn produce(&mut self, size: u8) -> Result<Option<Loc>> {
+        let loads: Vec<&'static OpDesc> = self
+            .t
+            .ops
+            .iter()
+            .filter(|o| o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1)
+            .filter(|o| self.cfg.implicit || o.dest == Dest::Explicit)
+            .collect();
+        let use_mov = loads.is_empty() || self.chance(50)?;
+        let (op, src) = match (use_mov, self.prof.mov) {
+            (true, Some(mov)) => {
+                let imm = self.imm()?;
+                let imm = if self.t.rules.imm_ok(mov, 0, imm) { imm } else { Imm::int(1) };
+                if !self.t.rules.imm_ok(mov, 0, imm) || size > self.t.max_alu_size {
+                    return Ok(None);
+                }
+                (mov, Operand::Imm(imm))
+            }
+            _ if !loads.is_empty() => {
+                let op = loads[self.pick(loads.len())?];
+                (op, self.index_imm(op)?)
+            }
+            _ => return Ok(None),
+        };
+        let id = self.fresh(size);
+        let inst = Inst { opcode: op.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src], span: Span::default() };
+        self.note_op(op);
+        self.push(inst);
+        self.scope.define(Loc::Virt(id), size);
+        Ok(Some(Loc::Virt(id)))
+    }
+
+    /// An index constant for `op` (uniform or varying number, export
+    /// number, `ldconst` word).
+    pub(super) fn index_imm(&mut self, op: &OpDesc) -> Result<Operand> {
+        let v = match op.sem {
+            Sem::Const => self.u.arbitrary::<u32>()? as i64,
+            Sem::Output(..) => self.u.int_in_range(0..=3i64)?,
+            _ => self.u.int_in_range(0..=7i64)?,
+        };
+        Ok(Operand::Imm(if op.sem == Sem::Const { Imm { bits: v as u32, float: false } } else { Imm::int(v) }))
+    }
+
+    /// Record the features an op of this kind shows.
+    pub(super) fn note_op(&mut self, op: &OpDesc) {
+        if matches!(op.dest, Dest::Implicit(_)) {
+            self.features.insert(Features::IMPLICIT);
+        }
+        if op.sfu {
+            self.features.insert(Features::SFU);
+        }
+        if op.sem == Sem::Texture {
+            self.features.insert(Features::SEND);
+        }
+    }
+
+    /// The register size `op` works on here: (destination, register
+    /// operands).
+    fn sizes_for(&mut self, op: &OpDesc) -> Result<(u8, u8)> {
+        Ok(match op.sizes {
+            Sizes::Fixed { dest, src } => (dest, src),
+            Sizes::Uniform => {
+                let n = if self.cfg.multi_reg && self.t.max_alu_size > 1 && self.chance(50)? { self.u.int_in_range(1..=self.t.max_alu_size)? } else { 1 };
+                (n, n)
+            }
+            Sizes::Any => {
+                let n = if self.cfg.multi_reg { self.u.int_in_range(1..=self.t.max_value_size.max(1))? } else { 1 };
+                (n, n)
+            }
+        })
+    }
+
+    /// One source operand of `op` at position `k` for register size `size`.
+    fn source(&mut self, op: &OpDesc, k: usize, kind: OperandKind, size: u8) -> Result<Option<Operand>> {
+        match kind {
+            OperandKind::Index => self.index_imm(op).map(Some),
+            OperandKind::Value if self.chance(self.cfg.imm_percent())? => {
+                let imm = self.imm()?;
+                if self.t.rules.imm_ok(op, k, imm) {
+                    self.features.insert(Features::IMM);
+                    return Ok(Some(Operand::Imm(imm)));
+                }
+                Ok(self.reg_operand(size)?.map(|l| self.operand(l, false)))
+            }
+            _ => Ok(self.reg_operand(size)?.map(|l| self.operand(l, false))),
+        }
+    }
+
+    /// The destination of a result of `size`: a preallocated register, a
+    /// redefined virtual register or a fresh one.
+    fn dest(&mut self, op: &OpDesc, size: u8, force_new: bool) -> Result<Loc> {
+        if op.dest == Dest::Explicit && self.cfg.prealloc && !force_new && self.chance(15)? {
+            let t = self.t;
+            let fits: Vec<PhysReg> = self.pool.iter().copied().filter(|p| p.size == size && op.slots.iter().any(|s| t.rules.slot_ok(op, s, Some(*p)).is_ok())).collect();
+            if !fits.is_empty() {
+                let p = fits[self.pick(fits.len())?];
+                self.features.insert(Features::PREALLOC_WRITE);
+                if self.prof.inputs.iter().any(|i| i.overlaps(p)) && self.inputs.iter().any(|i| i.reg.overlaps(p)) {
+                    self.features.insert(Features::INPUT_CLOBBER);
+                }
+                return Ok(Loc::Phys(p));
+            }
+        }
+        if self.cfg.redefine && !force_new && self.chance(20)? {
+            let locked = self.locked.clone();
+            let cands: Vec<Def> = self.scope.of_size(size, |d| matches!(d.loc, Loc::Virt(id) if !locked.contains(&id)));
+            if !cands.is_empty() {
+                self.features.insert(Features::REDEFINE);
+                return Ok(cands[self.pick(cands.len())?].loc);
+            }
+        }
+        Ok(Loc::Virt(self.fresh(size)))
+    }
+
+    /// Emit one straight-line op valid here. Returns the defined location,
+    /// if any. `force_new` makes the destination a fresh virtual register.
+    pub(super) fn op(&mut self, force_new: bool) -> Result<Option<Loc>> {
+        if self.ops.is_empty() {
+            return Ok(None);
+        }
+        let i = self.pick(self.ops.len())?;
+        let op = self.ops[i];
+        let (dsize, ssize) = self.sizes_for(op)?;
+        let mut srcs = Vec::with_capacity(op.operands.len());
+        for (k, &kind) in op.operands.iter().enumerate() {
+            match self.source(op, k, kind, ssize)? {
+                Some(o) => srcs.push(o),
+                None => return Ok(None),
+            }
+        }
+        self.note_operands(&srcs);
+        let dest = if op.dest == Dest::None { None } else { Some(self.dest(op, dsize, force_new)?) };
+        if matches!(op.sem, Sem::Output(..)) {
+            self.features.insert(Features::MID_OUTPUT);
+        }
+        if dsize > 1 || ssize > 1 && op.operands.iter().any(|k| *k != OperandKind::Index) {
+            self.features.insert(Features::MULTI_REG);
+        }
+        self.note_op(op);
+        let inst = Inst { opcode: op.name.to_string(), dest: dest.map(|l| self.operand(l, true)), srcs, span: Span::default() };
+        self.push(inst);
+        if let Some(l) = dest {
+            self.scope.define(l, dsize);
+        }
+        Ok(dest)
+    }
+
+    fn note_operands(&mut self, srcs: &[Operand]) {
+        let regs: Vec<&Operand> = srcs.iter().filter(|o| !matches!(o, Operand::Imm(_) | Operand::Label(_))).collect();
+        if regs.len() >= 3 {
+            self.features.insert(Features::THREE_OPERANDS);
+        }
+        if regs.iter().enumerate().any(|(i, a)| regs[i + 1..].contains(a)) {
+            self.features.insert(Features::REPEATED_OPERAND);
+        }
+    }
+}

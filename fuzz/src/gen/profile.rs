@@ -1,0 +1,162 @@
+//! What the generator needs to know about a target beyond its opcode table,
+//! derived from the description wherever possible: the registers inputs
+//! arrive in, the pool of registers that may be preallocated, how a loop
+//! counter counts down, how a branch condition is made, and which output op
+//! ends the program.
+//!
+//! Invariant: every register in a profile exists in the target's file, is
+//! neither reserved (for the pool) nor implicitly written, and the pool's
+//! runs are pairwise disjoint.
+
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::{Imm, PhysReg, Reg, Target};
+
+/// How a loop counter is set up and counted down: `c = mov start` then
+/// `c = step c, delta` until the word is zero.
+#[derive(Clone, Copy, Debug)]
+pub struct Counter {
+    /// The move that sets the start value.
+    pub mov: &'static OpDesc,
+    /// The op that counts down.
+    pub step: &'static OpDesc,
+    /// Integer counters start at `n`, float counters at `n as f32`.
+    pub float: bool,
+    /// The immediate that `step` combines with the counter.
+    pub delta: Imm,
+}
+
+impl Counter {
+    /// The start value for a trip count of `n`.
+    pub fn start(&self, n: u32) -> Imm {
+        if self.float {
+            Imm::f32(n as f32)
+        } else {
+            Imm::int(n as i64)
+        }
+    }
+}
+
+/// The target facts the generator uses.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// Register runs an `input` line may bind.
+    pub inputs: Vec<PhysReg>,
+    /// Register runs that may be preallocated (disjoint from each other).
+    pub pool: Vec<PhysReg>,
+    /// The loop counter, if the target can count with immediates.
+    pub counter: Option<Counter>,
+    /// An op `c = op v, imm` that turns a value into a branch condition
+    /// taken about half the time (`and v, 1`, or `max v, 0.0`).
+    pub cond: Option<(&'static OpDesc, Imm)>,
+    /// Output ops allowed anywhere (v3d71 `tlbw`, r600 `export`).
+    pub outputs: Vec<&'static OpDesc>,
+    /// The output that must be the program's last op (gen8 `send.eot`).
+    pub final_output: Option<&'static OpDesc>,
+    /// An op that folds two values of one size into one (for the end).
+    pub fold: Option<&'static OpDesc>,
+    /// The register move (`mov`).
+    pub mov: Option<&'static OpDesc>,
+}
+
+fn imm_op(t: &'static Target, sem: Sem, imm: Imm) -> Option<&'static OpDesc> {
+    t.ops.iter().find(|o| {
+        o.sem == sem && o.dest == Dest::Explicit && o.sizes == Sizes::Uniform && o.operands.len() == 2 && o.operands[1] == OperandKind::Value && t.rules.imm_ok(o, 1, imm)
+    })
+}
+
+fn counter(t: &'static Target, mov: Option<&'static OpDesc>) -> Option<Counter> {
+    let mov = mov?;
+    let int_start = t.rules.imm_ok(mov, 0, Imm::int(4));
+    let float_start = t.rules.imm_ok(mov, 0, Imm::f32(4.0));
+    let choices = [
+        (Sem::Sub, Imm::int(1), false, int_start),
+        (Sem::Add, Imm::int(-1), false, int_start),
+        (Sem::FAdd, Imm::f32(-1.0), true, float_start),
+        (Sem::FSub, Imm::f32(1.0), true, float_start),
+    ];
+    choices.iter().filter(|c| c.3).find_map(|&(sem, delta, float, _)| imm_op(t, sem, delta).map(|step| Counter { mov, step, float, delta }))
+}
+
+fn is_final_output(o: &OpDesc) -> bool {
+    o.name.ends_with(".eot")
+}
+
+fn input_regs(t: &'static Target) -> Vec<PhysReg> {
+    let payload = t.rules.payload(t.default_stage);
+    match t.name {
+        // Payload g0-g1, then SIMD16 attributes in g2.. (as in the examples).
+        "gen8" => vec![PhysReg::one(0), PhysReg::one(1), PhysReg { base: 2, size: 2 }, PhysReg { base: 4, size: 2 }, PhysReg::one(6)],
+        // Vertex attributes arrive in R1.x..R2.w.
+        "r600" => (4..12).map(PhysReg::one).collect(),
+        _ => payload.iter().map(|&r| PhysReg::one(r)).collect(),
+    }
+}
+
+fn pool_regs(t: &'static Target, inputs: &[PhysReg]) -> Vec<PhysReg> {
+    let forbidden = |r: Reg| t.reserved.contains(&r) || t.implicit_regs.contains(&r);
+    let alloc = t.rules.allocatable(t.default_stage);
+    let mut pool: Vec<PhysReg> = Vec::new();
+    let push = |p: PhysReg, pool: &mut Vec<PhysReg>| {
+        if t.regs.contains(p) && !p.regs().any(forbidden) && !pool.iter().any(|q| q.overlaps(p)) {
+            pool.push(p);
+        }
+    };
+    // Input registers first (so that `clobber_inputs` can pick them), then
+    // low allocatable registers, then multi-register runs.
+    for &p in inputs {
+        push(p, &mut pool);
+    }
+    for &r in alloc.iter().take(24) {
+        push(PhysReg::one(r), &mut pool);
+    }
+    if t.max_alu_size >= 2 {
+        for &r in alloc.iter().skip(24).take(16).filter(|r| *r % 2 == 0) {
+            push(PhysReg { base: r, size: 2 }, &mut pool);
+        }
+    }
+    pool
+}
+
+impl Profile {
+    /// The profile of `t`.
+    pub fn of(t: &'static Target) -> Profile {
+        let mov = t.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit && o.operands == [OperandKind::Value]);
+        let cond = imm_op(t, Sem::And, Imm::int(1)).map(|o| (o, Imm::int(1))).or_else(|| imm_op(t, Sem::FMax, Imm::f32(0.0)).map(|o| (o, Imm::f32(0.0))));
+        let is_output = |o: &&OpDesc| matches!(o.sem, Sem::Output(..)) && !o.machine_only;
+        let outputs = t.ops.iter().filter(is_output).filter(|o| !is_final_output(o)).collect();
+        let final_output = t.ops.iter().filter(is_output).find(|o| is_final_output(o));
+        let fold = [Sem::Xor, Sem::Add, Sem::FAdd].iter().find_map(|&s| {
+            t.ops.iter().find(|o| o.sem == s && o.sizes == Sizes::Uniform && o.dest == Dest::Explicit && o.operands.len() == 2)
+        });
+        let inputs = input_regs(t);
+        let pool = pool_regs(t, &inputs);
+        Profile { inputs, pool, counter: counter(t, mov), cond, outputs, final_output, fold, mov }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_target_can_loop_branch_and_output() {
+        for t in schedra_ir::target::all() {
+            let p = Profile::of(t);
+            assert!(p.counter.is_some(), "{}: no loop counter", t.name);
+            assert!(p.cond.is_some(), "{}: no condition op", t.name);
+            assert!(!p.outputs.is_empty() || p.final_output.is_some(), "{}: no output", t.name);
+            assert!(p.pool.len() >= 6, "{}: pool too small", t.name);
+            for (i, a) in p.pool.iter().enumerate() {
+                assert!(p.pool[i + 1..].iter().all(|b| !a.overlaps(*b)), "{}: overlapping pool", t.name);
+            }
+        }
+    }
+
+    #[test]
+    fn r600_counts_with_floats_and_v3d_with_integers() {
+        let r = Profile::of(schedra_ir::target::by_name("r600").expect("r600")).counter.expect("counter");
+        assert!(r.float);
+        let v = Profile::of(schedra_ir::target::by_name("v3d71").expect("v3d71")).counter.expect("counter");
+        assert!(!v.float);
+    }
+}

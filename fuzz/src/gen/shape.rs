@@ -1,0 +1,293 @@
+//! The program's shape: inputs, the pressure burst, structured control flow
+//! (if/else diamonds and counted loops, nested), register swaps, and the
+//! end of the program (outputs of the values still unused, the final
+//! output, `end`).
+//!
+//! Control flow is built from regions, each a sequence of straight-line ops
+//! and nested constructs. Every `brnz` goes to two fresh blocks that have
+//! no other predecessor, and every join or loop header is entered only by
+//! `jmp`s, so no edge is ever critical. Loops count a locked counter down
+//! from a small constant to exactly zero (`sub 1`, or `add -1.0` on targets
+//! without integer ops), so every run terminates after at most 4^depth
+//! trips.
+
+use super::build::Gen;
+use super::features::Features;
+use super::scope::{Loc, Scope};
+use arbitrary::Result;
+use schedra_ir::{Input, Inst, Operand, PhysReg, Span, TermKind};
+
+impl<'a, 'u> Gen<'a, 'u> {
+    /// Bind some of the target's input registers with `input` lines.
+    pub(super) fn gen_inputs(&mut self) -> Result<()> {
+        if !self.cfg.inputs {
+            return Ok(());
+        }
+        for p in self.prof.inputs.clone() {
+            if (p.size > 1 && !self.cfg.multi_reg) || !self.u.arbitrary::<bool>()? {
+                continue;
+            }
+            let id = self.fresh(p.size);
+            let vreg = match self.operand(Loc::Virt(id), true) {
+                Operand::Virt(v) => v,
+                _ => continue,
+            };
+            self.inputs.push(Input { vreg: Some(vreg), reg: p, span: Span::default() });
+            self.scope.define(Loc::Virt(id), p.size);
+            self.features.insert(Features::INPUT);
+        }
+        Ok(())
+    }
+
+    /// Choose the preallocated registers this program uses.
+    pub(super) fn gen_pool(&mut self) -> Result<()> {
+        if !self.cfg.prealloc {
+            return Ok(());
+        }
+        let inputs = self.prof.inputs.clone();
+        let mut cands: Vec<PhysReg> = self.prof.pool.iter().copied().filter(|p| self.cfg.clobber_inputs || !inputs.iter().any(|i| i.overlaps(*p))).collect();
+        for _ in 0..self.cfg.pool_size() {
+            if cands.is_empty() {
+                break;
+            }
+            let i = self.pick(cands.len().min(12))?;
+            self.pool.push(cands.remove(i));
+        }
+        Ok(())
+    }
+
+    /// Define many values early and lock them, so that they stay live until
+    /// the end and force spills.
+    pub(super) fn gen_pressure(&mut self) -> Result<()> {
+        let n = self.cfg.pressure_values();
+        for _ in 0..n {
+            if let Some(Loc::Virt(id)) = self.op(true)? {
+                self.locked.push(id);
+                self.features.insert(Features::PRESSURE);
+            }
+        }
+        Ok(())
+    }
+
+    /// A region: straight-line ops and nested constructs until the budget
+    /// or the bytes run out, or (below the top level) the region chooses to
+    /// stop.
+    pub(super) fn region(&mut self, depth: usize) -> Result<()> {
+        while !self.exhausted() {
+            if depth > 0 && self.chance(8)? {
+                break;
+            }
+            let nest = depth < self.cfg.depth();
+            let roll = self.u.int_in_range(0..=99u32)?;
+            if roll < 6 && nest && self.cfg.branches {
+                self.if_else(depth)?;
+            } else if roll < 10 && nest && self.cfg.loops && self.prof.counter.is_some() {
+                self.counted_loop(depth)?;
+            } else if roll < 13 && self.cfg.swaps && self.pool.len() >= 2 {
+                self.swap()?;
+            } else {
+                self.op(false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A branch condition: a size-1 value, often passed through the
+    /// target's condition op so that both ways are taken.
+    fn condition(&mut self) -> Result<Option<Operand>> {
+        let Some(v) = self.reg_operand(1)? else { return Ok(None) };
+        let src = self.operand(v, false);
+        let cond = self.prof.cond;
+        match cond {
+            Some((op, imm)) if self.chance(70)? => {
+                let id = self.fresh(1);
+                let inst = Inst { opcode: op.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src, Operand::Imm(imm)], span: Span::default() };
+                self.push(inst);
+                self.scope.define(Loc::Virt(id), 1);
+                self.scope.used(Loc::Virt(id));
+                Ok(Some(self.operand(Loc::Virt(id), false)))
+            }
+            _ => Ok(Some(src)),
+        }
+    }
+
+    /// `brnz c, then, else`; both arms jump to a fresh join block. What is
+    /// defined after the join is what both arms define.
+    fn if_else(&mut self, depth: usize) -> Result<()> {
+        let Some(cond) = self.condition()? else { return Ok(()) };
+        self.features.insert(Features::BRANCH);
+        if depth > 0 {
+            self.features.insert(Features::NESTED);
+        }
+        let (then_l, else_l, join_l) = (self.new_label(), self.new_label(), self.new_label());
+        self.close(TermKind::Brnz { cond, nonzero: then_l.clone(), zero: else_l.clone() }, then_l);
+        let before = self.scope.clone();
+        self.region(depth + 1)?;
+        self.close(TermKind::Jmp(join_l.clone()), else_l);
+        let after_then: Scope = std::mem::replace(&mut self.scope, before);
+        self.region(depth + 1)?;
+        self.close(TermKind::Jmp(join_l.clone()), join_l);
+        self.scope = self.scope.meet(&after_then);
+        Ok(())
+    }
+
+    /// `c = mov N; jmp head; head: body; c = step c; brnz c, back, exit;
+    /// back: jmp head; exit:` with the counter locked in the body.
+    fn counted_loop(&mut self, depth: usize) -> Result<()> {
+        let Some(counter) = self.prof.counter else { return Ok(()) };
+        self.features.insert(Features::LOOP);
+        if depth > 0 {
+            self.features.insert(Features::NESTED);
+        }
+        let trips = self.u.int_in_range(1..=if depth == 0 { 4 } else { 2 })?;
+        let c = self.fresh(1);
+        let mov = Inst { opcode: counter.mov.name.to_string(), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![Operand::Imm(counter.start(trips))], span: Span::default() };
+        self.push(mov);
+        self.scope.define(Loc::Virt(c), 1);
+        self.locked.push(c);
+        let (head, back, exit) = (self.new_label(), self.new_label(), self.new_label());
+        self.close(TermKind::Jmp(head.clone()), head.clone());
+        self.region(depth + 1)?;
+        let cv = self.operand(Loc::Virt(c), false);
+        let step = Inst { opcode: counter.step.name.to_string(), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![cv.clone(), Operand::Imm(counter.delta)], span: Span::default() };
+        self.push(step);
+        self.scope.define(Loc::Virt(c), 1);
+        self.scope.used(Loc::Virt(c));
+        self.close(TermKind::Brnz { cond: cv, nonzero: back.clone(), zero: exit.clone() }, back);
+        self.close(TermKind::Jmp(head), exit);
+        self.locked.retain(|&x| x != c);
+        Ok(())
+    }
+
+    /// Swap two preallocated registers (or an input register and another):
+    /// `%t = mov $A; $A = mov $B; $B = mov %t`, or with an input's value
+    /// where the register still holds it.
+    fn swap(&mut self) -> Result<()> {
+        let Some(mov) = self.prof.mov else { return Ok(()) };
+        let i = self.pick(self.pool.len())?;
+        let j = self.pick(self.pool.len())?;
+        let (a, b) = (self.pool[i], self.pool.get(j).copied().unwrap_or(self.pool[0]));
+        if a == b || a.size != b.size || a.size > self.t.max_alu_size {
+            return Ok(());
+        }
+        let t = self.t;
+        let fits = |p: PhysReg| mov.slots.iter().any(|s| t.rules.slot_ok(mov, s, Some(p)).is_ok());
+        if !fits(a) || !fits(b) {
+            return Ok(());
+        }
+        let (Some(va), Some(vb)) = (self.value_of(a), self.value_of(b)) else { return Ok(()) };
+        let tmp = self.fresh(a.size);
+        let mk = |g: &Gen, d: Loc, s: Loc| Inst { opcode: mov.name.to_string(), dest: Some(g.operand(d, true)), srcs: vec![g.operand(s, false)], span: Span::default() };
+        let insts = [mk(self, Loc::Virt(tmp), va), mk(self, Loc::Phys(a), vb), mk(self, Loc::Phys(b), Loc::Virt(tmp))];
+        for inst in insts {
+            self.push(inst);
+        }
+        self.scope.define(Loc::Virt(tmp), a.size);
+        self.scope.define(Loc::Phys(a), a.size);
+        self.scope.define(Loc::Phys(b), b.size);
+        self.features.insert(Features::SWAP | Features::PREALLOC_WRITE | Features::PREALLOC_READ);
+        if self.inputs.iter().any(|x| x.reg.overlaps(a) || x.reg.overlaps(b)) {
+            self.features.insert(Features::INPUT_CLOBBER);
+        }
+        Ok(())
+    }
+
+    /// A location holding the value register run `p` holds now: `p` itself
+    /// if the program wrote it, or the input bound to it if never written.
+    fn value_of(&self, p: PhysReg) -> Option<Loc> {
+        if self.scope.get(Loc::Phys(p)).is_some() {
+            return Some(Loc::Phys(p));
+        }
+        let input = self.inputs.iter().find(|i| i.reg == p)?;
+        let id: u32 = input.vreg.as_ref()?.name.parse().ok()?;
+        self.scope.get(Loc::Virt(id)).map(|d| d.loc)
+    }
+
+    /// The end of the program: output the unused and kept values, then the
+    /// final output (if the target has one), then `end`.
+    pub(super) fn finish(&mut self) -> Result<()> {
+        let sinks: Vec<(Loc, u8)> = self
+            .scope
+            .defs()
+            .iter()
+            .filter(|d| d.uses == 0 || matches!(d.loc, Loc::Virt(id) if self.locked.contains(&id)))
+            .map(|d| (d.loc, d.size))
+            .collect();
+        let mut outputs = 0;
+        if !self.prof.outputs.is_empty() {
+            for (loc, size) in sinks.iter().copied() {
+                outputs += usize::from(self.output(loc, size)?);
+            }
+            if outputs == 0 {
+                if let Some(loc) = self.reg_operand(1)? {
+                    self.output(loc, 1)?;
+                }
+            }
+        }
+        if let Some(eot) = self.prof.final_output {
+            let payload = self.fold_payload(&sinks)?;
+            if let Some(p) = payload {
+                let src = self.operand(p, false);
+                self.insts.push(Inst { opcode: eot.name.to_string(), dest: None, srcs: vec![src], span: Span::default() });
+            }
+        }
+        let next = String::new();
+        self.close(TermKind::End, next);
+        Ok(())
+    }
+
+    /// Emit an output of the value at `loc` with a non-final output op that
+    /// takes its size. Returns whether one was emitted.
+    fn output(&mut self, loc: Loc, size: u8) -> Result<bool> {
+        let t = self.t;
+        let fits: Vec<_> = self.prof.outputs.clone();
+        if fits.is_empty() || size > t.max_alu_size {
+            return Ok(false);
+        }
+        let op = fits[self.pick(fits.len())?];
+        let mut srcs = Vec::new();
+        for &k in op.operands {
+            srcs.push(match k {
+                schedra_ir::target::OperandKind::Index => self.index_imm(op)?,
+                _ => self.operand(loc, false),
+            });
+        }
+        self.insts.push(Inst { opcode: op.name.to_string(), dest: None, srcs, span: Span::default() });
+        self.scope.used(loc);
+        Ok(true)
+    }
+
+    /// The final output's payload: a send result, or the fold (with the
+    /// target's fold op) of the unused values of the chosen size.
+    fn fold_payload(&mut self, sinks: &[(Loc, u8)]) -> Result<Option<Loc>> {
+        let sizes: Vec<u8> = (1..=self.t.max_value_size).filter(|s| self.scope.defs().iter().any(|d| d.size == *s)).collect();
+        if sizes.is_empty() {
+            return self.reg_operand(1);
+        }
+        let size = sizes[self.pick(sizes.len())?];
+        let mut vals: Vec<Loc> = sinks.iter().filter(|s| s.1 == size).map(|s| s.0).collect();
+        if vals.is_empty() {
+            vals = self.scope.of_size(size, |_| true).iter().rev().take(1).map(|d| d.loc).collect();
+        }
+        let Some(&first) = vals.first() else { return Ok(None) };
+        let mut acc = first;
+        let fold = match self.prof.fold {
+            Some(f) if size <= self.t.max_alu_size => f,
+            _ => return Ok(Some(first)),
+        };
+        if let (Loc::Phys(_), Some(mov)) = (acc, self.prof.mov) {
+            let id = self.fresh(size);
+            let inst = Inst { opcode: mov.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![self.operand(acc, false)], span: Span::default() };
+            self.insts.push(inst);
+            acc = Loc::Virt(id);
+        }
+        for &v in &vals[1..] {
+            let id = self.fresh(size);
+            let inst = Inst { opcode: fold.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![self.operand(acc, false), self.operand(v, false)], span: Span::default() };
+            self.insts.push(inst);
+            self.scope.define(Loc::Virt(id), size);
+            acc = Loc::Virt(id);
+        }
+        Ok(Some(acc))
+    }
+}
