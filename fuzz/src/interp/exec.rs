@@ -18,7 +18,7 @@
 //! Invariant: nothing here panics; every malformed op is an `Err(sentence)`.
 
 use super::{eval, scratch::Scratch, world::World};
-use schedra_ir::target::{OpDesc, OperandKind, Sem};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::Operand;
 
 /// One resolved operand.
@@ -107,9 +107,33 @@ fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Vec<u32>, String> 
     Ok(out)
 }
 
+/// Check the operand sizes the opcode's table row demands: a fixed-size op
+/// has its fixed destination and operand sizes; a uniform-size op with a
+/// destination has every register operand as wide as the destination.
+fn check_sizes(desc: &OpDesc, args: &[Arg], width: usize) -> Result<(), String> {
+    let (want_dest, want_src) = match desc.sizes {
+        Sizes::Fixed { dest, src } => ((dest > 0).then_some(dest as usize), Some(src as usize)),
+        Sizes::Uniform if desc.dest != Dest::None => (Some(width), Some(width)),
+        _ => (None, None),
+    };
+    if let Some(d) = want_dest.filter(|&d| d != width) {
+        return Err(format!("`{}` writes {d} registers, not {width}", desc.name));
+    }
+    for a in args {
+        if let (Arg::Words(w), Some(n)) = (a, want_src) {
+            if w.len() != n {
+                return Err(format!("`{}` takes {n}-register operands, not {}", desc.name, w.len()));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Execute `desc` on `args`; `width` is the size of its destination (the
 /// number of words a result has). Reads scratch but does not change it.
+/// Fails when the sizes do not fit the opcode ([`check_sizes`]).
 pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch: &Scratch) -> Result<Action, String> {
+    check_sizes(desc, args, width)?;
     let seq = |f: &dyn Fn(u32) -> u32| (0..width as u32).map(f).collect::<Vec<u32>>();
     Ok(match desc.sem {
         Sem::Uniform => {
@@ -159,6 +183,16 @@ mod tests {
         let w = World::new(0);
         let got = execute(d, &a, 2, &w, &Scratch::new(w));
         assert_eq!(got, Ok(Action::Write(vec![1.5f32.to_bits(), 2.5f32.to_bits()])));
+    }
+
+    #[test]
+    fn fixed_sizes_are_enforced() {
+        let t = desc("gen8", "send.tex");
+        let w = World::new(0);
+        let s = Scratch::new(w);
+        assert!(execute(t, &[Arg::Words(vec![1, 2])], 2, &w, &s).is_err());
+        assert!(execute(t, &[Arg::Words(vec![1])], 4, &w, &s).is_err());
+        assert!(execute(t, &[Arg::Words(vec![1, 2])], 4, &w, &s).is_ok());
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub mod error;
 pub mod eval;
 pub mod exec;
 pub mod machine;
+#[cfg(test)]
+mod robust;
 pub mod scratch;
 pub mod source;
 pub mod trace;
@@ -146,7 +148,7 @@ mod tests {
 
     fn lines(name: &str, file: &str, seed: u64) -> String {
         match run(&example(name, file), seed, DEFAULT_FUEL) {
-            Ok(o) => o.effects.to_string(),
+            Ok(o) => format!("{}{:?}", o.effects, o.trace),
             Err(e) => format!("error: {e}"),
         }
     }
