@@ -1,0 +1,285 @@
+//! The semantic check: run the dataflow fixpoint, then compare each block's
+//! two runs and turn every difference into a located violation.
+//!
+//! Per reachable block, with the fixpoint's entry facts: the machine's timing
+//! problems (two writes landing together → `hazard`, a write in flight at the
+//! block end → `latency`), then the obligations — every effect word per
+//! channel in order, the branch condition, and every variable live into a
+//! successor being available there. An obligation whose two terms are the
+//! same hash-consed term is closed syntactically; otherwise it goes to the
+//! solver (`smt`): proven, refuted (diagnosed by [`crate::diagnose`] into
+//! latency / clobber / dataflow, with the counterexample) or unknown.
+//!
+//! Invariant: a block is reported proven only if every obligation is closed
+//! by syntax or by an `unsat` answer, and the entry facts used are a
+//! fixpoint (re-checked here after the iteration).
+
+use crate::dataflow::{describe_var, enter, exit_facts, fixpoint, input_facts, liveness, successors, Facts, Liveness};
+use crate::diagnose::{Ctx, Diagnosis};
+use crate::report::{Kind, Obligations, Violation};
+use crate::smt::{Answer, Counterexample, Smt};
+use crate::symbolic::{run_machine, run_source, vreg_sizes, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::term::{Term, Terms};
+use schedra_ir::{Block, Program};
+use std::collections::{BTreeSet, HashMap};
+
+/// The outcome of the semantic check.
+pub struct Outcome {
+    /// Value and timing violations.
+    pub violations: Vec<Violation>,
+    /// Obligation counts.
+    pub obligations: Obligations,
+    /// Issue cycles summed over reachable blocks.
+    pub cycles: u64,
+}
+
+struct Checker<'a> {
+    src: &'a Program,
+    mach: &'a Program,
+    terms: Terms,
+    smt: Smt,
+    sizes: HashMap<String, u8>,
+    live: Liveness,
+    succs: Vec<Vec<usize>>,
+    tally: Obligations,
+    out: Vec<Violation>,
+}
+
+/// Compare `mach` against `src` (both structurally sound, see
+/// [`crate::rules::structure`]).
+pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
+    let sizes = vreg_sizes(src);
+    let live = liveness(src, &sizes);
+    let mut c = Checker {
+        src,
+        mach,
+        terms: Terms::new(),
+        smt: Smt::new(mach.target, timeout_ms),
+        sizes,
+        live,
+        succs: successors(src),
+        tally: Obligations::default(),
+        out: Vec::new(),
+    };
+    let start = input_facts(&mut c.terms, src, &c.sizes);
+    let fp = fixpoint(src.blocks.len(), start.clone(), &mut |b, f| c.step(b, f).1);
+    let mut cycles = 0;
+    let mut exits: Vec<Vec<(usize, Facts)>> = vec![Vec::new(); src.blocks.len()];
+    for (b, facts) in fp.entry.iter().enumerate() {
+        let Some(facts) = facts else { continue };
+        let ((s, m), ex) = c.step(b, facts);
+        cycles += m.cycles;
+        c.compare_block(b, &s, &m, &ex, &fp.entry);
+        exits[b] = ex;
+    }
+    if !fp.converged || !is_fixpoint(&fp.entry, &exits, &start) {
+        c.tally.unknown += 1;
+        c.tally.smt += 1;
+        c.tally.total += 1;
+    }
+    Outcome { violations: c.out, obligations: c.tally, cycles }
+}
+
+fn is_fixpoint(entry: &[Option<Facts>], exits: &[Vec<(usize, Facts)>], start: &Facts) -> bool {
+    let mut met: Vec<Option<Facts>> = vec![None; entry.len()];
+    if let Some(m) = met.first_mut() {
+        *m = Some(start.clone());
+    }
+    for ex in exits {
+        for (s, f) in ex {
+            if let Some(slot) = met.get_mut(*s) {
+                *slot = Some(match slot.take() {
+                    Some(old) => old.meet(f),
+                    None => f.clone(),
+                });
+            }
+        }
+    }
+    met.iter().zip(entry).all(|(m, e)| m.is_none() || m == e)
+}
+
+fn mach_block<'p>(mach: &'p Program, label: &str) -> Option<&'p Block> {
+    mach.blocks.iter().find(|b| b.label == label)
+}
+
+impl Checker<'_> {
+
+    /// Run block `b` from `facts`; the exit facts per successor.
+    fn step(&mut self, b: usize, facts: &Facts) -> ((SrcRun, MachRun), Vec<(usize, Facts)>) {
+        let src = self.src;
+        let Some(sb) = src.blocks.get(b) else { return ((SrcRun::default(), MachRun::default()), Vec::new()) };
+        let empty = BTreeSet::new();
+        let live_in = self.live.live_in.get(b).unwrap_or(&empty);
+        let (src_env, mach_env) = enter(&mut self.terms, src, &sb.label, facts, live_in);
+        let s = run_source(&mut self.terms, src, sb, &self.sizes, src_env);
+        let m = match mach_block(self.mach, &sb.label) {
+            Some(mb) => run_machine(&mut self.terms, self.mach, mb, &mach_env),
+            None => MachRun::default(),
+        };
+        let mut exits = Vec::new();
+        let succs = self.succs.get(b).cloned().unwrap_or_default();
+        for succ in succs {
+            let live = self.live.live_in.get(succ).unwrap_or(&empty);
+            let smt = &mut self.smt;
+            let f = exit_facts(&mut self.terms, &s, &m, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
+            exits.push((succ, f));
+        }
+        ((s, m), exits)
+    }
+
+    fn ctx<'b>(&'b mut self, s: &'b SrcRun, m: &'b MachRun) -> Ctx<'b> {
+        Ctx { terms: &self.terms, mach: m, src: s, prog: self.mach, smt: Some(&mut self.smt) }
+    }
+
+    fn push(&mut self, label: &str, d: Diagnosis, src_line: Option<u32>, cex: Option<Counterexample>, s: &SrcRun) {
+        let mut msg = d.message;
+        if let (Kind::Dataflow, Some(c)) = (d.kind, &cex) {
+            msg.push_str(&format!("; e.g. {}", c.describe()));
+        }
+        let mut v = Violation::new(d.kind, label, d.bundle, d.line, msg);
+        let near = d.wanted.and_then(|w| s.def_line.get(&w).copied());
+        v.src_line = near.or(src_line).filter(|l| *l > 0);
+        v.counterexample = cex;
+        self.out.push(v);
+    }
+
+    /// One obligation `a == b` (or same truth for branch conditions).
+    fn oblige(&mut self, source: Term, machine: Term, truth: bool) -> Answer {
+        self.tally.total += 1;
+        if source == machine {
+            self.tally.syntactic += 1;
+            return Answer::Equal;
+        }
+        self.tally.smt += 1;
+        let ans = if truth { self.smt.same_truth(&self.terms, source, machine) } else { self.smt.equal(&self.terms, source, machine) };
+        if ans == Answer::Unknown {
+            self.tally.unknown += 1;
+        }
+        ans
+    }
+
+    fn compare_block(&mut self, b: usize, s: &SrcRun, m: &MachRun, exits: &[(usize, Facts)], entry: &[Option<Facts>]) {
+        let src = self.src;
+        let Some(sb) = src.blocks.get(b) else { return };
+        let Some(mb) = mach_block(self.mach, &sb.label) else { return };
+        let (label, end, end_line) = (mb.label.clone(), mb.bundles.len(), mb.term.span.line);
+        self.timing(&label, m, end, end_line);
+        self.effects(&label, s, m, end, end_line);
+        if let (Some(sc), Some((mc, read))) = (s.cond, m.cond) {
+            if let Answer::Differ(cex) = self.oblige(sc, mc, true) {
+                let d = self.explain(s, m, read, sc, end, end_line, "the branch condition differs from the source's");
+                self.push(&label, d, Some(sb.term.span.line), Some(cex), s);
+            }
+        }
+        for (succ, ex) in exits {
+            let (Some(Some(se)), Some(sblock)) = (entry.get(*succ), src.blocks.get(*succ)) else { continue };
+            let vars: Vec<_> = self.live.live_in.get(*succ).map(|v| v.iter().cloned().collect()).unwrap_or_default();
+            for v in vars {
+                let Some(&want) = s.exit.get(&v) else { continue };
+                if self.terms.is_junk(want) {
+                    continue;
+                }
+                self.tally.total += 1;
+                self.tally.syntactic += 1;
+                if se.has(&v) {
+                    continue;
+                }
+                let what = describe_var(&v, src);
+                if ex.has(&v) {
+                    let locs: Vec<String> = ex.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| self.loc_name(*l)).collect();
+                    let msg = format!("{what} is live into block {} and is held in {} here, but another predecessor of {} leaves it elsewhere", sblock.label, locs.join(", "), sblock.label);
+                    self.out.push(Violation::new(Kind::Dataflow, &label, end, end_line, msg));
+                    continue;
+                }
+                let name = sblock.label.clone();
+                let d = self.ctx(s, m).explain_live_out(want, &what, &name, end, end_line);
+                if let Some(d) = d {
+                    let line = s.def_line.get(&want).copied();
+                    self.push(&label, d, line, None, s);
+                }
+            }
+        }
+    }
+
+    fn loc_name(&self, l: crate::symbolic::Loc) -> String {
+        match l {
+            crate::symbolic::Loc::R(r) => format!("${}", self.mach.reg_name(r)),
+            crate::symbolic::Loc::S(o) => format!("scratch[{o}]"),
+        }
+    }
+
+    fn timing(&mut self, label: &str, m: &MachRun, end: usize, end_line: u32) {
+        for issue in &m.issues {
+            match issue {
+                TimingIssue::SameCycle { write, other } => {
+                    let (Some(w), Some(o)) = (m.writes.get(*write), m.writes.get(*other)) else { continue };
+                    let msg = format!(
+                        "`{}` (bundle {}) and `{}` (bundle {}) both land on ${} at cycle {}",
+                        w.at.opcode, w.at.bundle, o.at.opcode, o.at.bundle, self.mach.reg_name(w.reg), w.land
+                    );
+                    self.out.push(Violation::new(Kind::Hazard, label, w.at.bundle, w.at.line, msg));
+                }
+                TimingIssue::InFlight { write, end: c } => {
+                    let Some(w) = m.writes.get(*write) else { continue };
+                    let msg = format!(
+                        "`{}` (bundle {}) writes ${} landing at cycle {}, after the block ends at cycle {c}",
+                        w.at.opcode, w.at.bundle, self.mach.reg_name(w.reg), w.land
+                    );
+                    self.out.push(Violation::new(Kind::Latency, label, end, end_line, msg));
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn explain(&mut self, s: &SrcRun, m: &MachRun, read: Option<ReadId>, want: Term, bundle: usize, line: u32, what: &str) -> Diagnosis {
+        match read {
+            Some(r) => self.ctx(s, m).explain_read(r, want),
+            None => Diagnosis { kind: Kind::Dataflow, bundle, line, message: what.to_string(), wanted: Some(want) },
+        }
+    }
+
+    fn effects(&mut self, label: &str, s: &SrcRun, m: &MachRun, end: usize, end_line: u32) {
+        let channels: BTreeSet<&str> = s.effects.iter().map(|e| e.channel.as_str()).chain(m.effects.iter().map(|e| e.channel.as_str())).collect();
+        for ch in channels {
+            let se: Vec<&SrcEffect> = s.effects.iter().filter(|e| e.channel == ch).collect();
+            let me: Vec<&MachEffect> = m.effects.iter().filter(|e| e.channel == ch).collect();
+            for i in 0..se.len().max(me.len()) {
+                match (se.get(i), me.get(i)) {
+                    (Some(a), Some(b)) => self.effect_pair(label, s, m, a, b),
+                    (Some(a), None) => {
+                        let mut v = Violation::new(Kind::Dataflow, label, end, end_line, format!("the source writes channel `{ch}` {} time(s), the machine only {}", se.len(), me.len()));
+                        v.src_line = Some(a.line);
+                        self.out.push(v);
+                        break;
+                    }
+                    (None, Some(b)) => {
+                        let msg = format!("`{}` writes channel `{ch}` a time more than the source ({} vs {})", b.at.opcode, me.len(), se.len());
+                        self.out.push(Violation::new(Kind::Dataflow, label, b.at.bundle, b.at.line, msg));
+                        break;
+                    }
+                    (None, None) => break,
+                }
+            }
+        }
+    }
+
+    fn effect_pair(&mut self, label: &str, s: &SrcRun, m: &MachRun, a: &SrcEffect, b: &MachEffect) {
+        if a.words.len() != b.words.len() {
+            let msg = format!("`{}` writes {} word(s) to `{}`, the source {}", b.at.opcode, b.words.len(), a.channel, a.words.len());
+            let mut v = Violation::new(Kind::Dataflow, label, b.at.bundle, b.at.line, msg);
+            v.src_line = Some(a.line);
+            self.out.push(v);
+            return;
+        }
+        for (w, (&sw, &mw)) in a.words.iter().zip(&b.words).enumerate() {
+            if let Answer::Differ(cex) = self.oblige(sw, mw, false) {
+                let read = b.reads.get(w).copied().flatten();
+                let what = format!("`{}` writes {} to `{}` but the source writes {}", b.at.opcode, self.terms.show(mw, 60), a.channel, self.terms.show(sw, 60));
+                let d = self.explain(s, m, read, sw, b.at.bundle, b.at.line, &what);
+                self.push(label, d, Some(a.line), Some(cex), s);
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Which machine location holds which source value at each block entry.
+//!
+//! Algorithm: a forward fixpoint over the source CFG, in the spirit of
+//! regalloc2's checker but value-sensitive through terms. The state at a
+//! block entry ([`Facts`]) says, for each machine location, the set of source
+//! variables it is known to hold on *every* path into the block, plus the
+//! closed terms (terms without symbols, such as `unif[0]` or an input
+//! register) that a location or a variable is known to equal. The meet is set
+//! intersection (and equality for closed terms); the start state is the
+//! `input` binding at the entry block and "unvisited" (top) elsewhere.
+//!
+//! Transfer: [`enter`] turns the facts into block-entry terms — variables
+//! known to be equal share one symbol, locations holding them get that same
+//! symbol, everything else is junk — then both blocks are run symbolically,
+//! and [`exit_facts`] reads off, for each successor, which location holds
+//! each variable live into it (syntactic equality of terms, or a proof by the
+//! solver). Loops need no unrolling: the states only shrink until stable.
+//!
+//! Invariant (soundness): if the facts at every block entry hold on all
+//! paths, the facts computed at every exit hold too, because equal terms
+//! over the entry symbols mean equal words whatever the symbols stand for.
+//! The caller re-checks that the final states are a fixpoint.
+
+use crate::symbolic::{inst_uses_defs, Loc, MachRun, SrcRun, Var};
+use crate::term::{Term, Terms};
+use schedra_ir::{Program, TermKind};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// What is known at one block entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Location → source variables it holds on every incoming path.
+    pub held: BTreeMap<Loc, BTreeSet<Var>>,
+    /// Location → closed term it holds on every incoming path.
+    pub loc_closed: BTreeMap<Loc, Term>,
+    /// Variable → closed term it equals on every incoming path.
+    pub var_closed: BTreeMap<Var, Term>,
+}
+
+impl Facts {
+    /// The facts true on both sides (intersection).
+    pub fn meet(&self, o: &Facts) -> Facts {
+        let mut held = BTreeMap::new();
+        for (loc, vs) in &self.held {
+            if let Some(ws) = o.held.get(loc) {
+                let both: BTreeSet<Var> = vs.intersection(ws).cloned().collect();
+                if !both.is_empty() {
+                    held.insert(*loc, both);
+                }
+            }
+        }
+        let loc_closed = self.loc_closed.iter().filter(|(l, t)| o.loc_closed.get(*l) == Some(*t)).map(|(l, t)| (*l, *t)).collect();
+        let var_closed = self.var_closed.iter().filter(|(v, t)| o.var_closed.get(*v) == Some(*t)).map(|(v, t)| (v.clone(), *t)).collect();
+        Facts { held, loc_closed, var_closed }
+    }
+
+    /// Whether the variable is available at this entry (held somewhere or
+    /// known to be a closed term the machine can recompute).
+    pub fn has(&self, v: &Var) -> bool {
+        self.var_closed.contains_key(v) || self.held.values().any(|s| s.contains(v))
+    }
+}
+
+/// Source liveness: the variables live into each block.
+pub struct Liveness {
+    /// Per source block index.
+    pub live_in: Vec<BTreeSet<Var>>,
+}
+
+/// Backward liveness over the source CFG (iterated to a fixpoint).
+pub fn liveness(src: &Program, sizes: &HashMap<String, u8>) -> Liveness {
+    let n = src.blocks.len();
+    let mut gen = vec![BTreeSet::new(); n];
+    let mut kill = vec![BTreeSet::new(); n];
+    for (b, block) in src.blocks.iter().enumerate() {
+        for inst in &block.insts {
+            let (uses, defs) = inst_uses_defs(inst, src.target.op(&inst.opcode), sizes);
+            for u in uses {
+                if !kill[b].contains(&u) {
+                    gen[b].insert(u);
+                }
+            }
+            kill[b].extend(defs);
+        }
+        if let TermKind::Brnz { cond, .. } = &block.term.kind {
+            for u in crate::symbolic::operand_vars(cond, sizes) {
+                if !kill[b].contains(&u) {
+                    gen[b].insert(u);
+                }
+            }
+        }
+    }
+    let succs = successors(src);
+    let mut live_in: Vec<BTreeSet<Var>> = gen.clone();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..n).rev() {
+            let mut out = BTreeSet::new();
+            for &s in &succs[b] {
+                out.extend(live_in[s].iter().cloned());
+            }
+            let mut inn = gen[b].clone();
+            inn.extend(out.into_iter().filter(|v| !kill[b].contains(v)));
+            if inn != live_in[b] {
+                live_in[b] = inn;
+                changed = true;
+            }
+        }
+    }
+    Liveness { live_in }
+}
+
+/// Successor block indices of each source block (unknown labels skipped).
+pub fn successors(p: &Program) -> Vec<Vec<usize>> {
+    p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| p.block_index(l)).collect()).collect()
+}
+
+/// The facts at the program entry: each input register holds its source
+/// variable (and the source's name for the register), both equal to the
+/// register's entry word.
+pub fn input_facts(terms: &mut Terms, src: &Program, sizes: &HashMap<String, u8>) -> Facts {
+    let mut f = Facts::default();
+    for input in &src.inputs {
+        for (w, r) in input.reg.regs().enumerate() {
+            let t = terms.intern(crate::term::Node::Reg(r));
+            let mut vars = BTreeSet::from([Var::P(r)]);
+            if let Some(v) = &input.vreg {
+                let n = v.size.or_else(|| sizes.get(&v.name).copied()).unwrap_or(input.reg.size);
+                if (w as u8) < n {
+                    vars.insert(Var::V(v.name.clone(), w as u8));
+                }
+            }
+            for v in &vars {
+                f.var_closed.insert(v.clone(), t);
+            }
+            f.held.insert(Loc::R(r), vars);
+            f.loc_closed.insert(Loc::R(r), t);
+        }
+    }
+    f
+}
+
+/// Human name of a source variable.
+pub fn describe_var(v: &Var, p: &Program) -> String {
+    crate::symbolic::var_label(p, v)
+}
+
+/// Block-entry terms from the facts: the source's live-in variables and the
+/// machine's known locations. Variables that share a location share one
+/// symbol (`%a@b1`); a variable with a closed term uses it.
+pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (HashMap<Var, Term>, HashMap<Loc, Term>) {
+    // Union-find over variables that share a location.
+    let mut parent: BTreeMap<Var, Var> = BTreeMap::new();
+    fn find(parent: &mut BTreeMap<Var, Var>, v: &Var) -> Var {
+        let mut cur = v.clone();
+        while let Some(p) = parent.get(&cur) {
+            if *p == cur {
+                break;
+            }
+            cur = p.clone();
+        }
+        cur
+    }
+    for vs in facts.held.values() {
+        let mut it = vs.iter();
+        if let Some(first) = it.next() {
+            let root = find(&mut parent, first);
+            parent.entry(root.clone()).or_insert_with(|| root.clone());
+            for v in it {
+                let r = find(&mut parent, v);
+                if r != root {
+                    parent.insert(r, root.clone());
+                }
+            }
+        }
+    }
+    let mut class_term: BTreeMap<Var, Term> = BTreeMap::new();
+    for (v, t) in &facts.var_closed {
+        let r = find(&mut parent, v);
+        class_term.entry(r).or_insert(*t);
+    }
+    let mut class_of = |terms: &mut Terms, v: &Var| -> Term {
+        let r = find(&mut parent, v);
+        if let Some(t) = class_term.get(&r) {
+            return *t;
+        }
+        let t = terms.symbol(&format!("{}@{label}", describe_var(&r, src)), false);
+        class_term.insert(r, t);
+        t
+    };
+    let mut src_env = HashMap::new();
+    for v in live_in {
+        src_env.insert(v.clone(), class_of(terms, v));
+    }
+    let mut mach_env = HashMap::new();
+    for (loc, vs) in &facts.held {
+        if let Some(v) = vs.iter().next() {
+            mach_env.insert(*loc, class_of(terms, v));
+        }
+    }
+    for (loc, t) in &facts.loc_closed {
+        mach_env.insert(*loc, *t);
+    }
+    (src_env, mach_env)
+}
+
+/// The facts at the end of a block, for the successor whose live-in set is
+/// `live`: which location holds each live variable, and the closed terms.
+/// `equal` decides equality of terms that differ syntactically (the solver);
+/// it is asked only about variables no location holds syntactically.
+pub fn exit_facts(
+    terms: &mut Terms,
+    src_run: &SrcRun,
+    mach: &MachRun,
+    live: &BTreeSet<Var>,
+    equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
+) -> Facts {
+    let mut f = Facts::default();
+    let mut by_term: HashMap<Term, Vec<Loc>> = HashMap::new();
+    let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
+    for (loc, t) in locs {
+        by_term.entry(t).or_default().push(loc);
+        if terms.closed(t) {
+            f.loc_closed.insert(loc, t);
+        }
+    }
+    let written: Vec<(Loc, Term)> = written_locs(mach);
+    for v in live {
+        let Some(&t) = src_run.exit.get(v) else { continue };
+        if terms.is_junk(t) {
+            continue;
+        }
+        if terms.closed(t) {
+            f.var_closed.insert(v.clone(), t);
+        }
+        let mut holders: Vec<Loc> = by_term.get(&t).cloned().unwrap_or_default();
+        if holders.is_empty() {
+            for (loc, mt) in written.iter().take(16) {
+                if !terms.is_junk(*mt) && equal(terms, t, *mt) {
+                    holders.push(*loc);
+                }
+            }
+        }
+        for loc in holders {
+            f.held.entry(loc).or_default().insert(v.clone());
+        }
+    }
+    f
+}
+
+/// Locations the block wrote, with their final terms (most recent first).
+fn written_locs(mach: &MachRun) -> Vec<(Loc, Term)> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for w in mach.writes.iter().rev() {
+        if seen.insert(Loc::R(w.reg)) {
+            if let Some(t) = mach.regs.get(&w.reg) {
+                out.push((Loc::R(w.reg), *t));
+            }
+        }
+    }
+    let mut slots: Vec<(&u32, &Term)> = mach.mem.iter().collect();
+    slots.sort();
+    out.extend(slots.into_iter().map(|(s, t)| (Loc::S(*s), *t)));
+    out
+}
+
+/// The result of [`fixpoint`].
+pub struct Fixpoint {
+    /// Facts at each block entry (`None`: unreachable).
+    pub entry: Vec<Option<Facts>>,
+    /// Whether the iteration stabilised within its budget.
+    pub converged: bool,
+}
+
+/// Iterate `step` (block index, its entry facts → exit facts per successor)
+/// from `start` at block 0 until no entry state changes. Each block's state
+/// only shrinks (meet), so this terminates; a budget of 64 visits per block
+/// guards against a non-monotone step, reported as `converged == false`.
+pub fn fixpoint(n: usize, start: Facts, step: &mut dyn FnMut(usize, &Facts) -> Vec<(usize, Facts)>) -> Fixpoint {
+    let mut entry: Vec<Option<Facts>> = vec![None; n];
+    if n == 0 {
+        return Fixpoint { entry, converged: true };
+    }
+    entry[0] = Some(start);
+    let mut queued = vec![false; n];
+    let mut work = std::collections::VecDeque::from([0usize]);
+    queued[0] = true;
+    let mut budget = 64 * n + 64;
+    while let Some(b) = work.pop_front() {
+        queued[b] = false;
+        if budget == 0 {
+            return Fixpoint { entry, converged: false };
+        }
+        budget -= 1;
+        let Some(facts) = entry[b].clone() else { continue };
+        for (s, out) in step(b, &facts) {
+            let Some(slot) = entry.get_mut(s) else { continue };
+            let new = match slot {
+                Some(old) => old.meet(&out),
+                None => out,
+            };
+            if slot.as_ref() != Some(&new) {
+                *slot = Some(new);
+                if !queued[s] {
+                    queued[s] = true;
+                    work.push_back(s);
+                }
+            }
+        }
+    }
+    Fixpoint { entry, converged: true }
+}

@@ -1,0 +1,317 @@
+//! Rules read from the target description: structure, slots, registers and
+//! target sequence hazards. Everything here is generic over targets: it reads
+//! `Target` (register file, slots, opcode table, reserved registers) and
+//! calls its `Rules` predicates; no rule names a target.
+//!
+//! - [`structure`]: the two programs can be compared at all — same target,
+//!   machine form, same inputs, same blocks and edges, known opcodes, operand
+//!   shapes and sizes per the opcode's `OpDesc`. The symbolic comparison
+//!   runs only when this finds nothing.
+//! - [`bundles`]: per bundle, kind `slot` (slot exists and the op may use it,
+//!   one op per slot, `slot_ok`, `bundle_ok`, immediates, two ops writing one
+//!   register) and kind `register` (registers exist, reserved registers not
+//!   written, `op_regs_ok`).
+//! - [`hazards`]: kind `hazard` for the end-of-program sequence
+//!   (`end_delay_slots`, `end_slot_ok`, markers elsewhere) and thread-ending
+//!   ops that are not last (`ends_thread`).
+
+use crate::report::{Kind, Violation};
+use crate::symbolic::dest_regs;
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::{Block, Bundle, Form, Inst, Op, Operand, Program, Reg, TermKind};
+use std::collections::BTreeSet;
+
+fn op_line(op: &Op, b: &Bundle) -> u32 {
+    if op.inst.span.line != 0 {
+        op.inst.span.line
+    } else {
+        b.span.line
+    }
+}
+
+fn input_regs(p: &Program) -> BTreeSet<Reg> {
+    p.inputs.iter().flat_map(|i| i.reg.regs()).collect()
+}
+
+/// Problems that make the programs incomparable (kind `structure`).
+pub fn structure(src: &Program, mach: &Program) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let entry = mach.blocks.first().map(|b| (b.label.clone(), b.span.line)).unwrap_or_default();
+    let at_entry = |msg: String| Violation::new(Kind::Structure, &entry.0, 0, entry.1, msg);
+    if src.target.name != mach.target.name {
+        out.push(at_entry(format!("the machine program is for {} but the source is for {}", mach.target.name, src.target.name)));
+        return out;
+    }
+    if mach.form != Form::Machine {
+        out.push(at_entry("the second program is not in the machine form (`form machine`)".to_string()));
+        return out;
+    }
+    let (si, mi) = (input_regs(src), input_regs(mach));
+    for r in si.difference(&mi) {
+        out.push(at_entry(format!("input ${} of the source is missing from the machine program's inputs", mach.reg_name(*r))));
+    }
+    for r in mi.difference(&si) {
+        out.push(at_entry(format!("the machine program declares input ${} that the source does not have", mach.reg_name(*r))));
+    }
+    blocks_and_edges(src, mach, &mut out);
+    for b in &mach.blocks {
+        for (bi, bundle) in b.bundles.iter().enumerate() {
+            for op in &bundle.ops {
+                if let Err(msg) = op_shape(mach, &op.inst) {
+                    out.push(Violation::new(Kind::Structure, &b.label, bi, op_line(op, bundle), msg));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn blocks_and_edges(src: &Program, mach: &Program, out: &mut Vec<Violation>) {
+    if let (Some(s), Some(m)) = (src.blocks.first(), mach.blocks.first()) {
+        if s.label != m.label {
+            out.push(Violation::new(Kind::Structure, &m.label, 0, m.span.line, format!("the machine program starts at block {} but the source at {}", m.label, s.label)));
+        }
+    }
+    for sb in &src.blocks {
+        let Some(mb) = mach.blocks.iter().find(|b| b.label == sb.label) else {
+            let (label, line) = mach.blocks.first().map(|b| (b.label.as_str(), b.span.line)).unwrap_or(("", 0));
+            let mut v = Violation::new(Kind::Structure, label, 0, line, format!("block {} of the source is missing from the machine program", sb.label));
+            v.src_line = Some(sb.span.line);
+            out.push(v);
+            continue;
+        };
+        if !same_edges(&sb.term.kind, &mb.term.kind) {
+            let mut v = Violation::new(
+                Kind::Structure,
+                &mb.label,
+                mb.bundles.len(),
+                mb.term.span.line,
+                format!("block {} ends differently from the source's (successors {:?} vs {:?})", mb.label, mb.term.successors(), sb.term.successors()),
+            );
+            v.src_line = Some(sb.term.span.line);
+            out.push(v);
+        }
+    }
+    for mb in &mach.blocks {
+        if src.block_index(&mb.label).is_none() {
+            out.push(Violation::new(Kind::Structure, &mb.label, 0, mb.span.line, format!("block {} does not exist in the source", mb.label)));
+        }
+    }
+}
+
+fn same_edges(a: &TermKind, b: &TermKind) -> bool {
+    match (a, b) {
+        (TermKind::Jmp(x), TermKind::Jmp(y)) => x == y,
+        (TermKind::Brnz { nonzero: a1, zero: a2, .. }, TermKind::Brnz { nonzero: b1, zero: b2, .. }) => a1 == b1 && a2 == b2,
+        (TermKind::End, TermKind::End) => true,
+        _ => false,
+    }
+}
+
+/// Whether a machine op is a known opcode with the operand shape its
+/// description requires; `Err` says what is wrong.
+pub fn op_shape(p: &Program, inst: &Inst) -> Result<(), String> {
+    let t = p.target;
+    let desc = t.op(&inst.opcode).ok_or_else(|| format!("`{}` is not an opcode of {}", inst.opcode, t.name))?;
+    let name = desc.name;
+    match (desc.dest, &inst.dest) {
+        (Dest::Explicit, Some(Operand::Phys(_))) | (Dest::None | Dest::Implicit(_), None) => {}
+        (Dest::Explicit, _) => return Err(format!("`{name}` needs a register destination")),
+        (_, Some(_)) => return Err(format!("`{name}` takes no destination operand in the machine form")),
+    }
+    if inst.srcs.len() != desc.operands.len() {
+        return Err(format!("`{name}` takes {} operand(s), found {}", desc.operands.len(), inst.srcs.len()));
+    }
+    for (i, (k, o)) in desc.operands.iter().zip(&inst.srcs).enumerate() {
+        let ok = matches!((k, o), (OperandKind::Index, Operand::Imm(_)) | (OperandKind::Reg, Operand::Phys(_)) | (OperandKind::Value, Operand::Phys(_) | Operand::Imm(_)));
+        if !ok {
+            let want = match k {
+                OperandKind::Index => "an integer constant",
+                OperandKind::Reg => "a register",
+                OperandKind::Value => "a register or an immediate",
+            };
+            return Err(format!("operand {} of `{name}` must be {want}", i + 1));
+        }
+    }
+    sizes_ok(p, desc, inst)
+}
+
+fn sizes_ok(p: &Program, desc: &OpDesc, inst: &Inst) -> Result<(), String> {
+    let t = p.target;
+    let dest = inst.dest.as_ref().and_then(Operand::phys).map(|d| d.size);
+    let srcs: Vec<u8> = inst.srcs.iter().filter_map(Operand::phys).map(|s| s.size).collect();
+    let name = desc.name;
+    match desc.sizes {
+        Sizes::Uniform => {
+            let n = dest.or(srcs.first().copied()).unwrap_or(1);
+            if n > t.max_alu_size {
+                return Err(format!("`{name}` operands span {n} registers; at most {} allowed", t.max_alu_size));
+            }
+            if srcs.iter().any(|s| *s != n) {
+                return Err(format!("all register operands of `{name}` must have the size of its destination ({n})"));
+            }
+        }
+        Sizes::Fixed { dest: d, src } => {
+            if let Some(n) = dest.filter(|n| d > 0 && *n != d) {
+                return Err(format!("the destination of `{name}` must span {d} registers, not {n}"));
+            }
+            if let Some(n) = srcs.iter().find(|s| **s != src) {
+                return Err(format!("the register operands of `{name}` must span {src} registers, not {n}"));
+            }
+        }
+        Sizes::Any => {
+            if let Some(n) = dest.into_iter().chain(srcs).find(|n| *n > t.max_value_size) {
+                return Err(format!("`{name}` operand spans {n} registers; at most {} allowed", t.max_value_size));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Kind `slot` and kind `register` problems of every bundle.
+pub fn bundles(mach: &Program) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for b in &mach.blocks {
+        for (bi, bundle) in b.bundles.iter().enumerate() {
+            slot_rules(mach, b, bi, bundle, &mut out);
+            for op in &bundle.ops {
+                if let Some(desc) = mach.target.op(&op.inst.opcode) {
+                    if let Err(msg) = register_rules(mach, desc, &op.inst) {
+                        out.push(Violation::new(Kind::Register, &b.label, bi, op_line(op, bundle), msg));
+                    }
+                }
+            }
+        }
+    }
+    for i in &mach.inputs {
+        if !mach.target.regs.contains(i.reg) {
+            let label = mach.blocks.first().map(|b| b.label.as_str()).unwrap_or("");
+            out.push(Violation::new(Kind::Register, label, 0, i.span.line, format!("input register {} does not exist on {}", i.reg.base, mach.target.name)));
+        }
+    }
+    out
+}
+
+fn slot_rules(mach: &Program, b: &Block, bi: usize, bundle: &Bundle, out: &mut Vec<Violation>) {
+    let t = mach.target;
+    let mut push = |msg: String| out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, msg));
+    let mut used: Vec<&str> = Vec::new();
+    let mut written: Vec<Reg> = Vec::new();
+    let mut imms: BTreeSet<u32> = BTreeSet::new();
+    let mut known: Vec<(&OpDesc, &Inst)> = Vec::new();
+    for op in &bundle.ops {
+        let slot = op.slot.as_str();
+        if !t.slots.contains(&slot) {
+            push(format!("{} has no slot `{slot}`", t.name));
+        } else if used.contains(&slot) {
+            push(format!("two ops in slot `{slot}` of one bundle"));
+        }
+        used.push(slot);
+        let Some(desc) = t.op(&op.inst.opcode) else { continue };
+        if !desc.slots.contains(&slot) {
+            push(format!("`{}` cannot issue in slot `{slot}` (allowed: {})", desc.name, desc.slots.join(", ")));
+        }
+        let dest = op.inst.dest.as_ref().and_then(Operand::phys);
+        if let Err(msg) = t.rules.slot_ok(desc, slot, dest) {
+            push(msg);
+        }
+        for r in dest_regs(desc, &op.inst) {
+            if written.contains(&r) {
+                push(format!("two ops of one bundle write ${}", mach.reg_name(r)));
+            }
+            written.push(r);
+        }
+        for (i, (k, o)) in desc.operands.iter().zip(&op.inst.srcs).enumerate() {
+            if let (OperandKind::Value, Operand::Imm(imm)) = (k, o) {
+                imms.insert(imm.bits);
+                if !t.rules.imm_ok(desc, i, *imm) {
+                    push(format!("`{}` cannot encode the immediate {:#x} as operand {}", desc.name, imm.bits, i + 1));
+                }
+            }
+        }
+        known.push((desc, &op.inst));
+    }
+    if imms.len() > t.rules.max_bundle_imms() {
+        push(format!("{} distinct immediates in one bundle; at most {}", imms.len(), t.rules.max_bundle_imms()));
+    }
+    if let Err(msg) = t.rules.bundle_ok(&known) {
+        push(msg);
+    }
+}
+
+fn register_rules(mach: &Program, desc: &OpDesc, inst: &Inst) -> Result<(), String> {
+    let t = mach.target;
+    for p in inst.dest.iter().chain(&inst.srcs).filter_map(Operand::phys) {
+        if !t.regs.contains(p) {
+            return Err(format!("register {} does not exist on {}", describe(mach, p), t.name));
+        }
+    }
+    for r in dest_regs(desc, inst) {
+        if t.reserved.contains(&r) {
+            return Err(format!("`{}` writes ${}, which is reserved (read-only)", desc.name, mach.reg_name(r)));
+        }
+    }
+    t.rules.op_regs_ok(desc, inst)
+}
+
+fn describe(p: &Program, r: schedra_ir::PhysReg) -> String {
+    if r.size > 1 {
+        format!("${}:{}", p.reg_name(r.base), r.size)
+    } else {
+        format!("${}", p.reg_name(r.base))
+    }
+}
+
+/// Kind `hazard`: the end-of-program sequence and thread-ending ops.
+pub fn hazards(mach: &Program) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let t = mach.target;
+    let is_marker = |op: &Op| t.op(&op.inst.opcode).is_some_and(|d| d.sem == Sem::ThreadSwitch);
+    let ends_thread = |op: &Op| t.op(&op.inst.opcode).is_some_and(|d| t.rules.ends_thread(d));
+    let has_thread_end_op = t.ops.iter().any(|d| t.rules.ends_thread(d));
+    for b in &mach.blocks {
+        let is_final = matches!(b.term.kind, TermKind::End);
+        let n = b.bundles.len();
+        let marker_at = t.rules.end_delay_slots().filter(|_| is_final).and_then(|k| n.checked_sub(k + 1));
+        if let (Some(k), true) = (t.rules.end_delay_slots(), is_final) {
+            end_sequence(mach, b, k, marker_at, &mut out);
+        }
+        for (bi, bundle) in b.bundles.iter().enumerate() {
+            for op in &bundle.ops {
+                if is_marker(op) && Some(bi) != marker_at {
+                    out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` is only allowed {} bundle(s) before the end of the program", op.inst.opcode, t.rules.end_delay_slots().unwrap_or(0) + 1)));
+                }
+                if ends_thread(op) && !(is_final && bi + 1 == n && bundle.ops.len() == 1) {
+                    out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` ends the thread and must be the last op of the program", op.inst.opcode)));
+                }
+            }
+        }
+        if is_final && has_thread_end_op && !b.bundles.last().is_some_and(|x| x.ops.iter().any(ends_thread)) {
+            out.push(Violation::new(Kind::Hazard, &b.label, n, b.term.span.line, "the program ends without a thread-ending op".to_string()));
+        }
+    }
+    out
+}
+
+fn end_sequence(mach: &Program, b: &Block, k: usize, marker_at: Option<usize>, out: &mut Vec<Violation>) {
+    let t = mach.target;
+    let marker = |x: &Bundle| x.ops.iter().any(|op| t.op(&op.inst.opcode).is_some_and(|d| d.sem == Sem::ThreadSwitch));
+    let Some(m) = marker_at.filter(|m| b.bundles.get(*m).is_some_and(marker)) else {
+        let last = b.bundles.iter().rposition(marker);
+        let (bi, line) = match last {
+            Some(i) => (i, b.bundles.get(i).map(|x| x.span.line).unwrap_or(0)),
+            None => (b.bundles.len(), b.term.span.line),
+        };
+        out.push(Violation::new(Kind::Hazard, &b.label, bi, line, format!("the program must end with a thread-switch bundle followed by exactly {k} bundle(s)")));
+        return;
+    };
+    for (i, bundle) in b.bundles.iter().enumerate().skip(m) {
+        let slot = if i == m { None } else { Some(i - m - 1) };
+        for op in &bundle.ops {
+            let Some(desc) = t.op(&op.inst.opcode) else { continue };
+            if let Err(msg) = t.rules.end_slot_ok(desc, &op.inst, slot) {
+                out.push(Violation::new(Kind::Hazard, &b.label, i, op_line(op, bundle), msg));
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The bridge to Z3 for obligations that syntactic equality does not close.
+//!
+//! Encoding: every word is a 32-bit bit-vector. Integer operations get their
+//! exact bit-vector meaning (so `add a, a` and `shl a, 1` are proven equal);
+//! float operations, texture words and the other outside functions are
+//! uninterpreted functions over bit-vectors (sound: equal arguments give
+//! equal results, nothing else is assumed); leaves (inputs, uniforms,
+//! varyings, block-entry symbols) are free constants.
+//!
+//! Conversion is iterative: the arena is topologically ordered (arguments
+//! have smaller indices), so the terms a query needs are collected with an
+//! explicit stack and converted in increasing index order, memoised across
+//! queries. Chains 10k deep do not touch the call stack.
+//!
+//! A query asserts that the two sides differ and asks for a model: `unsat`
+//! proves the obligation, `sat` gives a counterexample (concrete input words
+//! and both values), anything else (timeout) is [`Answer::Unknown`] and is
+//! never taken as a proof. Answers are cached per pair of terms.
+
+use crate::term::{fun_name, is_integer, Fun, Node, Term, Terms};
+use schedra_ir::target::Sem;
+use schedra_ir::Target;
+use std::collections::HashMap;
+use z3::ast::{Ast, Bool, BV};
+use z3::{FuncDecl, Params, SatResult, Solver, Sort};
+
+/// Concrete inputs under which two terms differ.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Counterexample {
+    /// Input name → word, for the inputs the two terms mention.
+    pub inputs: Vec<(String, u32)>,
+    /// The source side's value.
+    pub source: u32,
+    /// The machine side's value.
+    pub machine: u32,
+}
+
+impl Counterexample {
+    /// One line: `with unif[0]=0x1, in1=0x0: source 0x2, machine 0x3`.
+    pub fn describe(&self) -> String {
+        let ins: Vec<String> = self.inputs.iter().map(|(n, w)| format!("{n}={w:#x}")).collect();
+        format!("with {}: source {:#x}, machine {:#x}", ins.join(", "), self.source, self.machine)
+    }
+}
+
+/// The solver's answer about one obligation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// Proven equal for all inputs.
+    Equal,
+    /// Differ under these inputs.
+    Differ(Counterexample),
+    /// The solver gave up (timeout or unsupported).
+    Unknown,
+}
+
+/// A solver session: memoised conversions and cached answers. Lives on one
+/// thread (z3's context is thread-local).
+pub struct Smt {
+    target: &'static Target,
+    timeout_ms: u64,
+    memo: HashMap<Term, BV>,
+    funs: HashMap<String, FuncDecl>,
+    leaves: HashMap<Term, String>,
+    cache: HashMap<(Term, Term, bool), Answer>,
+    /// Number of queries sent to the solver.
+    pub queries: usize,
+}
+
+impl Smt {
+    /// A session for programs of `target`, with a per-query timeout.
+    pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
+        Smt { target, timeout_ms, memo: HashMap::new(), funs: HashMap::new(), leaves: HashMap::new(), cache: HashMap::new(), queries: 0 }
+    }
+
+    /// Whether `a` and `b` are the same word for all inputs.
+    pub fn equal(&mut self, terms: &Terms, a: Term, b: Term) -> Answer {
+        self.ask(terms, a, b, false)
+    }
+
+    /// Whether `a != 0` and `b != 0` agree for all inputs (branch conditions).
+    pub fn same_truth(&mut self, terms: &Terms, a: Term, b: Term) -> Answer {
+        self.ask(terms, a, b, true)
+    }
+
+    fn ask(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
+        if a == b {
+            return Answer::Equal;
+        }
+        let key = (a, b, truth);
+        if let Some(ans) = self.cache.get(&key) {
+            return ans.clone();
+        }
+        let ans = self.solve(terms, a, b, truth);
+        self.cache.insert(key, ans.clone());
+        ans
+    }
+
+    fn solve(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
+        self.queries += 1;
+        let (Some(za), Some(zb)) = (self.convert(terms, a), self.convert(terms, b)) else { return Answer::Unknown };
+        let differ: Bool = if truth {
+            let zero = BV::from_u64(0, 32);
+            za.eq(&zero).eq(zb.eq(&zero)).not()
+        } else {
+            za.eq(&zb).not()
+        };
+        let solver = Solver::new();
+        let mut params = Params::new();
+        params.set_u32("timeout", self.timeout_ms.min(u64::from(u32::MAX)) as u32);
+        solver.set_params(&params);
+        solver.assert(&differ);
+        match solver.check() {
+            SatResult::Unsat => Answer::Equal,
+            SatResult::Sat => match solver.get_model() {
+                Some(model) => {
+                    let val = |x: &BV| model.eval(x, true).and_then(|v| v.as_u64()).unwrap_or(0) as u32;
+                    let mut inputs = Vec::new();
+                    for leaf in self.leaves_of(terms, &[a, b]).into_iter().take(16) {
+                        if let (Some(z), Some(name)) = (self.memo.get(&leaf), self.leaves.get(&leaf)) {
+                            inputs.push((name.clone(), val(z)));
+                        }
+                    }
+                    Answer::Differ(Counterexample { inputs, source: val(&za), machine: val(&zb) })
+                }
+                None => Answer::Unknown,
+            },
+            SatResult::Unknown => Answer::Unknown,
+        }
+    }
+
+    /// The leaves (free constants) of the terms, in index order.
+    fn leaves_of(&self, terms: &Terms, roots: &[Term]) -> Vec<Term> {
+        let mut out: Vec<Term> = reachable(terms, roots).into_iter().filter(|t| self.leaves.contains_key(t)).collect();
+        out.sort();
+        out
+    }
+
+    /// Convert a term (and everything below it) to a bit-vector.
+    pub fn convert(&mut self, terms: &Terms, root: Term) -> Option<BV> {
+        if let Some(z) = self.memo.get(&root) {
+            return Some(z.clone());
+        }
+        let mut todo: Vec<Term> = reachable(terms, &[root]).into_iter().filter(|t| !self.memo.contains_key(t)).collect();
+        todo.sort();
+        for t in todo {
+            let z = self.convert_node(terms, t)?;
+            self.memo.insert(t, z);
+        }
+        self.memo.get(&root).cloned()
+    }
+
+    fn leaf(&mut self, t: Term, name: String) -> BV {
+        self.leaves.insert(t, name.clone());
+        BV::new_const(name, 32)
+    }
+
+    fn convert_node(&mut self, terms: &Terms, t: Term) -> Option<BV> {
+        Some(match terms.node(t) {
+            Node::Lit(w) => BV::from_u64(u64::from(*w), 32),
+            Node::Reg(r) => self.leaf(t, format!("${}", self.target.regs.name(*r))),
+            Node::Uniform(..) | Node::Varying(..) => self.leaf(t, terms.show(t, 20)),
+            Node::Sym { id, .. } => self.leaf(t, terms.symbol_name(*id).to_string()),
+            Node::App(fun, args) => {
+                let zs: Vec<BV> = args.iter().map(|a| self.memo.get(a).cloned()).collect::<Option<_>>()?;
+                match fun {
+                    Fun::Alu(sem) if is_integer(*sem) => integer(*sem, &zs)?,
+                    _ => self.uninterpreted(*fun, &zs),
+                }
+            }
+        })
+    }
+
+    fn uninterpreted(&mut self, fun: Fun, args: &[BV]) -> BV {
+        let name = format!("{}_{}", fun_name(fun), args.len());
+        let decl = self.funs.entry(name.clone()).or_insert_with(|| {
+            let bv = Sort::bitvector(32);
+            let dom: Vec<&Sort> = (0..args.len()).map(|_| &bv).collect();
+            FuncDecl::new(name, &dom, &bv)
+        });
+        let refs: Vec<&dyn Ast> = args.iter().map(|a| a as &dyn Ast).collect();
+        decl.apply(&refs).as_bv().unwrap_or_else(|| BV::from_u64(0, 32))
+    }
+}
+
+fn integer(sem: Sem, zs: &[BV]) -> Option<BV> {
+    let [a, b] = zs else { return None };
+    let mask24 = BV::from_u64(0xff_ffff, 32);
+    let mask5 = BV::from_u64(31, 32);
+    Some(match sem {
+        Sem::Add => a.bvadd(b),
+        Sem::Sub => a.bvsub(b),
+        Sem::UMul24 => a.bvand(&mask24).bvmul(b.bvand(&mask24)),
+        Sem::And => a.bvand(b),
+        Sem::Or => a.bvor(b),
+        Sem::Xor => a.bvxor(b),
+        Sem::Shl => a.bvshl(b.bvand(&mask5)),
+        Sem::Shr => a.bvlshr(b.bvand(&mask5)),
+        _ => return None,
+    })
+}
+
+/// Every term reachable from `roots` (iterative walk).
+pub fn reachable(terms: &Terms, roots: &[Term]) -> Vec<Term> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Term> = roots.to_vec();
+    let mut out = Vec::new();
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t) {
+            continue;
+        }
+        out.push(t);
+        if let Node::App(_, args) = terms.node(t) {
+            stack.extend(args.iter().copied());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedra_ir::target::by_name;
+
+    fn v3d() -> &'static Target {
+        by_name("v3d71").expect("v3d71 exists")
+    }
+
+    #[test]
+    fn add_self_equals_shift_left_by_one() {
+        let mut t = Terms::new();
+        let a = t.intern(Node::Uniform(0, 0));
+        let one = t.lit(1);
+        let add = t.app(Fun::Alu(Sem::Add), vec![a, a]);
+        let shl = t.app(Fun::Alu(Sem::Shl), vec![a, one]);
+        assert_ne!(add, shl);
+        let mut smt = Smt::new(v3d(), 10_000);
+        assert_eq!(smt.equal(&t, add, shl), Answer::Equal);
+    }
+
+    #[test]
+    fn different_values_give_a_counterexample() {
+        let mut t = Terms::new();
+        let a = t.intern(Node::Uniform(0, 0));
+        let two = t.lit(2);
+        let add = t.app(Fun::Alu(Sem::Add), vec![a, a]);
+        let shl = t.app(Fun::Alu(Sem::Shl), vec![a, two]);
+        let mut smt = Smt::new(v3d(), 10_000);
+        match smt.equal(&t, add, shl) {
+            Answer::Differ(cex) => {
+                assert_ne!(cex.source, cex.machine);
+                let x = cex.inputs.first().map(|p| p.1).unwrap_or(0);
+                assert_eq!(cex.source, x.wrapping_add(x));
+                assert_eq!(cex.machine, x << 2);
+            }
+            other => panic!("expected a counterexample, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn float_ops_are_uninterpreted_but_congruent() {
+        let mut t = Terms::new();
+        let a = t.intern(Node::Uniform(0, 0));
+        let b = t.intern(Node::Varying(0, 0));
+        let x = t.app(Fun::Alu(Sem::FAdd), vec![a, b]);
+        let y = t.app(Fun::Alu(Sem::FSub), vec![a, b]);
+        let mut smt = Smt::new(v3d(), 10_000);
+        assert!(matches!(smt.equal(&t, x, y), Answer::Differ(_)));
+        let zero = t.lit(0);
+        let c1 = t.app(Fun::Alu(Sem::Or), vec![x, zero]);
+        assert_eq!(smt.equal(&t, c1, x), Answer::Equal);
+    }
+
+    #[test]
+    fn deep_chains_convert_without_recursion() {
+        let mut t = Terms::new();
+        let mut x = t.intern(Node::Reg(1));
+        let mut y = x;
+        let one = t.lit(1);
+        for _ in 0..20_000 {
+            x = t.app(Fun::Alu(Sem::Xor), vec![x, one]);
+            y = t.app(Fun::Alu(Sem::Xor), vec![y, one]);
+        }
+        let z = t.app(Fun::Alu(Sem::Xor), vec![x, one]);
+        let mut smt = Smt::new(v3d(), 10_000);
+        assert!(smt.convert(&t, z).is_some());
+        assert_eq!(smt.same_truth(&t, x, y), Answer::Equal);
+    }
+}

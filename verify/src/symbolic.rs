@@ -1,0 +1,648 @@
+//! Symbolic execution of one block of either form.
+//!
+//! Both simulators give every op the *same* meaning ([`outcome`]): the
+//! verifier's own reading of the target's [`Sem`] (word-wise ALU ops, outside
+//! inputs as leaves, texture words as functions of the coordinates, scratch
+//! slots, output effects). They differ only in *when* values move:
+//!
+//! - [`run_source`]: the source form, one op after another, over variables
+//!   ([`Var`]: virtual register words, physical registers the source names,
+//!   scratch slots).
+//! - [`run_machine`]: the machine form, cycle-accurate per
+//!   `semantics.md` "Time in the machine form". Each bundle issues in one
+//!   cycle; all its reads happen at issue (parallel reads), before any of its
+//!   writes land; a write issued at `c` with latency `L` lands at `c + L`. On a
+//!   non-interlocked target a read before the landing sees the old contents;
+//!   on an interlocked one the bundle waits (stall cycles) until the registers
+//!   it reads or writes have no write in flight. Every read and every write
+//!   is recorded as an event with its provenance, for the diagnosis.
+//!
+//! Invariant: a machine register's term at any cycle is the term of the last
+//! write that landed on it (or its block-entry term), and every read event
+//! records exactly that term and that write.
+
+use crate::term::{Fun, Node, Term, Terms};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
+use schedra_ir::{Block, Inst, Operand, Program, Reg, TermKind};
+use std::collections::HashMap;
+
+/// A source-form variable: one word of a value the source names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Var {
+    /// Word `.1` of virtual register `%.0`.
+    V(String, u8),
+    /// A physical register named by the source.
+    P(Reg),
+    /// A scratch slot.
+    S(u32),
+}
+
+/// A machine location: a register or a scratch slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Loc {
+    /// A register.
+    R(Reg),
+    /// A scratch slot.
+    S(u32),
+}
+
+/// What one op does, independent of form and timing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Writes these words to its destination.
+    Write(Vec<Term>),
+    /// Reads `size` scratch slots from `offset` into its destination.
+    Load(u32, usize),
+    /// Writes these words to scratch slots from `offset`.
+    Store(u32, Vec<Term>),
+    /// An effect on an output channel.
+    Effect(String, Vec<Term>),
+    /// No dataflow meaning.
+    Nothing,
+}
+
+fn index_operand(inst: &Inst, desc: &OpDesc) -> u32 {
+    desc.operands
+        .iter()
+        .zip(&inst.srcs)
+        .find(|(k, _)| **k == OperandKind::Index)
+        .and_then(|(_, o)| o.imm())
+        .map(|i| i.bits)
+        .unwrap_or(0)
+}
+
+fn word(vals: &[Term], w: usize) -> Option<Term> {
+    vals.get(w).or(vals.last()).copied()
+}
+
+/// The meaning of one op. `vals[i]` holds the words of source operand `i`
+/// (empty for index operands); `dest_size` is the destination's size in
+/// words. Never panics: missing operands make a junk-free literal 0.
+pub fn outcome(terms: &mut Terms, desc: &OpDesc, inst: &Inst, vals: &[Vec<Term>], dest_size: usize) -> Outcome {
+    let idx = index_operand(inst, desc);
+    let value_ops: Vec<&Vec<Term>> =
+        desc.operands.iter().zip(vals).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v).collect();
+    match desc.sem {
+        Sem::Uniform => Outcome::Write((0..dest_size).map(|w| terms.intern(Node::Uniform(idx, w as u8))).collect()),
+        Sem::Varying => Outcome::Write((0..dest_size).map(|w| terms.intern(Node::Varying(idx, w as u8))).collect()),
+        Sem::Const => Outcome::Write((0..dest_size).map(|_| terms.lit(idx)).collect()),
+        Sem::Texture => {
+            let coords: Vec<Term> = value_ops.iter().flat_map(|v| v.iter().copied()).collect();
+            Outcome::Write((0..dest_size).map(|w| terms.app(Fun::Tex(w as u8), coords.clone())).collect())
+        }
+        Sem::ScratchRead => Outcome::Load(idx, dest_size),
+        Sem::ScratchWrite => Outcome::Store(idx, value_ops.iter().flat_map(|v| v.iter().copied()).collect()),
+        Sem::Output(name, indexed) => {
+            let channel = if indexed { format!("{name} {idx}") } else { name.to_string() };
+            Outcome::Effect(channel, value_ops.iter().flat_map(|v| v.iter().copied()).collect())
+        }
+        Sem::ThreadSwitch => Outcome::Nothing,
+        sem => {
+            let zero = terms.lit(0);
+            let words = (0..dest_size)
+                .map(|w| {
+                    let args: Vec<Term> = value_ops.iter().map(|v| word(v, w).unwrap_or(zero)).collect();
+                    terms.app(Fun::Alu(sem), args)
+                })
+                .collect();
+            Outcome::Write(words)
+        }
+    }
+}
+
+/// An effect of the source program.
+#[derive(Clone, Debug)]
+pub struct SrcEffect {
+    /// Output channel.
+    pub channel: String,
+    /// The words written.
+    pub words: Vec<Term>,
+    /// Index of the instruction in its block.
+    pub inst: usize,
+    /// Line of the instruction in the source file.
+    pub line: u32,
+}
+
+/// The result of running one source block.
+#[derive(Clone, Debug, Default)]
+pub struct SrcRun {
+    /// Effects in program order.
+    pub effects: Vec<SrcEffect>,
+    /// The branch condition (word 0 of the `brnz` operand), if any.
+    pub cond: Option<Term>,
+    /// Every variable's term at the block end (entry values included).
+    pub exit: HashMap<Var, Term>,
+    /// A source name for terms the block defined (`%p`), for messages.
+    pub names: HashMap<Term, String>,
+    /// Source line that defined each named term.
+    pub def_line: HashMap<Term, u32>,
+}
+
+/// Sizes of the source's virtual registers (from definitions and inputs).
+pub fn vreg_sizes(p: &Program) -> HashMap<String, u8> {
+    let mut sizes = HashMap::new();
+    for i in &p.inputs {
+        if let Some(v) = &i.vreg {
+            sizes.insert(v.name.clone(), v.size.unwrap_or(i.reg.size));
+        }
+    }
+    for b in &p.blocks {
+        for inst in &b.insts {
+            if let Some(Operand::Virt(v)) = &inst.dest {
+                let e = sizes.entry(v.name.clone()).or_insert(1);
+                if let Some(s) = v.size {
+                    *e = s;
+                }
+            }
+        }
+    }
+    sizes
+}
+
+/// The variables an operand names (one per word).
+pub fn operand_vars(op: &Operand, sizes: &HashMap<String, u8>) -> Vec<Var> {
+    match op {
+        Operand::Virt(v) => {
+            let n = v.size.or_else(|| sizes.get(&v.name).copied()).unwrap_or(1);
+            (0..n).map(|w| Var::V(v.name.clone(), w)).collect()
+        }
+        Operand::Phys(p) => p.regs().map(Var::P).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The source variables an instruction reads and writes (scratch slots
+/// included), for liveness.
+pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, sizes: &HashMap<String, u8>) -> (Vec<Var>, Vec<Var>) {
+    let mut uses: Vec<Var> = inst.srcs.iter().flat_map(|o| operand_vars(o, sizes)).collect();
+    let mut defs: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, sizes)).collect();
+    if let Some(d) = desc {
+        let off = index_operand(inst, d);
+        let n = defs.len().max(1) as u32;
+        match d.sem {
+            Sem::ScratchRead => uses.extend((0..n).map(|w| Var::S(off + w))),
+            Sem::ScratchWrite => {
+                let n = uses.len() as u32;
+                defs.extend((0..n).map(|w| Var::S(off + w)));
+            }
+            _ => {}
+        }
+    }
+    (uses, defs)
+}
+
+/// Run one source block from `entry` (terms of the live-in variables).
+/// Variables read before any definition and not in `entry` read as junk.
+pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, sizes: &HashMap<String, u8>, entry: HashMap<Var, Term>) -> SrcRun {
+    let mut run = SrcRun { exit: entry, ..SrcRun::default() };
+    let mut named: Vec<(&Var, &Term)> = run.exit.iter().collect();
+    named.sort();
+    let names: Vec<(Term, String)> = named.into_iter().map(|(v, t)| (*t, var_label(p, v))).collect();
+    for (t, n) in names {
+        run.names.entry(t).or_insert(n);
+    }
+    for (i, inst) in block.insts.iter().enumerate() {
+        let Some(desc) = p.target.op(&inst.opcode) else { continue };
+        let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, sizes, &block.label)).collect();
+        let dest_vars: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, sizes)).collect();
+        let dest_size = dest_vars.len();
+        let words = match outcome(terms, desc, inst, &vals, dest_size) {
+            Outcome::Write(w) => w,
+            Outcome::Load(off, n) => (0..n as u32).map(|w| src_read(terms, &mut run, Var::S(off + w), &block.label)).collect(),
+            Outcome::Store(off, ws) => {
+                for (w, t) in ws.into_iter().enumerate() {
+                    run.exit.insert(Var::S(off + w as u32), t);
+                }
+                continue;
+            }
+            Outcome::Effect(channel, words) => {
+                run.effects.push(SrcEffect { channel, words, inst: i, line: inst.span.line });
+                continue;
+            }
+            Outcome::Nothing => continue,
+        };
+        let dname = inst.dest.as_ref().map(|d| operand_name(p, d));
+        for (w, (var, t)) in dest_vars.into_iter().zip(words).enumerate() {
+            if let Some(n) = &dname {
+                let name = if dest_size > 1 { format!("{n}.{w}") } else { n.clone() };
+                run.names.entry(t).or_insert(name);
+                run.def_line.entry(t).or_insert(inst.span.line);
+            }
+            run.exit.insert(var, t);
+        }
+    }
+    if let TermKind::Brnz { cond, .. } = &block.term.kind {
+        let v = src_operand(terms, &mut run, cond, sizes, &block.label);
+        run.cond = v.first().copied();
+    }
+    run
+}
+
+/// How a source variable is spelled (`%a`, `%v.1`, `$rf3`, `scratch[2]`).
+pub fn var_label(p: &Program, v: &Var) -> String {
+    match v {
+        Var::V(n, 0) => format!("%{n}"),
+        Var::V(n, w) => format!("%{n}.{w}"),
+        Var::P(r) => format!("${}", p.reg_name(*r)),
+        Var::S(s) => format!("scratch[{s}]"),
+    }
+}
+
+/// How an operand is spelled (`%p`, `$rf3`, `7`).
+pub fn operand_name(p: &Program, o: &Operand) -> String {
+    match o {
+        Operand::Virt(v) => format!("%{}", v.name),
+        Operand::Phys(r) if r.size > 1 => format!("${}:{}", p.reg_name(r.base), r.size),
+        Operand::Phys(r) => format!("${}", p.reg_name(r.base)),
+        Operand::Imm(i) => format!("{:#x}", i.bits),
+        Operand::Label(l) => l.clone(),
+    }
+}
+
+fn src_read(terms: &mut Terms, run: &mut SrcRun, var: Var, label: &str) -> Term {
+    if let Some(t) = run.exit.get(&var) {
+        return *t;
+    }
+    let t = terms.symbol(&format!("undefined {var:?} in source {label}"), true);
+    run.exit.insert(var, t);
+    t
+}
+
+fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, sizes: &HashMap<String, u8>, label: &str) -> Vec<Term> {
+    match o {
+        Operand::Imm(i) => vec![terms.lit(i.bits)],
+        Operand::Label(_) => Vec::new(),
+        _ => operand_vars(o, sizes).into_iter().map(|v| src_read(terms, run, v, label)).collect(),
+    }
+}
+
+/// Where a machine op sits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpAt {
+    /// Bundle index within the block (the bundle count for the terminator).
+    pub bundle: usize,
+    /// Op index within the bundle.
+    pub op: usize,
+    /// Line in the machine file.
+    pub line: u32,
+    /// The opcode (`brnz` for the terminator).
+    pub opcode: String,
+}
+
+/// Index of a [`ReadEvent`] in [`MachRun::reads`].
+pub type ReadId = usize;
+/// Index of a [`WriteEvent`] in [`MachRun::writes`].
+pub type WriteId = usize;
+
+/// A register read by a machine op.
+#[derive(Clone, Debug)]
+pub struct ReadEvent {
+    /// The register.
+    pub reg: Reg,
+    /// The cycle of the read (the bundle's issue cycle).
+    pub cycle: u64,
+    /// The term read.
+    pub term: Term,
+    /// The write whose value was read (`None`: the block-entry contents).
+    pub from: Option<WriteId>,
+    /// The reading op.
+    pub at: OpAt,
+}
+
+/// A register write by a machine op (one per word).
+#[derive(Clone, Debug)]
+pub struct WriteEvent {
+    /// The register.
+    pub reg: Reg,
+    /// The term written.
+    pub term: Term,
+    /// Issue cycle.
+    pub issue: u64,
+    /// Cycle from which reads see it.
+    pub land: u64,
+    /// The writing op.
+    pub at: OpAt,
+    /// The reads this word was computed from (operand order).
+    pub reads: Vec<ReadId>,
+    /// Whether the word is a copy of `reads[0]`'s value (moves, fills).
+    pub copy: bool,
+}
+
+/// An effect of the machine program.
+#[derive(Clone, Debug)]
+pub struct MachEffect {
+    /// Output channel.
+    pub channel: String,
+    /// The words written.
+    pub words: Vec<Term>,
+    /// The read behind each word (`None` for immediates).
+    pub reads: Vec<Option<ReadId>>,
+    /// The op.
+    pub at: OpAt,
+}
+
+/// A timing problem found while running the machine block.
+#[derive(Clone, Debug)]
+pub enum TimingIssue {
+    /// Two writes land on one register in the same cycle (the second write).
+    SameCycle {
+        /// The second write.
+        write: WriteId,
+        /// The first write.
+        other: WriteId,
+    },
+    /// A write still in flight when the block ends.
+    InFlight {
+        /// The write.
+        write: WriteId,
+        /// The terminator's cycle.
+        end: u64,
+    },
+}
+
+/// The result of running one machine block.
+#[derive(Clone, Debug, Default)]
+pub struct MachRun {
+    /// Effects in issue order.
+    pub effects: Vec<MachEffect>,
+    /// The branch condition and the read behind it.
+    pub cond: Option<(Term, Option<ReadId>)>,
+    /// Register contents at the block end (after every write landed).
+    pub regs: HashMap<Reg, Term>,
+    /// Scratch contents at the block end.
+    pub mem: HashMap<u32, Term>,
+    /// Every register read.
+    pub reads: Vec<ReadEvent>,
+    /// Every register write.
+    pub writes: Vec<WriteEvent>,
+    /// Block-entry contents of the registers that were read or overwritten.
+    pub entry: HashMap<Reg, Term>,
+    /// Timing problems.
+    pub issues: Vec<TimingIssue>,
+    /// Issue cycles, stalls included (the terminator's cycle).
+    pub cycles: u64,
+    /// Issue cycle of each bundle.
+    pub issue_cycle: Vec<u64>,
+}
+
+struct Machine<'a> {
+    terms: &'a mut Terms,
+    prog: &'a Program,
+    label: &'a str,
+    run: MachRun,
+    /// Current contents and the write they came from.
+    cur: HashMap<Reg, (Term, Option<WriteId>)>,
+    mem: HashMap<u32, (Term, Option<ReadId>)>,
+    pending: Vec<WriteId>,
+    ready: HashMap<Reg, u64>,
+}
+
+impl Machine<'_> {
+    fn junk(&mut self, what: &str) -> Term {
+        self.terms.symbol(&format!("?{what}@{}", self.label), true)
+    }
+
+    fn land(&mut self, cycle: u64) {
+        let mut due: Vec<WriteId> = Vec::new();
+        self.pending.retain(|&w| {
+            let land = self.run.writes.get(w).map(|e| e.land).unwrap_or(0);
+            if land <= cycle {
+                due.push(w);
+                false
+            } else {
+                true
+            }
+        });
+        due.sort_by_key(|&w| (self.run.writes.get(w).map(|e| e.land).unwrap_or(0), w));
+        for w in due {
+            if let Some(e) = self.run.writes.get(w) {
+                self.cur.insert(e.reg, (e.term, Some(w)));
+            }
+        }
+    }
+
+    fn read(&mut self, reg: Reg, cycle: u64, at: &OpAt) -> ReadId {
+        let (term, from) = match self.cur.get(&reg) {
+            Some(v) => *v,
+            None => {
+                let t = self.junk(&self.prog.reg_name(reg));
+                self.cur.insert(reg, (t, None));
+                self.run.entry.insert(reg, t);
+                (t, None)
+            }
+        };
+        self.run.reads.push(ReadEvent { reg, cycle, term, from, at: at.clone() });
+        self.run.reads.len() - 1
+    }
+
+    /// The operand values of one op and the read behind each word.
+    fn operands(&mut self, inst: &Inst, desc: &OpDesc, cycle: u64, at: &OpAt) -> (Vec<Vec<Term>>, Vec<Vec<Option<ReadId>>>) {
+        let mut vals = Vec::new();
+        let mut ids = Vec::new();
+        for (i, o) in inst.srcs.iter().enumerate() {
+            let kind = desc.operands.get(i).copied().unwrap_or(OperandKind::Value);
+            match o {
+                Operand::Phys(p) if kind != OperandKind::Index => {
+                    let rs: Vec<ReadId> = p.regs().map(|r| self.read(r, cycle, at)).collect();
+                    vals.push(rs.iter().filter_map(|&r| self.run.reads.get(r).map(|e| e.term)).collect());
+                    ids.push(rs.into_iter().map(Some).collect());
+                }
+                Operand::Imm(imm) if kind != OperandKind::Index => {
+                    vals.push(vec![self.terms.lit(imm.bits)]);
+                    ids.push(vec![None]);
+                }
+                _ => {
+                    vals.push(Vec::new());
+                    ids.push(Vec::new());
+                }
+            }
+        }
+        (vals, ids)
+    }
+
+    /// Registers an op reads or writes (what an interlocked core waits on).
+    fn touched(&self, desc: &OpDesc, inst: &Inst) -> Vec<Reg> {
+        let mut regs: Vec<Reg> = inst.srcs.iter().filter_map(Operand::phys).flat_map(|p| p.regs()).collect();
+        regs.extend(dest_regs(desc, inst));
+        regs
+    }
+}
+
+/// The registers a machine op writes (explicit or implicit destination).
+pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> Vec<Reg> {
+    match desc.dest {
+        Dest::Explicit => inst.dest.as_ref().and_then(Operand::phys).map(|p| p.regs().collect()).unwrap_or_default(),
+        Dest::Implicit(r) => vec![r],
+        Dest::None => Vec::new(),
+    }
+}
+
+/// One op's pending work, computed from the bundle's parallel reads.
+struct Issued {
+    at: OpAt,
+    desc: &'static OpDesc,
+    dests: Vec<Reg>,
+    outcome: Outcome,
+    word_reads: Vec<Vec<ReadId>>,
+    copy: bool,
+    store_reads: Vec<Option<ReadId>>,
+}
+
+/// Run one machine block from `entry` (terms of the known locations at block
+/// entry). Registers and slots not in `entry` hold junk.
+pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: &HashMap<Loc, Term>) -> MachRun {
+    let mut m = Machine {
+        terms,
+        prog: p,
+        label: &block.label,
+        run: MachRun::default(),
+        cur: HashMap::new(),
+        mem: HashMap::new(),
+        pending: Vec::new(),
+        ready: HashMap::new(),
+    };
+    for (loc, t) in entry {
+        match loc {
+            Loc::R(r) => {
+                m.cur.insert(*r, (*t, None));
+                m.run.entry.insert(*r, *t);
+            }
+            Loc::S(s) => {
+                m.mem.insert(*s, (*t, None));
+            }
+        }
+    }
+    let mut cycle = 0u64;
+    for (bi, bundle) in block.bundles.iter().enumerate() {
+        let descs: Vec<Option<&'static OpDesc>> = bundle.ops.iter().map(|op| p.target.op(&op.inst.opcode)).collect();
+        if p.target.interlocked {
+            for (op, d) in bundle.ops.iter().zip(&descs) {
+                if let Some(d) = d {
+                    for r in m.touched(d, &op.inst) {
+                        cycle = cycle.max(m.ready.get(&r).copied().unwrap_or(0));
+                    }
+                }
+            }
+        }
+        m.land(cycle);
+        m.run.issue_cycle.push(cycle);
+        let mut issued = Vec::new();
+        for (oi, (op, d)) in bundle.ops.iter().zip(&descs).enumerate() {
+            let Some(desc) = *d else { continue };
+            let at = OpAt { bundle: bi, op: oi, line: bundle_line(op.inst.span.line, bundle.span.line), opcode: op.inst.opcode.clone() };
+            issued.push(issue_op(&mut m, desc, &op.inst, cycle, at));
+        }
+        for i in issued {
+            complete_op(&mut m, i, cycle);
+        }
+        cycle += 1;
+    }
+    finish(&mut m, block, cycle);
+    m.run
+}
+
+fn bundle_line(op_line: u32, bundle_line: u32) -> u32 {
+    if op_line != 0 {
+        op_line
+    } else {
+        bundle_line
+    }
+}
+
+fn issue_op(m: &mut Machine, desc: &'static OpDesc, inst: &Inst, cycle: u64, at: OpAt) -> Issued {
+    let (vals, ids) = m.operands(inst, desc, cycle, &at);
+    let dests = dest_regs(desc, inst);
+    let outcome = outcome(m.terms, desc, inst, &vals, dests.len());
+    let value_ids: Vec<&Vec<Option<ReadId>>> =
+        desc.operands.iter().zip(&ids).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v).collect();
+    let word_reads: Vec<Vec<ReadId>> = (0..dests.len())
+        .map(|w| match desc.sem {
+            Sem::Texture => value_ids.iter().flat_map(|v| v.iter().flatten().copied()).collect(),
+            _ => value_ids.iter().filter_map(|v| v.get(w).or(v.last()).copied().flatten()).collect(),
+        })
+        .collect();
+    let store_reads = value_ids.iter().flat_map(|v| v.iter().copied()).collect();
+    Issued { at, desc, dests, outcome, word_reads, copy: desc.sem == Sem::Mov, store_reads }
+}
+
+fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
+    let (words, word_reads, copy) = match i.outcome {
+        Outcome::Write(w) => (w, i.word_reads, i.copy),
+        Outcome::Load(off, n) => {
+            let mut words = Vec::new();
+            let mut reads = Vec::new();
+            for w in 0..n as u32 {
+                let (t, r) = match m.mem.get(&(off + w)) {
+                    Some(v) => *v,
+                    None => {
+                        let t = m.junk(&format!("scratch[{}]", off + w));
+                        m.mem.insert(off + w, (t, None));
+                        (t, None)
+                    }
+                };
+                words.push(t);
+                reads.push(r.into_iter().collect());
+            }
+            (words, reads, true)
+        }
+        Outcome::Store(off, words) => {
+            for (w, t) in words.into_iter().enumerate() {
+                let r = i.store_reads.get(w).copied().flatten();
+                m.mem.insert(off + w as u32, (t, r));
+            }
+            return;
+        }
+        Outcome::Effect(channel, words) => {
+            m.run.effects.push(MachEffect { channel, words, reads: i.store_reads, at: i.at });
+            return;
+        }
+        Outcome::Nothing => return,
+    };
+    let latency = u64::from(i.desc.latency.max(1));
+    for (w, (reg, term)) in i.dests.iter().zip(words).enumerate() {
+        let land = cycle + latency;
+        let id = m.run.writes.len();
+        if let Some(&other) = m.pending.iter().find(|&&o| m.run.writes.get(o).is_some_and(|e| e.reg == *reg && e.land == land)) {
+            m.run.issues.push(TimingIssue::SameCycle { write: id, other });
+        }
+        let reads = word_reads.get(w).cloned().unwrap_or_default();
+        m.run.writes.push(WriteEvent { reg: *reg, term, issue: cycle, land, at: i.at.clone(), reads, copy });
+        m.pending.push(id);
+        let r = m.ready.entry(*reg).or_insert(0);
+        *r = (*r).max(land);
+        if !m.cur.contains_key(reg) {
+            let t = m.junk(&m.prog.reg_name(*reg));
+            m.cur.insert(*reg, (t, None));
+            m.run.entry.insert(*reg, t);
+        }
+    }
+}
+
+fn finish(m: &mut Machine, block: &Block, mut cycle: u64) {
+    let at = OpAt { bundle: block.bundles.len(), op: 0, line: block.term.span.line, opcode: "brnz".to_string() };
+    if let TermKind::Brnz { cond, .. } = &block.term.kind {
+        match cond {
+            Operand::Phys(p) => {
+                if m.prog.target.interlocked {
+                    cycle = cycle.max(m.ready.get(&p.base).copied().unwrap_or(0));
+                }
+                m.land(cycle);
+                let r = m.read(p.base, cycle, &at);
+                let t = m.run.reads.get(r).map(|e| e.term);
+                m.run.cond = t.map(|t| (t, Some(r)));
+            }
+            Operand::Imm(i) => m.run.cond = Some((m.terms.lit(i.bits), None)),
+            _ => {}
+        }
+    }
+    m.land(cycle);
+    if !m.prog.target.interlocked {
+        for &w in &m.pending {
+            m.run.issues.push(TimingIssue::InFlight { write: w, end: cycle });
+        }
+    }
+    m.land(u64::MAX);
+    m.run.cycles = cycle;
+    m.run.regs = m.cur.iter().map(|(r, (t, _))| (*r, *t)).collect();
+    m.run.mem = m.mem.iter().map(|(s, (t, _))| (*s, *t)).collect();
+}

@@ -1,0 +1,284 @@
+//! Hash-consed terms over the program inputs.
+//!
+//! Every value the two programs compute is a [`Term`]: an index into one
+//! [`Terms`] arena (a `Vec` of nodes plus a `HashMap` from node to index).
+//! Building a node that already exists returns the existing index, so two
+//! values built the same way are the *same* term and syntactic equality is
+//! an integer comparison.
+//!
+//! Invariants kept by the constructors (both simulators build terms only
+//! through them, so both sides normalise identically):
+//! - arguments of commutative operations are sorted by index;
+//! - integer operations on literals are folded to a literal;
+//! - moves are the identity: they never create a node;
+//! - a node's arguments always have smaller indices than the node, so the
+//!   arena is in topological order and every walk can be iterative.
+//!
+//! Leaves: literals, the entry input registers, outside inputs (uniforms,
+//! varyings) and named symbols (block-entry values and junk). A term is
+//! *closed* when it contains no symbol: it then means the same word on every
+//! path, which is what lets the dataflow fixpoint carry it across blocks.
+
+use schedra_ir::target::Sem;
+use schedra_ir::Reg;
+use std::collections::HashMap;
+
+/// A term: an index into a [`Terms`] arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Term(pub u32);
+
+/// An operation applied to argument terms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fun {
+    /// An ALU operation, applied to one word of each operand.
+    Alu(Sem),
+    /// Word `.0` of a texture sample at the argument coordinates.
+    Tex(u8),
+}
+
+/// One node of the arena.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// A 32-bit constant.
+    Lit(u32),
+    /// The word in this register at program entry.
+    Reg(Reg),
+    /// Word `.1` of uniform `.0`.
+    Uniform(u32, u8),
+    /// Word `.1` of varying `.0`.
+    Varying(u32, u8),
+    /// A named symbol (see [`Terms::symbol`]); `junk` symbols stand for
+    /// unknown register contents and never equal anything else.
+    Sym {
+        /// Index into the symbol name table.
+        id: u32,
+        /// Whether this stands for unknown (garbage) contents.
+        junk: bool,
+    },
+    /// An operation on earlier terms.
+    App(Fun, Box<[Term]>),
+}
+
+/// The arena. Terms from one arena must not be mixed with another's.
+#[derive(Default, Debug)]
+pub struct Terms {
+    nodes: Vec<Node>,
+    closed: Vec<bool>,
+    index: HashMap<Node, Term>,
+    names: Vec<String>,
+    by_name: HashMap<String, Term>,
+}
+
+/// Whether the operation is an integer operation with an exact meaning
+/// (folded on literals, bit-vectors in the solver).
+pub fn is_integer(sem: Sem) -> bool {
+    matches!(sem, Sem::Add | Sem::Sub | Sem::UMul24 | Sem::And | Sem::Or | Sem::Xor | Sem::Shl | Sem::Shr)
+}
+
+/// The exact value of an integer operation on words (`None` for other
+/// operations or a wrong number of arguments).
+pub fn eval_integer(sem: Sem, args: &[u32]) -> Option<u32> {
+    let (a, b) = match args {
+        [a, b] => (*a, *b),
+        _ => return None,
+    };
+    Some(match sem {
+        Sem::Add => a.wrapping_add(b),
+        Sem::Sub => a.wrapping_sub(b),
+        Sem::UMul24 => (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff),
+        Sem::And => a & b,
+        Sem::Or => a | b,
+        Sem::Xor => a ^ b,
+        Sem::Shl => a << (b & 31),
+        Sem::Shr => a >> (b & 31),
+        _ => return None,
+    })
+}
+
+impl Terms {
+    /// An empty arena.
+    pub fn new() -> Terms {
+        Terms::default()
+    }
+
+    /// Number of distinct terms built so far.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether no term was built yet.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node of a term. Terms come only from this arena, so the index is
+    /// in range; a foreign term yields a literal 0 rather than a panic.
+    pub fn node(&self, t: Term) -> &Node {
+        self.nodes.get(t.0 as usize).unwrap_or(&Node::Lit(0))
+    }
+
+    /// Whether the term contains no symbol (means the same word on every
+    /// path through the program).
+    pub fn closed(&self, t: Term) -> bool {
+        self.closed.get(t.0 as usize).copied().unwrap_or(false)
+    }
+
+    /// Whether the term is a junk symbol (unknown contents).
+    pub fn is_junk(&self, t: Term) -> bool {
+        matches!(self.node(t), Node::Sym { junk: true, .. })
+    }
+
+    /// Build (or find) a node.
+    pub fn intern(&mut self, node: Node) -> Term {
+        if let Some(&t) = self.index.get(&node) {
+            return t;
+        }
+        let closed = match &node {
+            Node::Sym { .. } => false,
+            Node::App(_, args) => args.iter().all(|a| self.closed(*a)),
+            _ => true,
+        };
+        let t = Term(self.nodes.len() as u32);
+        self.nodes.push(node.clone());
+        self.closed.push(closed);
+        self.index.insert(node, t);
+        t
+    }
+
+    /// A literal word.
+    pub fn lit(&mut self, w: u32) -> Term {
+        self.intern(Node::Lit(w))
+    }
+
+    /// The symbol called `name` (the same term for the same name).
+    pub fn symbol(&mut self, name: &str, junk: bool) -> Term {
+        if let Some(&t) = self.by_name.get(name) {
+            return t;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        let t = self.intern(Node::Sym { id, junk });
+        self.by_name.insert(name.to_string(), t);
+        t
+    }
+
+    /// The name of symbol `id`.
+    pub fn symbol_name(&self, id: u32) -> &str {
+        self.names.get(id as usize).map(String::as_str).unwrap_or("?")
+    }
+
+    /// Apply an operation: moves return their argument, commutative
+    /// arguments are sorted, integer operations on literals fold.
+    pub fn app(&mut self, fun: Fun, mut args: Vec<Term>) -> Term {
+        if let Fun::Alu(sem) = fun {
+            if sem == Sem::Mov {
+                if let Some(&a) = args.first() {
+                    return a;
+                }
+            }
+            if sem.commutative() {
+                args.sort_unstable();
+            }
+            if is_integer(sem) {
+                let words: Option<Vec<u32>> =
+                    args.iter().map(|a| if let Node::Lit(w) = self.node(*a) { Some(*w) } else { None }).collect();
+                if let Some(v) = words.and_then(|w| eval_integer(sem, &w)) {
+                    return self.lit(v);
+                }
+            }
+        }
+        self.intern(Node::App(fun, args.into_boxed_slice()))
+    }
+
+    /// A short human-readable rendering (at most about `budget` characters;
+    /// deeper parts are elided as `…`).
+    pub fn show(&self, t: Term, budget: usize) -> String {
+        let mut out = String::new();
+        self.show_into(t, budget, 4, &mut out);
+        out
+    }
+
+    fn show_into(&self, t: Term, budget: usize, depth: u32, out: &mut String) {
+        if out.len() > budget || depth == 0 {
+            out.push('…');
+            return;
+        }
+        match self.node(t) {
+            Node::Lit(w) => out.push_str(&format!("{w:#x}")),
+            Node::Reg(r) => out.push_str(&format!("in{r}")),
+            Node::Uniform(i, w) => out.push_str(&word_name("unif", *i, *w)),
+            Node::Varying(i, w) => out.push_str(&word_name("vary", *i, *w)),
+            Node::Sym { id, .. } => out.push_str(self.symbol_name(*id)),
+            Node::App(fun, args) => {
+                out.push_str(&fun_name(*fun));
+                out.push('(');
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.show_into(*a, budget, depth - 1, out);
+                }
+                out.push(')');
+            }
+        }
+    }
+}
+
+fn word_name(kind: &str, i: u32, w: u8) -> String {
+    if w == 0 {
+        format!("{kind}[{i}]")
+    } else {
+        format!("{kind}[{i}].{w}")
+    }
+}
+
+/// A lower-case name for an operation (used in messages and solver names).
+pub fn fun_name(fun: Fun) -> String {
+    match fun {
+        Fun::Alu(Sem::Output(..)) => "out".to_string(),
+        Fun::Alu(sem) => format!("{sem:?}").to_lowercase(),
+        Fun::Tex(w) => format!("tex{w}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_consing_shares_equal_terms() {
+        let mut t = Terms::new();
+        let a = t.intern(Node::Uniform(0, 0));
+        let b = t.intern(Node::Varying(0, 0));
+        let x = t.app(Fun::Alu(Sem::FMul), vec![a, b]);
+        let y = t.app(Fun::Alu(Sem::FMul), vec![b, a]);
+        assert_eq!(x, y, "commutative arguments are ordered");
+        let z = t.app(Fun::Alu(Sem::FSub), vec![a, b]);
+        let w = t.app(Fun::Alu(Sem::FSub), vec![b, a]);
+        assert_ne!(z, w, "non-commutative arguments keep their order");
+        assert_eq!(t.app(Fun::Alu(Sem::Mov), vec![x]), x);
+    }
+
+    #[test]
+    fn integer_literals_fold_and_closedness_tracks_symbols() {
+        let mut t = Terms::new();
+        let (two, three) = (t.lit(2), t.lit(3));
+        let five = t.app(Fun::Alu(Sem::Add), vec![two, three]);
+        assert_eq!(t.node(five), &Node::Lit(5));
+        let s = t.symbol("%a@b1", false);
+        let e = t.app(Fun::Alu(Sem::Add), vec![s, two]);
+        assert!(!t.closed(e));
+        assert!(t.closed(five));
+        assert_eq!(t.symbol("%a@b1", false), s);
+    }
+
+    #[test]
+    fn deep_chains_do_not_recurse() {
+        let mut t = Terms::new();
+        let mut x = t.intern(Node::Reg(1));
+        for _ in 0..100_000 {
+            x = t.app(Fun::Alu(Sem::FAdd), vec![x, x]);
+        }
+        assert!(t.show(x, 40).contains('…'));
+    }
+}
