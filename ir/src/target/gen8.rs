@@ -114,4 +114,7 @@ impl Rules for Gen8Rules {
     fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
         Ok(())
     }
+    fn ends_thread(&self, op: &OpDesc) -> bool {
+        op.sem == Sem::Output("rt", false)
+    }
 }

@@ -321,4 +321,10 @@ pub trait Rules {
     /// `slot_index` (0-based), or in the marker bundle itself when
     /// `slot_index` is `None`?
     fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String>;
+    /// Kind `hazard`: whether `op` ends the thread and so must be the last
+    /// op of a block that ends the program (gen8 `send.eot`). Default: no
+    /// op does.
+    fn ends_thread(&self, _op: &OpDesc) -> bool {
+        false
+    }
 }
