@@ -166,6 +166,7 @@ fn line_range(text: &str, line: u32) -> std::ops::Range<usize> {
     for (i, l) in text.split_inclusive('\n').enumerate() {
         if i + 1 == line as usize {
             let body = l.trim_end_matches(['\n', '\r']);
+            let body = body.split('#').next().unwrap_or(body).trim_end();
             let lead = body.len() - body.trim_start().len();
             return start + lead..start + body.len();
         }

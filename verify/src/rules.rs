@@ -42,6 +42,10 @@ pub fn structure(src: &Program, mach: &Program) -> Vec<Violation> {
         out.push(at_entry(format!("the machine program is for {} but the source is for {}", mach.target.name, src.target.name)));
         return out;
     }
+    if src.form != Form::Source {
+        out.push(at_entry("the first program is not in the source form".to_string()));
+        return out;
+    }
     if mach.form != Form::Machine {
         out.push(at_entry("the second program is not in the machine form (`form machine`)".to_string()));
         return out;
