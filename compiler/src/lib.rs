@@ -19,11 +19,18 @@
 //! must end up in. `bundle::bundle` turns it into the machine form.
 
 pub mod bundle;
+pub mod color;
 pub mod depgraph;
 pub mod fault;
+pub mod interference;
+pub mod linear_scan;
+pub mod liveness;
 pub mod lower;
+pub mod ra_ir;
+pub mod regalloc;
 pub mod sched_post;
 pub mod sched_pre;
+pub mod spill;
 pub mod stats;
 
 use schedra_ir::Program;
@@ -122,4 +129,26 @@ pub enum CompileError {
     /// Register allocation failed even with spilling (a reason).
     #[error("register allocation failed: {0}")]
     Allocation(String),
+}
+
+/// Compile a source-form program: validate → pre-RA scheduling → register
+/// allocation (`opts.ra`) → post-RA scheduling and bundling. The result is a
+/// machine-form program meant to behave exactly like `src`, with shader-db
+/// statistics (the allocator's spills, fills, remats and max-live filled in).
+/// Invalid input is reported as [`CompileError::Unsupported`] with the
+/// validator's located message; nothing panics.
+pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> {
+    if src.form != schedra_ir::Form::Source {
+        return Err(CompileError::NotSource);
+    }
+    schedra_ir::validate::validate(src).map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
+    let scheduled = sched_pre::schedule_program(src, opts);
+    let alloc = regalloc::allocate(&scheduled, opts)?;
+    let hints = bundle::Hints::from_source(src);
+    let (program, mut stats) = bundle::bundle_program_with(&alloc.program, opts, &hints)?;
+    stats.spills = alloc.spills;
+    stats.fills = alloc.fills;
+    stats.remats = alloc.remats;
+    stats.max_live = alloc.max_live;
+    Ok(Compiled { program, stats })
 }

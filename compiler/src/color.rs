@@ -1,0 +1,119 @@
+//! Chaitin–Briggs graph colouring with precoloured registers and
+//! multi-register values.
+//!
+//! Simplify: repeatedly remove a node whose neighbours cannot block all of
+//! its candidate runs (weighted degree: a neighbour of size `m` can block at
+//! most `m + n - 1` runs of size `n`); when none is left, remove the node with
+//! the lowest spill cost per degree *optimistically* (Briggs). Select: pop
+//! nodes in reverse and give each the first run — copy hints first, then the
+//! candidates in allocation order — that no coloured neighbour overlaps, that
+//! avoids the registers the node interferes with (preallocated, implicit,
+//! scratch) and that the target rules allow. Nodes that find none are
+//! returned for spilling.
+//!
+//! Invariant: every run returned is allowed for its node and overlaps no run
+//! of an interfering node nor any register the node interferes with.
+
+use crate::interference::{Constraints, Graph, Hint};
+use crate::ra_ir::{RegSet, ValId};
+use schedra_ir::PhysReg;
+
+/// The values to colour and what is known about them.
+pub struct Problem<'a> {
+    /// The nodes to colour.
+    pub nodes: &'a [ValId],
+    /// The interference graph (may contain other values, ignored).
+    pub graph: &'a Graph,
+    /// Rule constraints and hints.
+    pub cons: &'a Constraints,
+    /// Size of every value.
+    pub sizes: &'a [u8],
+    /// Spill cost of every value.
+    pub cost: &'a [f64],
+}
+
+fn available(p: &Problem, v: ValId) -> usize {
+    let size = p.sizes.get(v as usize).copied().unwrap_or(1);
+    let phys = p.graph.phys.get(v as usize).copied().unwrap_or_default();
+    p.cons.cands_for(size).iter().filter(|r| !phys.overlaps(**r) && p.cons.allowed(v, **r)).count()
+}
+
+/// The simplify phase: the order in which to select (last removed first).
+fn simplify(p: &Problem) -> Vec<ValId> {
+    let nv = p.sizes.len();
+    let mut in_graph = vec![false; nv];
+    p.nodes.iter().for_each(|&v| in_graph[v as usize] = true);
+    let size = |v: ValId| p.sizes.get(v as usize).copied().unwrap_or(1) as usize;
+    let mut weight = vec![0usize; nv];
+    for &v in p.nodes {
+        weight[v as usize] = p.graph.adj[v as usize].iter().filter(|m| in_graph[**m as usize]).map(|&m| size(m) + size(v) - 1).sum();
+    }
+    let avail: Vec<usize> = (0..nv).map(|v| if in_graph[v] { available(p, v as ValId) } else { 0 }).collect();
+    let mut stack = Vec::with_capacity(p.nodes.len());
+    let mut left: Vec<ValId> = p.nodes.to_vec();
+    while !left.is_empty() {
+        let pick = match left.iter().position(|&v| weight[v as usize] < avail[v as usize]) {
+            Some(i) => i,
+            None => {
+                let score = |v: ValId| p.cost.get(v as usize).copied().unwrap_or(1.0) / (weight[v as usize] as f64 + 1.0);
+                let mut best = 0;
+                for (i, &v) in left.iter().enumerate() {
+                    if score(v) < score(left[best]) {
+                        best = i;
+                    }
+                }
+                best
+            }
+        };
+        let v = left.swap_remove(pick);
+        in_graph[v as usize] = false;
+        for &m in &p.graph.adj[v as usize] {
+            if in_graph[m as usize] {
+                weight[m as usize] = weight[m as usize].saturating_sub(size(v) + size(m) - 1);
+            }
+        }
+        stack.push(v);
+    }
+    stack
+}
+
+/// Colour the nodes. `Ok(assign)` gives a run for every node (indexed by
+/// value); `Err(spill)` lists the nodes that found no register.
+pub fn color(p: &Problem) -> Result<Vec<Option<PhysReg>>, Vec<ValId>> {
+    let mut assign: Vec<Option<PhysReg>> = vec![None; p.sizes.len()];
+    let mut failed = Vec::new();
+    for v in simplify(p).into_iter().rev() {
+        let size = p.sizes.get(v as usize).copied().unwrap_or(1);
+        let mut busy = p.graph.phys.get(v as usize).copied().unwrap_or_default();
+        for &m in &p.graph.adj[v as usize] {
+            if let Some(r) = assign[m as usize] {
+                busy.insert_run(r);
+            }
+        }
+        let fits = |r: PhysReg| r.size == size && !busy.overlaps(r) && p.cons.allowed(v, r);
+        let hinted = p.cons.hints.get(v as usize).into_iter().flatten().find_map(|h| {
+            let r = match *h {
+                Hint::Phys(r) => Some(r),
+                Hint::Val(o) => assign.get(o as usize).copied().flatten(),
+            };
+            r.filter(|r| fits(*r) && p.cons.cands_for(size).contains(r))
+        });
+        let choice = hinted.or_else(|| p.cons.cands_for(size).iter().copied().find(|r| fits(*r)));
+        match choice {
+            Some(r) => assign[v as usize] = Some(r),
+            None => failed.push(v),
+        }
+    }
+    if failed.is_empty() {
+        Ok(assign)
+    } else {
+        Err(failed)
+    }
+}
+
+/// The registers of all runs in `assign` (for tests and diagnostics).
+pub fn used_regs(assign: &[Option<PhysReg>]) -> RegSet {
+    let mut s = RegSet::default();
+    assign.iter().flatten().for_each(|r| s.insert_run(*r));
+    s
+}

@@ -1,0 +1,245 @@
+//! Interference and register constraints.
+//!
+//! [`build`] makes the interference graph of the values from
+//! [`liveness::occupancy`]: at every gap, each variable written by the
+//! instruction before the gap interferes with every variable occupying the
+//! gap (and at a block's first gap, all occupants interfere pairwise, which
+//! covers values live into unreachable blocks). Value–value edges form the
+//! graph; value–register edges become each value's set of registers it may
+//! never use. Invariant: two values without an edge never occupy one gap, so
+//! they may share registers.
+//!
+//! [`Constraints`] collects what does not depend on other values: the
+//! allocatable registers and alignment per size, registers a value may not use
+//! because of target rules (checked with the target's own `op_regs_ok` and
+//! end-of-program predicates), runs a wide destination may not partly overlap,
+//! and copy hints.
+
+use crate::liveness::{self, BitSet, Liveness, VarMap};
+use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
+use schedra_ir::target::{OpDesc, Sem};
+use schedra_ir::{Inst, Operand, PhysReg, Reg};
+use std::collections::HashMap;
+
+/// The interference graph of a function's values.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    nv: usize,
+    matrix: BitSet,
+    /// Neighbours of each value.
+    pub adj: Vec<Vec<ValId>>,
+    /// Physical registers each value may not use (live or written where the
+    /// value occupies a register).
+    pub phys: Vec<RegSet>,
+    /// Values live across a block boundary somewhere.
+    pub global: Vec<bool>,
+}
+
+impl Graph {
+    /// Whether values `a` and `b` interfere.
+    pub fn interferes(&self, a: ValId, b: ValId) -> bool {
+        let (a, b) = (a as usize, b as usize);
+        a < self.nv && b < self.nv && self.matrix.contains(a * self.nv + b)
+    }
+    fn add(&mut self, vm: &VarMap, x: usize, y: usize) {
+        match (vm.as_val(x), vm.as_val(y)) {
+            (Some(a), Some(b)) if a != b => {
+                if !self.matrix.contains(x * self.nv + y) {
+                    self.matrix.insert(x * self.nv + y);
+                    self.matrix.insert(y * self.nv + x);
+                    self.adj[x].push(b);
+                    self.adj[y].push(a);
+                }
+            }
+            (Some(a), None) => self.phys[a as usize].insert((y - vm.nv) as Reg),
+            (None, Some(b)) => self.phys[b as usize].insert((x - vm.nv) as Reg),
+            _ => {}
+        }
+    }
+}
+
+/// Build the interference graph of `f`.
+pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
+    let nv = vm.nv;
+    let mut g = Graph { nv, matrix: BitSet::new(nv * nv), adj: vec![Vec::new(); nv], phys: vec![RegSet::default(); nv], global: vec![false; nv] };
+    for b in 0..f.blocks.len() {
+        for x in lv.live_in[b].iter().chain(lv.live_out[b].iter()).take_while(|&x| x < nv) {
+            g.global[x] = true;
+        }
+        let occ = liveness::occupancy(f, vm, lv, b);
+        let first: Vec<usize> = occ[0].iter().collect();
+        for (i, &x) in first.iter().enumerate() {
+            for &y in &first[i + 1..] {
+                g.add(vm, x, y);
+            }
+        }
+        for (k, inst) in f.blocks[b].insts.iter().enumerate() {
+            let defs = vm.defs(inst);
+            for &d in &defs {
+                for x in occ[k + 1].iter() {
+                    if x != d {
+                        g.add(vm, d, x);
+                    }
+                }
+            }
+        }
+    }
+    g
+}
+
+/// A preferred register for a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hint {
+    /// The run of a physical register (input, preallocated copy target).
+    Phys(PhysReg),
+    /// The register of another value (copy source or target).
+    Val(ValId),
+}
+
+/// Register constraints of every value that do not depend on other values.
+#[derive(Clone, Debug)]
+pub struct Constraints {
+    /// Candidate runs per size (index = size), in allocation order: aligned,
+    /// every register allocatable.
+    pub cands: Vec<Vec<PhysReg>>,
+    /// Registers each value may not use because of target rules.
+    pub forbid: Vec<RegSet>,
+    /// Runs each value may not partly overlap (wide destinations vs their
+    /// physical sources).
+    pub no_partial: Vec<Vec<PhysReg>>,
+    /// Copy hints per value.
+    pub hints: Vec<Vec<Hint>>,
+}
+
+/// Alignment of a run of `size` registers.
+pub fn align(size: u8) -> u16 {
+    match size {
+        0 | 1 => 1,
+        2 => 2,
+        _ => 4,
+    }
+}
+
+impl Constraints {
+    /// Whether `run` is acceptable for value `v` as far as the rules go.
+    pub fn allowed(&self, v: ValId, run: PhysReg) -> bool {
+        let v = v as usize;
+        let forbid_ok = self.forbid.get(v).is_none_or(|s| !s.overlaps(run));
+        let partial_ok = self.no_partial.get(v).is_none_or(|ps| ps.iter().all(|p| *p == run || !p.overlaps(run)));
+        forbid_ok && partial_ok
+    }
+    /// Candidate runs for value `v` of size `size`, in allocation order.
+    pub fn cands_for(&self, size: u8) -> &[PhysReg] {
+        self.cands.get(size as usize).map_or(&[], |c| c.as_slice())
+    }
+}
+
+/// Registers `r` for which the target rejects `desc` with a one-register
+/// operand in `r` (as destination when `as_dest`, else as every source).
+fn rule_forbidden(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
+    let mut s = RegSet::default();
+    for r in 0..f.target.regs.count {
+        let run = Operand::Phys(PhysReg::one(r));
+        let srcs = desc.operands.iter().map(|_| run.clone()).collect();
+        let inst = Inst { opcode: desc.name.to_string(), dest: as_dest.then(|| run.clone()), srcs, span: Default::default() };
+        if f.target.rules.op_regs_ok(desc, &inst).is_err() {
+            s.insert(r);
+        }
+    }
+    s
+}
+
+/// Registers a value read or written in the last instructions of a final
+/// block may not use (v3d71: the thread-end delay slots may not touch the
+/// fragment payload rf2–rf3).
+fn end_forbidden(f: &Func, mov: &'static OpDesc) -> RegSet {
+    let mut s = RegSet::default();
+    for r in 0..f.target.regs.count {
+        let run = Operand::Phys(PhysReg::one(r));
+        let inst = Inst { opcode: mov.name.to_string(), dest: Some(run.clone()), srcs: vec![run], span: Default::default() };
+        if (0..2).any(|k| f.target.rules.end_slot_ok(mov, &inst, Some(k)).is_err()) {
+            s.insert(r);
+        }
+    }
+    s
+}
+
+/// How many of a final block's last instructions keep away from registers the
+/// end-of-program delay slots may not touch (Mesa v3d uses about six).
+pub const END_WINDOW: usize = 6;
+
+/// Compute the constraints of `f`'s values. `allocatable` lists the
+/// registers the allocator may hand out, in preference order.
+pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::CompileError> {
+    let nv = f.vals.len();
+    let mut alloc_set = RegSet::default();
+    allocatable.iter().for_each(|&r| alloc_set.insert(r));
+    let max = f.vals.iter().map(|v| v.size).max().unwrap_or(1).max(f.target.max_value_size);
+    let mut cands = vec![Vec::new(); max as usize + 1];
+    for (size, c) in cands.iter_mut().enumerate().skip(1) {
+        for &r in allocatable {
+            let run = PhysReg { base: r, size: size as u8 };
+            if r % align(size as u8) == 0 && (r as usize + size) <= f.target.regs.count as usize && !run.regs().any(|x| !alloc_set.contains(x)) {
+                c.push(run);
+            }
+        }
+    }
+    let mut k = Constraints { cands, forbid: vec![RegSet::default(); nv], no_partial: vec![Vec::new(); nv], hints: vec![Vec::new(); nv] };
+    let mut cache: HashMap<(&'static str, bool), RegSet> = HashMap::new();
+    let mov = crate::ra_ir::mov_desc(f.target)?;
+    let end_set = if f.target.rules.end_delay_slots().is_some() { end_forbidden(f, mov) } else { RegSet::default() };
+    for b in &f.blocks {
+        let n = b.insts.len();
+        let final_block = matches!(b.term.kind, schedra_ir::TermKind::End);
+        for (idx, i) in b.insts.iter().enumerate() {
+            let near_end = final_block && idx + END_WINDOW >= n;
+            if let Some(Loc::Val(v)) = i.dest {
+                let s = *cache.entry((i.desc.name, true)).or_insert_with(|| rule_forbidden(f, i.desc, true));
+                k.forbid[v as usize].union_with(&s);
+                if near_end {
+                    k.forbid[v as usize].union_with(&end_set);
+                }
+                if crate::liveness::dest_excludes_srcs(f, i) {
+                    k.no_partial[v as usize].extend(i.use_locs().filter_map(Loc::phys));
+                }
+                add_copy_hints(&mut k, i);
+            }
+            for l in i.use_locs() {
+                if let Loc::Val(v) = l {
+                    let s = *cache.entry((i.desc.name, false)).or_insert_with(|| rule_forbidden(f, i.desc, false));
+                    k.forbid[v as usize].union_with(&s);
+                    if near_end {
+                        k.forbid[v as usize].union_with(&end_set);
+                    }
+                }
+            }
+            if let (Some(Loc::Phys(p)), Sem::Mov, Some(Loc::Val(v))) = (i.dest, i.desc.sem, i.use_locs().next()) {
+                k.hints[v as usize].push(Hint::Phys(p));
+            }
+        }
+        if let (Some(Loc::Val(v)), true) = (b.cond.as_ref().and_then(|c| c.loc()), final_block) {
+            k.forbid[v as usize].union_with(&end_set);
+        }
+    }
+    Ok(k)
+}
+
+fn add_copy_hints(k: &mut Constraints, i: &crate::ra_ir::RInst) {
+    let (Some(Loc::Val(d)), Sem::Mov) = (i.dest, i.desc.sem) else { return };
+    match i.use_locs().next() {
+        Some(Loc::Phys(p)) => {
+            let first = i.kind == Kind::InputCopy;
+            let h = &mut k.hints[d as usize];
+            if first {
+                h.insert(0, Hint::Phys(p));
+            } else {
+                h.push(Hint::Phys(p));
+            }
+        }
+        Some(Loc::Val(s)) if s != d => {
+            k.hints[d as usize].push(Hint::Val(s));
+            k.hints[s as usize].push(Hint::Val(d));
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,256 @@
+//! Per-block linear scan with fixed registers and live-range splitting
+//! (lima gpir's second level, seed 000).
+//!
+//! Input: one block's gap occupancy, the registers already fixed at each gap
+//! (cross-block values coloured by [`crate::color`], preallocated and scratch
+//! registers), and the block-local values. A local value's *web* is a maximal
+//! run of gaps it occupies. Webs are taken in order of their first gap; each
+//! gets the first register run, in round-robin order after copy hints, that is
+//! free over the whole web. When none is, the run free for longest is taken
+//! and the web is *split* where that run stops being free (typically where a
+//! preallocated register's range begins): a copy to another run is inserted
+//! before the instruction at that gap, and the search repeats from there.
+//!
+//! Invariant: at every gap, the runs given to local segments overlap neither
+//! each other nor any fixed register occupied at that gap; a split copy's two
+//! runs are both held at the gap where it sits, so it never overwrites a live
+//! register.
+
+use crate::interference::{Constraints, Hint};
+use crate::liveness::{BitSet, VarMap};
+use crate::ra_ir::{Kind, Loc, RBlock, RInst, ROperand, RegSet, ValId};
+use schedra_ir::target::OpDesc;
+use schedra_ir::{PhysReg, Span};
+use std::collections::HashMap;
+
+/// A piece of a web held in one run: gaps `start..=end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// First gap.
+    pub start: usize,
+    /// Last gap.
+    pub end: usize,
+    /// The run.
+    pub run: PhysReg,
+}
+
+/// What the scan needs to know about the function.
+pub struct Scan<'a> {
+    /// Variable numbering.
+    pub vm: &'a VarMap,
+    /// Which values are cross-block (already coloured).
+    pub global: &'a [bool],
+    /// Runs of the cross-block values.
+    pub assign: &'a [Option<PhysReg>],
+    /// Rule constraints and hints.
+    pub cons: &'a Constraints,
+    /// Value sizes.
+    pub sizes: &'a [u8],
+    /// The target's `mov`, for split copies.
+    pub mov: &'static OpDesc,
+    /// Fault `ra-split-preallocated`: ignore preallocated ranges that begin
+    /// after a segment's first gap (so never split for them).
+    pub no_split_at_fixed: bool,
+}
+
+struct State<'a> {
+    scan: &'a Scan<'a>,
+    glob: Vec<RegSet>,
+    phys: Vec<RegSet>,
+    local: Vec<RegSet>,
+    rr: HashMap<u8, usize>,
+    last_run: HashMap<ValId, PhysReg>,
+}
+
+impl State<'_> {
+    fn free(&self, run: PhysReg, g: usize, seg_start: usize) -> bool {
+        let (Some(a), Some(b), Some(c)) = (self.glob.get(g), self.phys.get(g), self.local.get(g)) else { return false };
+        if a.overlaps(run) || c.overlaps(run) {
+            return false;
+        }
+        if b.overlaps(run) {
+            return self.scan.no_split_at_fixed && g > seg_start;
+        }
+        true
+    }
+    /// Last gap `t >= from` with `run` free over `from..=t`.
+    fn stretch(&self, run: PhysReg, from: usize, limit: usize) -> Option<usize> {
+        if !self.free(run, from, from) {
+            return None;
+        }
+        let mut t = from;
+        while t < limit && self.free(run, t + 1, from) {
+            t += 1;
+        }
+        Some(t)
+    }
+    fn hint_runs(&self, v: ValId) -> Vec<PhysReg> {
+        let hints = self.scan.cons.hints.get(v as usize).map_or(&[][..], |h| h.as_slice());
+        hints
+            .iter()
+            .filter_map(|h| match *h {
+                Hint::Phys(r) => Some(r),
+                Hint::Val(o) => self.scan.assign.get(o as usize).copied().flatten().or_else(|| self.last_run.get(&o).copied()),
+            })
+            .collect()
+    }
+    /// Pick a run for `v` from gap `from`: one covering `..=end` if possible,
+    /// else the one free longest (must reach past `min_reach`).
+    fn pick(&mut self, v: ValId, from: usize, end: usize, min_reach: Option<usize>) -> Option<(PhysReg, usize)> {
+        let size = self.scan.sizes.get(v as usize).copied().unwrap_or(1);
+        let cands = self.scan.cons.cands_for(size);
+        let ok = |r: &PhysReg| r.size == size && self.scan.cons.allowed(v, *r);
+        for r in self.hint_runs(v) {
+            if ok(&r) && cands.contains(&r) && self.stretch(r, from, end) == Some(end) {
+                return Some((r, end));
+            }
+        }
+        let start = self.rr.get(&size).copied().unwrap_or(0);
+        let mut best: Option<(PhysReg, usize, usize)> = None;
+        for k in 0..cands.len() {
+            let idx = (start + k) % cands.len();
+            let r = cands[idx];
+            if !ok(&r) {
+                continue;
+            }
+            let Some(t) = self.stretch(r, from, end) else { continue };
+            if min_reach.is_some_and(|m| t <= m) {
+                continue;
+            }
+            if t == end {
+                self.rr.insert(size, idx + 1);
+                return Some((r, end));
+            }
+            if best.is_none_or(|b| t > b.1) {
+                best = Some((r, t, idx));
+            }
+        }
+        best.map(|(r, t, idx)| {
+            self.rr.insert(size, idx + 1);
+            (r, t)
+        })
+    }
+    fn hold(&mut self, seg: Segment) {
+        for g in seg.start..=seg.end {
+            if let Some(s) = self.local.get_mut(g) {
+                s.insert_run(seg.run);
+            }
+        }
+    }
+}
+
+/// The webs of the block-local values: `(value, first gap, last gap)`.
+fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
+    let mut open: HashMap<ValId, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for (g, set) in occ.iter().enumerate() {
+        let here: Vec<ValId> = set.iter().take_while(|&x| x < scan.vm.nv).map(|x| x as ValId).filter(|&v| !scan.global.get(v as usize).copied().unwrap_or(true)).collect();
+        let mut closing: Vec<ValId> = open.keys().copied().filter(|v| !here.contains(v)).collect();
+        closing.sort_unstable();
+        for v in closing {
+            if let Some(s) = open.remove(&v) {
+                out.push((v, s, g - 1));
+            }
+        }
+        for v in here {
+            open.entry(v).or_insert(g);
+        }
+    }
+    let last = occ.len().saturating_sub(1);
+    let mut rest: Vec<(ValId, usize)> = open.into_iter().collect();
+    rest.sort_unstable();
+    out.extend(rest.into_iter().map(|(v, s)| (v, s, last)));
+    out.sort_by_key(|&(v, s, e)| (s, std::cmp::Reverse(e), v));
+    out
+}
+
+/// Allocate the local values of `blk` and rewrite it with physical operands
+/// and split copies. `Err((v, g))` names a value that found no register at
+/// gap `g` (the caller spills).
+pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBlock, (ValId, usize)> {
+    let ngaps = occ.len();
+    let mut st = State { scan, glob: vec![RegSet::default(); ngaps], phys: vec![RegSet::default(); ngaps], local: vec![RegSet::default(); ngaps], rr: HashMap::new(), last_run: HashMap::new() };
+    for (g, set) in occ.iter().enumerate() {
+        for x in set.iter() {
+            match scan.vm.as_val(x) {
+                Some(v) if scan.global.get(v as usize).copied().unwrap_or(false) => {
+                    if let Some(r) = scan.assign.get(v as usize).copied().flatten() {
+                        st.glob[g].insert_run(r);
+                    }
+                }
+                Some(_) => {}
+                None => st.phys[g].insert((x - scan.vm.nv) as u16),
+            }
+        }
+    }
+    let mut segs: HashMap<ValId, Vec<Vec<Segment>>> = HashMap::new();
+    for (v, s, e) in webs(occ, scan) {
+        let mut web = Vec::new();
+        let mut cur = s;
+        let mut min_reach = None;
+        loop {
+            let (run, t) = st.pick(v, cur, e, min_reach).ok_or((v, cur))?;
+            let seg = Segment { start: cur, end: t, run };
+            st.hold(seg);
+            st.last_run.insert(v, run);
+            web.push(seg);
+            if t >= e {
+                break;
+            }
+            cur = t;
+            min_reach = Some(t);
+        }
+        segs.entry(v).or_default().push(web);
+    }
+    Ok(rewrite(blk, &segs, scan))
+}
+
+/// The run of local `v` read at gap `g` (after any split copy there).
+fn use_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Option<PhysReg> {
+    segs.get(&v)?.iter().flatten().filter(|s| s.start <= g && g <= s.end).last().map(|s| s.run)
+}
+
+/// The run of local `v` written just before gap `g` (before any split copy).
+fn def_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Option<PhysReg> {
+    segs.get(&v)?.iter().flatten().find(|s| s.start <= g && g <= s.end).map(|s| s.run)
+}
+
+fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) -> RBlock {
+    let mut copies: HashMap<usize, Vec<(PhysReg, PhysReg)>> = HashMap::new();
+    for web in segs.values().flatten() {
+        for w in web.windows(2) {
+            copies.entry(w[1].start).or_default().push((w[1].run, w[0].run));
+        }
+    }
+    let map = |l: Loc, g: usize, def: bool| -> Loc {
+        match l {
+            Loc::Val(v) => {
+                let global = scan.global.get(v as usize).copied().unwrap_or(false);
+                let r = if global { scan.assign.get(v as usize).copied().flatten() } else if def { def_run(segs, v, g) } else { use_run(segs, v, g) };
+                r.map_or(l, Loc::Phys)
+            }
+            other => other,
+        }
+    };
+    let map_op = |o: &ROperand, g: usize| match o {
+        ROperand::Loc(l) => ROperand::Loc(map(*l, g, false)),
+        other => other.clone(),
+    };
+    let mut out = blk.clone();
+    out.insts.clear();
+    for (k, i) in blk.insts.iter().enumerate() {
+        for &(to, from) in copies.get(&k).into_iter().flatten() {
+            out.insts.push(RInst { desc: scan.mov, dest: Some(Loc::Phys(to)), srcs: vec![ROperand::Loc(Loc::Phys(from))], span: Span::default(), kind: Kind::SplitCopy });
+        }
+        let mut ni = i.clone();
+        ni.srcs = i.srcs.iter().map(|o| map_op(o, k)).collect();
+        ni.dest = i.dest.map(|d| map(d, k + 1, true));
+        out.insts.push(ni);
+    }
+    let n = blk.insts.len();
+    for &(to, from) in copies.get(&n).into_iter().flatten() {
+        out.insts.push(RInst { desc: scan.mov, dest: Some(Loc::Phys(to)), srcs: vec![ROperand::Loc(Loc::Phys(from))], span: Span::default(), kind: Kind::SplitCopy });
+    }
+    out.cond = blk.cond.as_ref().map(|c| map_op(c, n));
+    out
+}

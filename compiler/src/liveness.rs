@@ -1,0 +1,286 @@
+//! Liveness of virtual *and* physical registers.
+//!
+//! Variables are the values `0..nv` of a [`Func`] followed by one variable per
+//! physical register (`nv + reg`): a register named in the source
+//! (preallocated), a register an op writes implicitly, a scratch register of
+//! spill code. Liveness is the classic backward dataflow fixpoint over the
+//! CFG (`in = use ∪ (out − def)`, `out = ∪ in(succ)`).
+//!
+//! From it, [`occupancy`] gives, for each *gap* of a block (gap `k` is just
+//! before instruction `k`; gap `n` is the block end, where the terminator
+//! reads), the variables that occupy a register there: those live at the gap
+//! plus those written by the instruction just before it (a dead write still
+//! destroys what its register held). Two variables may share a register
+//! exactly when no gap holds both — the invariant that interference,
+//! linear scan and spilling all rely on. An op whose multi-register
+//! destination must not overlap its sources (gen8 ALU rule) keeps its value
+//! sources occupied one gap longer.
+
+use crate::ra_ir::{Func, Loc, RInst, ROperand};
+use schedra_ir::target::{Dest, Sem};
+
+/// A growable bit set of variables.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BitSet(Vec<u64>);
+
+impl BitSet {
+    /// An empty set able to hold `n` elements.
+    pub fn new(n: usize) -> BitSet {
+        BitSet(vec![0; n.div_ceil(64)])
+    }
+    /// Add `i` (ignored when out of range).
+    pub fn insert(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+    /// Remove `i`.
+    pub fn remove(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w &= !(1 << (i % 64));
+        }
+    }
+    /// Whether `i` is in the set.
+    pub fn contains(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    /// Add every element of `o`; returns whether the set grew.
+    pub fn union_with(&mut self, o: &BitSet) -> bool {
+        let mut changed = false;
+        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+            let n = *a | b;
+            changed |= n != *a;
+            *a = n;
+        }
+        changed
+    }
+    /// The elements in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(wi * 64 + b)
+            })
+        })
+    }
+}
+
+/// How operands map to variables; the allocator's fault switches live here.
+#[derive(Clone, Copy, Debug)]
+pub struct VarMap {
+    /// Number of values (variables `0..nv`).
+    pub nv: usize,
+    /// Number of physical registers.
+    pub nregs: usize,
+    /// Whether implicit writes (v3d71 rf0) are modelled as writes.
+    pub implicit_writes: bool,
+    /// Whether spill code's scratch registers are tracked (reserved).
+    pub track_scratch: bool,
+}
+
+impl VarMap {
+    /// The variable map for `f`.
+    pub fn new(f: &Func, implicit_writes: bool, track_scratch: bool) -> VarMap {
+        VarMap { nv: f.vals.len(), nregs: f.target.regs.count as usize, implicit_writes, track_scratch }
+    }
+    /// Total number of variables.
+    pub fn nvars(&self) -> usize {
+        self.nv + self.nregs
+    }
+    /// The variable of physical register `r`.
+    pub fn phys_var(&self, r: u16) -> usize {
+        self.nv + r as usize
+    }
+    /// Whether variable `x` is a value, and which.
+    pub fn as_val(&self, x: usize) -> Option<u32> {
+        (x < self.nv).then_some(x as u32)
+    }
+    /// Push the variables of `l` onto `out`.
+    pub fn loc_vars(&self, l: Loc, out: &mut Vec<usize>) {
+        match l {
+            Loc::Val(v) => out.push(v as usize),
+            Loc::Phys(p) => out.extend(p.regs().filter(|r| (*r as usize) < self.nregs).map(|r| self.phys_var(r))),
+            Loc::Scratch(p) => {
+                if self.track_scratch {
+                    out.extend(p.regs().filter(|r| (*r as usize) < self.nregs).map(|r| self.phys_var(r)));
+                }
+            }
+        }
+    }
+    /// Variables read by `i`.
+    pub fn uses(&self, i: &RInst) -> Vec<usize> {
+        let mut out = Vec::new();
+        for l in i.use_locs() {
+            self.loc_vars(l, &mut out);
+        }
+        out
+    }
+    /// Variables written by `i` (its destination and implicit writes).
+    pub fn defs(&self, i: &RInst) -> Vec<usize> {
+        let mut out = Vec::new();
+        if let Some(d) = i.dest {
+            self.loc_vars(d, &mut out);
+        }
+        if let (Dest::Implicit(r), true) = (i.desc.dest, self.implicit_writes) {
+            let dest_is_r = matches!(i.dest.and_then(Loc::phys), Some(p) if p.base == r && p.size == 1);
+            if !dest_is_r && (r as usize) < self.nregs {
+                out.push(self.phys_var(r));
+            }
+        }
+        out
+    }
+    /// Variables read by the terminator.
+    pub fn term_uses(&self, cond: Option<&ROperand>) -> Vec<usize> {
+        let mut out = Vec::new();
+        if let Some(l) = cond.and_then(ROperand::loc) {
+            self.loc_vars(l, &mut out);
+        }
+        out
+    }
+}
+
+/// Whether `i`'s destination may not overlap its value sources (gen8: an ALU
+/// destination of more than one register may not partly overlap a source).
+pub fn dest_excludes_srcs(f: &Func, i: &RInst) -> bool {
+    let wide = i.dest.is_some_and(|d| f.size(d) > 1);
+    wide && !i.desc.name.starts_with("send.") && !matches!(i.desc.sem, Sem::ScratchRead | Sem::ScratchWrite)
+}
+
+/// Live-in and live-out sets per block.
+#[derive(Clone, Debug)]
+pub struct Liveness {
+    /// Variables live at each block's entry.
+    pub live_in: Vec<BitSet>,
+    /// Variables live at each block's exit.
+    pub live_out: Vec<BitSet>,
+}
+
+/// Solve liveness for `f`.
+pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
+    let n = vm.nvars();
+    let nb = f.blocks.len();
+    let mut gen = vec![BitSet::new(n); nb];
+    let mut kill = vec![BitSet::new(n); nb];
+    for (b, blk) in f.blocks.iter().enumerate() {
+        let (g, k) = (&mut gen[b], &mut kill[b]);
+        for x in vm.term_uses(blk.cond.as_ref()) {
+            g.insert(x);
+        }
+        for i in blk.insts.iter().rev() {
+            for x in vm.defs(i) {
+                g.remove(x);
+                k.insert(x);
+            }
+            for x in vm.uses(i) {
+                g.insert(x);
+            }
+        }
+    }
+    let mut live_in = gen.clone();
+    let mut live_out = vec![BitSet::new(n); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let mut out = BitSet::new(n);
+            for &s in &f.blocks[b].succs {
+                if let Some(li) = live_in.get(s) {
+                    out.union_with(li);
+                }
+            }
+            let mut inn = out.clone();
+            for (w, kw) in inn.0.iter_mut().zip(kill[b].0.iter()) {
+                *w &= !kw;
+            }
+            inn.union_with(&gen[b]);
+            if inn != live_in[b] {
+                live_in[b] = inn;
+                changed = true;
+            }
+            live_out[b] = out;
+        }
+    }
+    Liveness { live_in, live_out }
+}
+
+/// The variables occupying a register at each gap `0..=n` of block `b`.
+pub fn occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitSet> {
+    let blk = &f.blocks[b];
+    let n = blk.insts.len();
+    let mut occ = vec![BitSet::new(vm.nvars()); n + 1];
+    let mut live = lv.live_out[b].clone();
+    for x in vm.term_uses(blk.cond.as_ref()) {
+        live.insert(x);
+    }
+    occ[n] = live.clone();
+    for k in (0..n).rev() {
+        let i = &blk.insts[k];
+        let defs = vm.defs(i);
+        for &x in &defs {
+            occ[k + 1].insert(x);
+            live.remove(x);
+        }
+        let uses = vm.uses(i);
+        if dest_excludes_srcs(f, i) {
+            for &x in uses.iter().filter(|&&x| x < vm.nv) {
+                occ[k + 1].insert(x);
+            }
+        }
+        for x in uses {
+            live.insert(x);
+        }
+        occ[k].union_with(&live);
+    }
+    occ
+}
+
+/// The most values live at one gap anywhere in `f`.
+pub fn max_live(f: &Func, vm: &VarMap, lv: &Liveness) -> usize {
+    (0..f.blocks.len()).flat_map(|b| occupancy(f, vm, lv, b)).map(|s| s.iter().take_while(|&x| x < vm.nv).count()).max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ra_ir::Func;
+
+    fn func(src: &str) -> Func {
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        Func::from_program(&p).expect("lower")
+    }
+
+    #[test]
+    fn loop_carried_value_is_live_around_the_loop() {
+        let f = func("target v3d71\nb0:\n %i = ldunif 0\n jmp b1\nb1:\n %i = sub %i, 1\n brnz %i, b2, b3\nb2:\n jmp b1\nb3:\n tlbw %i\n end\n");
+        let vm = VarMap::new(&f, true, true);
+        let lv = analyze(&f, &vm);
+        assert!(lv.live_in[1].contains(0) && lv.live_out[1].contains(0) && lv.live_in[2].contains(0));
+        assert!(!lv.live_in[0].contains(0));
+    }
+
+    #[test]
+    fn occupancy_includes_dead_writes_and_implicit_rf0() {
+        let f = func("target v3d71\nb0:\n %a = ldunif 0\n %b = ldunif 1\n tlbw %b\n end\n");
+        let vm = VarMap::new(&f, true, true);
+        let lv = analyze(&f, &vm);
+        let occ = occupancy(&f, &vm, &lv, 0);
+        assert!(occ[1].contains(0), "dead %a occupies the gap after its write");
+        assert!(!occ[2].contains(0));
+        assert!(occ[2].contains(vm.phys_var(0)), "implicit rf0 write occupies");
+    }
+
+    #[test]
+    fn physical_register_read_is_live_back_to_its_write() {
+        let f = func("target r600\nstage vertex\ninput %a = $R1.x\nb0:\n $R2.x = mov %a\n %c = add %a, %a\n export 0, $R2.x\n end\n");
+        let vm = VarMap::new(&f, true, true);
+        let lv = analyze(&f, &vm);
+        let occ = occupancy(&f, &vm, &lv, 0);
+        let r2x = vm.phys_var(8);
+        assert!(!occ[1].contains(r2x) && occ[2].contains(r2x) && occ[3].contains(r2x) && !occ[4].contains(r2x));
+    }
+}

@@ -1,0 +1,364 @@
+//! The register allocator's working form of a source program.
+//!
+//! [`Func`] is a source-form program with virtual registers numbered
+//! ([`ValId`]), every opcode resolved to its [`OpDesc`], block successors
+//! resolved to indices, and every instruction tagged with the [`Kind`] of code
+//! it is (source, input copy, split copy, spill code). `input %x = $P` lines
+//! become `%x = mov $P` copies at the top of the entry block, so that an input
+//! is an ordinary value whose register is merely *preferred* to be `P`.
+//!
+//! Invariant: after allocation every [`Loc`] is [`Loc::Phys`] or
+//! [`Loc::Scratch`]; [`Func::to_program`] then yields the *allocated program*
+//! (source form, physical operands only) that the bundler consumes.
+
+use crate::CompileError;
+use schedra_ir::target::{Dest, OpDesc, Sem};
+use schedra_ir::{Block, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, TermKind, Terminator, Target};
+use std::collections::HashMap;
+
+/// A virtual register's number.
+pub type ValId = u32;
+
+/// A fixed-capacity register set (up to [`RegSet::CAP`] registers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RegSet([u64; 8]);
+
+impl RegSet {
+    /// Largest register file this set can describe.
+    pub const CAP: usize = 512;
+    /// Add register `r` (ignored when out of range).
+    pub fn insert(&mut self, r: u16) {
+        if (r as usize) < Self::CAP {
+            self.0[r as usize / 64] |= 1 << (r % 64);
+        }
+    }
+    /// Whether `r` is in the set.
+    pub fn contains(&self, r: u16) -> bool {
+        (r as usize) < Self::CAP && self.0[r as usize / 64] & (1 << (r % 64)) != 0
+    }
+    /// Add every register of `run`.
+    pub fn insert_run(&mut self, run: PhysReg) {
+        run.regs().for_each(|r| self.insert(r));
+    }
+    /// Whether any register of `run` is in the set.
+    pub fn overlaps(&self, run: PhysReg) -> bool {
+        run.regs().any(|r| self.contains(r))
+    }
+    /// Add every register of `o`.
+    pub fn union_with(&mut self, o: &RegSet) {
+        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+            *a |= b;
+        }
+    }
+    /// Number of registers in the set.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+}
+
+/// Where an operand lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Loc {
+    /// A virtual register (before allocation).
+    Val(ValId),
+    /// A physical register run: preallocated in the source, or assigned.
+    Phys(PhysReg),
+    /// A scratch register run used by spill code (spill source, fill
+    /// destination, rematerialised value): reserved around that code only.
+    Scratch(PhysReg),
+}
+
+impl Loc {
+    /// The physical run, if the location is physical.
+    pub fn phys(self) -> Option<PhysReg> {
+        match self {
+            Loc::Phys(p) | Loc::Scratch(p) => Some(p),
+            Loc::Val(_) => None,
+        }
+    }
+}
+
+/// One operand of an instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ROperand {
+    /// A register operand.
+    Loc(Loc),
+    /// An immediate (ALU immediate or index).
+    Imm(Imm),
+    /// A label operand.
+    Label(String),
+}
+
+impl ROperand {
+    /// The location, if the operand is a register.
+    pub fn loc(&self) -> Option<Loc> {
+        match self {
+            ROperand::Loc(l) => Some(*l),
+            _ => None,
+        }
+    }
+}
+
+/// What kind of code an instruction is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An instruction of the source program.
+    Source,
+    /// `%x = mov $P` made from `input %x = $P`.
+    InputCopy,
+    /// A live-range split copy inserted by linear scan.
+    SplitCopy,
+    /// A scratch write after a spilled value's definition.
+    SpillStore,
+    /// A scratch read before a spilled value's use.
+    Fill,
+    /// A rematerialised uniform or constant load.
+    Remat,
+}
+
+/// An instruction of the working form.
+#[derive(Clone, Debug)]
+pub struct RInst {
+    /// The opcode's description.
+    pub desc: &'static OpDesc,
+    /// The destination, if any.
+    pub dest: Option<Loc>,
+    /// The sources in order.
+    pub srcs: Vec<ROperand>,
+    /// Where the source instruction was written (0 for inserted code).
+    pub span: Span,
+    /// What kind of code this is.
+    pub kind: Kind,
+}
+
+impl RInst {
+    /// The register locations this instruction reads (terminators aside).
+    pub fn use_locs(&self) -> impl Iterator<Item = Loc> + '_ {
+        self.srcs.iter().filter_map(ROperand::loc)
+    }
+}
+
+/// A block of the working form.
+#[derive(Clone, Debug)]
+pub struct RBlock {
+    /// The label.
+    pub label: String,
+    /// Instructions in order.
+    pub insts: Vec<RInst>,
+    /// The original terminator (labels, span).
+    pub term: Terminator,
+    /// The branch condition, if the terminator reads one.
+    pub cond: Option<ROperand>,
+    /// Successor block indices.
+    pub succs: Vec<usize>,
+    /// Where the label was written.
+    pub span: Span,
+}
+
+/// One virtual register.
+#[derive(Clone, Debug)]
+pub struct ValInfo {
+    /// Its name in the source (or a synthesised one).
+    pub name: String,
+    /// Its size in registers.
+    pub size: u8,
+}
+
+/// A program in the allocator's working form.
+#[derive(Clone, Debug)]
+pub struct Func {
+    /// The shader's name.
+    pub name: Option<String>,
+    /// The target.
+    pub target: &'static Target,
+    /// The stage.
+    pub stage: Stage,
+    /// The original `input` lines.
+    pub inputs: Vec<schedra_ir::Input>,
+    /// The blocks; the first is the entry.
+    pub blocks: Vec<RBlock>,
+    /// The virtual registers.
+    pub vals: Vec<ValInfo>,
+    /// Next free scratch slot (in words).
+    pub next_slot: u32,
+}
+
+fn unsupported(msg: impl Into<String>) -> CompileError {
+    CompileError::Unsupported(msg.into())
+}
+
+/// The target's plain register copy (`mov`).
+pub fn mov_desc(t: &'static Target) -> Result<&'static OpDesc, CompileError> {
+    t.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit).ok_or_else(|| unsupported(format!("target {} has no mov", t.name)))
+}
+
+/// The target's op with semantics `sem` (scratch read/write).
+pub fn desc_by_sem(t: &'static Target, sem: Sem) -> Result<&'static OpDesc, CompileError> {
+    t.ops.iter().find(|o| o.sem == sem).ok_or_else(|| unsupported(format!("target {} has no op for {:?}", t.name, sem)))
+}
+
+/// Collects value names and sizes while lowering.
+struct Names {
+    ids: HashMap<String, ValId>,
+    vals: Vec<ValInfo>,
+}
+
+impl Names {
+    fn declare(&mut self, name: &str, size: u8) {
+        if !self.ids.contains_key(name) {
+            self.ids.insert(name.to_string(), self.vals.len() as ValId);
+            self.vals.push(ValInfo { name: name.to_string(), size: size.max(1) });
+        }
+    }
+    fn get(&self, name: &str) -> Result<ValId, CompileError> {
+        self.ids.get(name).copied().ok_or_else(|| unsupported(format!("%{name} is used but never defined")))
+    }
+}
+
+fn lower_operand(o: &Operand, names: &Names) -> Result<ROperand, CompileError> {
+    Ok(match o {
+        Operand::Virt(v) => ROperand::Loc(Loc::Val(names.get(&v.name)?)),
+        Operand::Phys(p) => ROperand::Loc(Loc::Phys(*p)),
+        Operand::Imm(i) => ROperand::Imm(*i),
+        Operand::Label(l) => ROperand::Label(l.clone()),
+    })
+}
+
+impl Func {
+    /// Lower a source-form program. Fails on the machine form, unknown
+    /// opcodes, undefined values or unknown labels (all rejected earlier by
+    /// validation).
+    pub fn from_program(p: &Program) -> Result<Func, CompileError> {
+        if p.form != Form::Source {
+            return Err(CompileError::NotSource);
+        }
+        if p.target.regs.count as usize > RegSet::CAP {
+            return Err(unsupported("register file too large"));
+        }
+        let mut names = Names { ids: HashMap::new(), vals: Vec::new() };
+        for i in &p.inputs {
+            if let Some(v) = &i.vreg {
+                names.declare(&v.name, v.size.unwrap_or(i.reg.size));
+            }
+        }
+        for b in &p.blocks {
+            for i in &b.insts {
+                if let Some(Operand::Virt(v)) = &i.dest {
+                    names.declare(&v.name, v.size.unwrap_or(1));
+                }
+            }
+        }
+        let mov = mov_desc(p.target)?;
+        let mut blocks = Vec::with_capacity(p.blocks.len());
+        for (bi, b) in p.blocks.iter().enumerate() {
+            let mut insts = Vec::new();
+            if bi == 0 {
+                for i in &p.inputs {
+                    if let Some(v) = &i.vreg {
+                        let src = vec![ROperand::Loc(Loc::Phys(i.reg))];
+                        insts.push(RInst { desc: mov, dest: Some(Loc::Val(names.get(&v.name)?)), srcs: src, span: i.span, kind: Kind::InputCopy });
+                    }
+                }
+            }
+            for i in &b.insts {
+                insts.push(lower_inst(p.target, i, &names)?);
+            }
+            let succs = b.term.successors().iter().map(|l| p.block_index(l).ok_or_else(|| unsupported(format!("unknown label `{l}`")))).collect::<Result<Vec<_>, _>>()?;
+            let cond = match &b.term.kind {
+                TermKind::Brnz { cond, .. } => Some(lower_operand(cond, &names)?),
+                _ => None,
+            };
+            blocks.push(RBlock { label: b.label.clone(), insts, term: b.term.clone(), cond, succs, span: b.span });
+        }
+        Ok(Func { name: p.name.clone(), target: p.target, stage: p.stage, inputs: p.inputs.clone(), blocks, vals: names.vals, next_slot: 0 })
+    }
+
+    /// The size in registers of a location.
+    pub fn size(&self, l: Loc) -> u8 {
+        match l {
+            Loc::Val(v) => self.vals.get(v as usize).map_or(1, |x| x.size),
+            Loc::Phys(p) | Loc::Scratch(p) => p.size,
+        }
+    }
+
+    /// Back to a program once every location is physical. Copies whose
+    /// source and destination are the same run are dropped; copies wider than
+    /// the target's ALU operands are split into chunks, ordered so that an
+    /// overlapping source is read before it is overwritten.
+    pub fn to_program(&self) -> Result<Program, CompileError> {
+        let mut blocks = Vec::with_capacity(self.blocks.len());
+        for b in &self.blocks {
+            let mut insts = Vec::with_capacity(b.insts.len());
+            for i in &b.insts {
+                emit_inst(self.target, i, &mut insts)?;
+            }
+            let mut term = b.term.clone();
+            if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
+                *cond = phys_operand(c)?;
+            }
+            blocks.push(Block { label: b.label.clone(), insts, bundles: Vec::new(), term, span: b.span });
+        }
+        let inputs = self.inputs.iter().map(|i| schedra_ir::Input { vreg: None, reg: i.reg, span: i.span }).collect();
+        Ok(Program { name: self.name.clone(), target: self.target, stage: self.stage, form: Form::Source, inputs, blocks })
+    }
+}
+
+fn lower_inst(t: &'static Target, i: &Inst, names: &Names) -> Result<RInst, CompileError> {
+    let desc = t.op(&i.opcode).ok_or_else(|| unsupported(format!("unknown opcode `{}` for {}", i.opcode, t.name)))?;
+    let dest = match &i.dest {
+        None => None,
+        Some(o) => match lower_operand(o, names)? {
+            ROperand::Loc(l) => Some(l),
+            _ => return Err(unsupported(format!("`{}` has a destination that is not a register", i.opcode))),
+        },
+    };
+    let srcs = i.srcs.iter().map(|o| lower_operand(o, names)).collect::<Result<Vec<_>, _>>()?;
+    Ok(RInst { desc, dest, srcs, span: i.span, kind: Kind::Source })
+}
+
+fn phys_operand(o: &ROperand) -> Result<Operand, CompileError> {
+    Ok(match o {
+        ROperand::Loc(l) => Operand::Phys(l.phys().ok_or_else(|| CompileError::Allocation("a value was left without a register".into()))?),
+        ROperand::Imm(i) => Operand::Imm(*i),
+        ROperand::Label(l) => Operand::Label(l.clone()),
+    })
+}
+
+fn emit_inst(t: &'static Target, i: &RInst, out: &mut Vec<Inst>) -> Result<(), CompileError> {
+    let dest = match i.dest {
+        Some(l) => Some(Operand::Phys(l.phys().ok_or_else(|| CompileError::Allocation("a destination was left without a register".into()))?)),
+        None => None,
+    };
+    let srcs = i.srcs.iter().map(phys_operand).collect::<Result<Vec<_>, _>>()?;
+    let copy = if i.desc.sem == Sem::Mov { dest.as_ref().and_then(Operand::phys).zip(srcs.first().and_then(Operand::phys)) } else { None };
+    if let Some((d, s)) = copy {
+        if d == s {
+            return Ok(());
+        }
+        if d.size > t.max_alu_size && d.size == s.size {
+            emit_chunked_copy(i, d, s, t.max_alu_size.max(1), out);
+            return Ok(());
+        }
+    }
+    out.push(Inst { opcode: i.desc.name.to_string(), dest, srcs, span: i.span });
+    Ok(())
+}
+
+/// A copy of `s` into `d` in chunks of at most `chunk` registers, in an order
+/// that reads every source register before any chunk overwrites it.
+fn emit_chunked_copy(i: &RInst, d: PhysReg, s: PhysReg, chunk: u8, out: &mut Vec<Inst>) {
+    let mut offs: Vec<u8> = (0..d.size).step_by(chunk as usize).collect();
+    if d.base > s.base {
+        offs.reverse();
+    }
+    for o in offs {
+        let n = chunk.min(d.size - o);
+        let dd = PhysReg { base: d.base + o as u16, size: n };
+        let ss = PhysReg { base: s.base + o as u16, size: n };
+        out.push(Inst { opcode: i.desc.name.to_string(), dest: Some(Operand::Phys(dd)), srcs: vec![Operand::Phys(ss)], span: i.span });
+    }
+}

@@ -1,0 +1,220 @@
+//! Register allocation: the two modes and the spill loop around them.
+//!
+//! Each round: lower liveness over values and physical registers; if some gap
+//! needs more registers than the target has, spill the cheapest values there
+//! ([`spill::pressure_victims`]) and start again. Otherwise allocate:
+//!
+//! - [`Ra::Split`] (default, lima gpir's two levels): values live across a
+//!   block boundary are coloured ([`color`]); then each block runs
+//!   [`linear_scan`] over its local values with those registers and the
+//!   preallocated/scratch registers fixed, splitting live ranges where a fixed
+//!   range begins, round-robin register choice.
+//! - [`Ra::Graph`]: Chaitin–Briggs colouring of every value, preallocated,
+//!   implicit and scratch registers as precoloured interference.
+//!
+//! A value that finds no register is spilled (or one that is cheaper and
+//! occupies the same place) and the round repeats; every round removes a
+//! value, so the loop ends. The faults of this half of the compiler are
+//! decided in [`Env::new`] (one decision each): `v3d-rf0-across-implicit`,
+//! `spill-no-reserve`, `gen8-r127-spill-fill` and `ra-split-preallocated`.
+//!
+//! Invariant of the result: every operand is physical; no register holds two
+//! values at one gap; every run satisfies the target's register rules.
+
+use crate::interference::{self, Constraints, Graph};
+use crate::liveness::{self, Liveness, VarMap};
+use crate::ra_ir::{mov_desc, Func, Kind, Loc, RBlock, ROperand, RegSet, ValId};
+use crate::{color, linear_scan, spill, CompileError, Fault, Options, Ra};
+use schedra_ir::{PhysReg, Program, Reg};
+
+/// The allocated program and what allocation did.
+#[derive(Clone, Debug)]
+pub struct Allocated {
+    /// The allocated program (source form, physical operands only).
+    pub program: Program,
+    /// Scratch writes inserted.
+    pub spills: usize,
+    /// Scratch reads inserted.
+    pub fills: usize,
+    /// Values rematerialised instead of spilled.
+    pub remats: usize,
+    /// Most values live at once before spilling.
+    pub max_live: usize,
+}
+
+/// The allocator's settings, with every fault decision made here.
+#[derive(Clone, Debug)]
+pub struct Env {
+    /// Registers to hand out, in preference order.
+    pub allocatable: Vec<Reg>,
+    /// Whether implicit writes count as writes.
+    pub implicit_writes: bool,
+    /// Whether scratch registers are reserved where spill code runs.
+    pub track_scratch: bool,
+    /// Whether fills skip the target's register rules.
+    pub skip_fill_rule: bool,
+    /// Whether linear scan ignores preallocated ranges that begin later.
+    pub no_split_at_fixed: bool,
+}
+
+impl Env {
+    /// Settings for `f` under `opts`.
+    pub fn new(f: &Func, opts: &Options) -> Env {
+        let mut allocatable = f.target.rules.allocatable(f.stage);
+        let rf0_fault = opts.has(Fault::V3dRf0AcrossImplicit) && !f.target.implicit_regs.is_empty();
+        if rf0_fault {
+            // The bug: the implicitly written register is handed out (first,
+            // as if to save the copy out of it) and implicit writes are not
+            // seen as writes.
+            let mut a = f.target.implicit_regs.to_vec();
+            a.extend(allocatable.iter().copied().filter(|r| !f.target.implicit_regs.contains(r)));
+            allocatable = a;
+        }
+        Env {
+            allocatable,
+            implicit_writes: !rf0_fault,
+            track_scratch: !opts.has(Fault::SpillNoReserve),
+            skip_fill_rule: opts.has(Fault::Gen8R127SpillFill),
+            no_split_at_fixed: opts.has(Fault::RaSplitPreallocated),
+        }
+    }
+}
+
+/// Upper bound on spill rounds beyond one per value.
+const EXTRA_ROUNDS: usize = 16;
+
+/// Allocate registers for a (scheduled) source-form program.
+pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> {
+    let mut f = Func::from_program(p)?;
+    let env = Env::new(&f, opts);
+    if env.allocatable.is_empty() {
+        return Err(CompileError::Unsupported("the target has no allocatable registers".into()));
+    }
+    let mut alloc_set = RegSet::default();
+    env.allocatable.iter().for_each(|&r| alloc_set.insert(r));
+    let max_live = {
+        let vm = VarMap::new(&f, env.implicit_writes, true);
+        liveness::max_live(&f, &vm, &liveness::analyze(&f, &vm))
+    };
+    let mut remats = 0;
+    for _ in 0..f.vals.len() + EXTRA_ROUNDS {
+        let cons = interference::constraints(&f, &env.allocatable)?;
+        let full = VarMap::new(&f, true, true);
+        let lv_full = liveness::analyze(&f, &full);
+        let costs = spill::costs(&f, &full, &lv_full);
+        let mut victims = spill::pressure_victims(&f, &full, &lv_full, &alloc_set, env.allocatable.len(), &costs);
+        if victims.is_empty() {
+            let vm = VarMap::new(&f, env.implicit_writes, env.track_scratch);
+            let lv = liveness::analyze(&f, &vm);
+            let graph = interference::build(&f, &vm, &lv);
+            match assign(&f, opts, &env, &vm, &lv, &graph, &cons, &costs) {
+                Ok(blocks) => return finish(f, blocks, remats, max_live),
+                Err(Failure::Values(vs)) => victims = choose_victims(&f, &graph, &costs, vs),
+                Err(Failure::AtGap(v, b, g)) => {
+                    let occ = liveness::occupancy(&f, &vm, &lv, b);
+                    let alt = occ.get(g).and_then(|set| spill::victim_at(&f, &vm, set, b, g, &costs, &[]));
+                    victims = vec![alt.filter(|_| costs.span[v as usize] <= 2).unwrap_or(v)];
+                }
+            }
+        }
+        let sp_env = spill::SpillEnv { alloc: &env.allocatable, cons: &cons, skip_fill_rule: env.skip_fill_rule };
+        for v in victims {
+            remats += spill::spill_value(&mut f, v, &sp_env)? as usize;
+        }
+    }
+    Err(CompileError::Allocation("spilling did not converge".into()))
+}
+
+/// Why one allocation attempt failed.
+enum Failure {
+    /// Graph colouring left these values without a register.
+    Values(Vec<ValId>),
+    /// Linear scan found no register for a value at gap `g` of block `b`.
+    AtGap(ValId, usize, usize),
+}
+
+/// Values that actually free registers when spilled: a failed value that
+/// lives long, else its cheapest long-lived neighbour.
+fn choose_victims(f: &Func, graph: &Graph, costs: &spill::Costs, failed: Vec<ValId>) -> Vec<ValId> {
+    let mut out: Vec<ValId> = Vec::new();
+    for v in failed {
+        let pick = if costs.span[v as usize] > 2 {
+            v
+        } else {
+            graph.adj[v as usize].iter().copied().filter(|m| costs.span[*m as usize] > 2 && !out.contains(m)).min_by(|a, b| costs.cost[*a as usize].total_cmp(&costs.cost[*b as usize])).unwrap_or(v)
+        };
+        if !out.contains(&pick) {
+            out.push(pick);
+        }
+    }
+    let _ = f;
+    out
+}
+
+/// Values that still occur in `f`.
+fn present(f: &Func) -> Vec<bool> {
+    let mut p = vec![false; f.vals.len()];
+    for b in &f.blocks {
+        for i in &b.insts {
+            for l in i.dest.into_iter().chain(i.use_locs()) {
+                if let Loc::Val(v) = l {
+                    p[v as usize] = true;
+                }
+            }
+        }
+        if let Some(Loc::Val(v)) = b.cond.as_ref().and_then(ROperand::loc) {
+            p[v as usize] = true;
+        }
+    }
+    p
+}
+
+#[allow(clippy::too_many_arguments)]
+fn assign(f: &Func, opts: &Options, env: &Env, vm: &VarMap, lv: &Liveness, graph: &Graph, cons: &Constraints, costs: &spill::Costs) -> Result<Vec<RBlock>, Failure> {
+    let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
+    let here = present(f);
+    let nodes: Vec<ValId> = (0..f.vals.len() as ValId).filter(|&v| here[v as usize] && (opts.ra == Ra::Graph || graph.global[v as usize])).collect();
+    let problem = color::Problem { nodes: &nodes, graph, cons, sizes: &sizes, cost: &costs.cost };
+    let assignment = color::color(&problem).map_err(Failure::Values)?;
+    match opts.ra {
+        Ra::Graph => Ok(f.blocks.iter().map(|b| rewrite_all(b, &assignment)).collect()),
+        Ra::Split => {
+            let global: Vec<bool> = (0..f.vals.len()).map(|v| graph.global[v] || !here[v]).collect();
+            let mov = mov_desc(f.target).map_err(|_| Failure::Values(Vec::new()))?;
+            let scan = linear_scan::Scan { vm, global: &global, assign: &assignment, cons, sizes: &sizes, mov, no_split_at_fixed: env.no_split_at_fixed };
+            let mut out = Vec::with_capacity(f.blocks.len());
+            for (b, blk) in f.blocks.iter().enumerate() {
+                let occ = liveness::occupancy(f, vm, lv, b);
+                let nb = linear_scan::allocate_block(blk, &occ, &scan).map_err(|(v, g)| Failure::AtGap(v, b, g))?;
+                out.push(nb);
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn rewrite_all(b: &RBlock, assignment: &[Option<PhysReg>]) -> RBlock {
+    let map = |l: Loc| match l {
+        Loc::Val(v) => assignment.get(v as usize).copied().flatten().map_or(l, Loc::Phys),
+        other => other,
+    };
+    let map_op = |o: &ROperand| match o {
+        ROperand::Loc(l) => ROperand::Loc(map(*l)),
+        other => other.clone(),
+    };
+    let mut out = b.clone();
+    for i in &mut out.insts {
+        i.dest = i.dest.map(map);
+        i.srcs = i.srcs.iter().map(map_op).collect();
+    }
+    out.cond = b.cond.as_ref().map(map_op);
+    out
+}
+
+fn finish(mut f: Func, blocks: Vec<RBlock>, remats: usize, max_live: usize) -> Result<Allocated, CompileError> {
+    f.blocks = blocks;
+    let count = |k: Kind| f.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.kind == k).count();
+    let (spills, fills) = (count(Kind::SpillStore), count(Kind::Fill));
+    let program = f.to_program()?;
+    Ok(Allocated { program, spills, fills, remats, max_live })
+}

@@ -1,0 +1,324 @@
+//! Spilling and rematerialisation.
+//!
+//! *Costs*: a value's cost is the sum over its definitions and uses of
+//! `size × 10^loop depth`, divided by `ln(2 + gaps it occupies)` (Mesa i965's
+//! formula: cheap to spill when used rarely and live long); uniforms and
+//! constants that can be re-emitted cost a quarter.
+//!
+//! *Victims*: before allocating, [`pressure_victims`] makes sure no gap needs
+//! more registers than the target has, spilling the cheapest values occupying
+//! over-full gaps (never one read by the instruction right after the gap or
+//! written right before it: its spill code would occupy the gap anyway).
+//!
+//! *Rewrite*: [`spill_value`] replaces a value by spill code. A value defined
+//! once by a uniform or constant load is rematerialised: the load is removed
+//! and re-emitted before each use. Otherwise each definition writes a scratch
+//! register and is followed by a scratch write to the value's slot, and each
+//! use is preceded by a scratch read (fill) into a scratch register.
+//! Scratch registers are physical ([`Loc::Scratch`]), chosen here among the
+//! registers free of every physical register occupied at that point, from the
+//! top of the allocatable order down, and obeying the target's register
+//! rules (gen8 r127 for fills, whose header is their destination). Values are
+//! allocated afterwards and avoid them, so a scratch register is reserved
+//! exactly in the regions where spill code runs. Spill code is never spilled.
+
+use crate::interference::Constraints;
+use crate::liveness::{self, BitSet, Liveness, VarMap};
+use crate::ra_ir::{desc_by_sem, Func, Kind, Loc, RInst, ROperand, RegSet, ValId};
+use crate::CompileError;
+use schedra_ir::target::{OpDesc, Sem};
+use schedra_ir::{Imm, Inst, Operand, PhysReg, Reg, Span};
+
+/// Loop nesting depth of every block (natural loops of retreating edges).
+pub fn loop_depth(f: &Func) -> Vec<u32> {
+    let nb = f.blocks.len();
+    let mut preds = vec![Vec::new(); nb];
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for &s in &blk.succs {
+            if s < nb {
+                preds[s].push(b);
+            }
+        }
+    }
+    // Iterative DFS to find retreating edges (to a block on the stack).
+    let mut state = vec![0u8; nb];
+    let mut back = Vec::new();
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    if nb > 0 {
+        stack.push((0, 0));
+        state[0] = 1;
+    }
+    while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+        if let Some(&s) = f.blocks[b].succs.get(*i) {
+            *i += 1;
+            if s >= nb {
+                continue;
+            }
+            match state[s] {
+                0 => {
+                    state[s] = 1;
+                    stack.push((s, 0));
+                }
+                1 => back.push((b, s)),
+                _ => {}
+            }
+        } else {
+            state[b] = 2;
+            stack.pop();
+        }
+    }
+    let mut bodies: std::collections::HashMap<usize, BitSet> = std::collections::HashMap::new();
+    for (u, h) in back {
+        let body = bodies.entry(h).or_insert_with(|| BitSet::new(nb));
+        body.insert(h);
+        let mut work = vec![u];
+        while let Some(x) = work.pop() {
+            if body.contains(x) {
+                continue;
+            }
+            body.insert(x);
+            work.extend(preds[x].iter().copied());
+        }
+    }
+    let mut depth = vec![0; nb];
+    for body in bodies.values() {
+        body.iter().for_each(|b| depth[b] += 1);
+    }
+    depth
+}
+
+/// Whether `v` can be rematerialised: defined exactly once, by a uniform or
+/// constant load with only immediate operands. Returns that definition.
+pub fn remat_def(f: &Func, v: ValId) -> Option<RInst> {
+    let mut found = None;
+    for b in &f.blocks {
+        for i in &b.insts {
+            if i.dest == Some(Loc::Val(v)) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(i.clone());
+            }
+        }
+    }
+    found.filter(|i| matches!(i.desc.sem, Sem::Uniform | Sem::Const) && i.kind == Kind::Source && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_))))
+}
+
+/// Spill costs and occupied-gap counts of every value.
+pub struct Costs {
+    /// Spill cost per value (lower = better victim).
+    pub cost: Vec<f64>,
+    /// Gaps each value occupies, over the whole function.
+    pub span: Vec<usize>,
+}
+
+/// Compute spill costs.
+pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
+    let nv = vm.nv;
+    let depth = loop_depth(f);
+    let mut weight = vec![0f64; nv];
+    let mut span = vec![0usize; nv];
+    for (b, blk) in f.blocks.iter().enumerate() {
+        let scale = 10f64.powi(depth.get(b).copied().unwrap_or(0).min(4) as i32);
+        for i in &blk.insts {
+            let locs = i.dest.into_iter().chain(i.use_locs());
+            for l in locs {
+                if let Loc::Val(v) = l {
+                    weight[v as usize] += scale * f.size(l) as f64;
+                }
+            }
+        }
+        if let Some(Loc::Val(v)) = blk.cond.as_ref().and_then(ROperand::loc) {
+            weight[v as usize] += scale;
+        }
+        for set in liveness::occupancy(f, vm, lv, b) {
+            set.iter().take_while(|&x| x < nv).for_each(|x| span[x] += 1);
+        }
+    }
+    let cost = (0..nv)
+        .map(|v| {
+            let c = weight[v] / (2.0 + span[v] as f64).ln();
+            if remat_def(f, v as ValId).is_some() {
+                c * 0.25
+            } else {
+                c
+            }
+        })
+        .collect();
+    Costs { cost, span }
+}
+
+/// Values read by instruction `g` or written by instruction `g - 1`: spilling
+/// them frees nothing at gap `g`.
+fn adjacent(f: &Func, b: usize, g: usize) -> Vec<ValId> {
+    let blk = &f.blocks[b];
+    let mut out = Vec::new();
+    if let Some(i) = blk.insts.get(g) {
+        out.extend(i.use_locs().filter_map(|l| if let Loc::Val(v) = l { Some(v) } else { None }));
+    }
+    if g == blk.insts.len() {
+        if let Some(Loc::Val(v)) = blk.cond.as_ref().and_then(ROperand::loc) {
+            out.push(v);
+        }
+    }
+    if let Some(i) = g.checked_sub(1).and_then(|k| blk.insts.get(k)) {
+        if let Some(Loc::Val(v)) = i.dest {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The cheapest value occupying gap `g` of block `b` whose spilling frees a
+/// register there, not in `exclude`.
+pub fn victim_at(f: &Func, vm: &VarMap, occ: &BitSet, b: usize, g: usize, c: &Costs, exclude: &[ValId]) -> Option<ValId> {
+    let adj = adjacent(f, b, g);
+    occ.iter()
+        .take_while(|&x| x < vm.nv)
+        .map(|x| x as ValId)
+        .filter(|v| !adj.contains(v) && !exclude.contains(v))
+        .min_by(|a, b| c.cost[*a as usize].total_cmp(&c.cost[*b as usize]))
+}
+
+/// Values to spill so that no gap needs more registers than `k` (sizes of
+/// occupying values plus allocatable physical registers occupied).
+pub fn pressure_victims(f: &Func, vm: &VarMap, lv: &Liveness, alloc: &RegSet, k: usize, c: &Costs) -> Vec<ValId> {
+    let mut chosen: Vec<ValId> = Vec::new();
+    for b in 0..f.blocks.len() {
+        let occ = liveness::occupancy(f, vm, lv, b);
+        for (g, set) in occ.iter().enumerate() {
+            let mut p: usize = set.iter().map(|x| match vm.as_val(x) {
+                Some(v) if chosen.contains(&v) => 0,
+                Some(v) => f.size(Loc::Val(v)) as usize,
+                None => alloc.contains((x - vm.nv) as Reg) as usize,
+            }).sum();
+            while p > k {
+                let Some(v) = victim_at(f, vm, set, b, g, c, &chosen) else { break };
+                p = p.saturating_sub(f.size(Loc::Val(v)) as usize);
+                chosen.push(v);
+            }
+        }
+    }
+    chosen
+}
+
+/// Choices that shape spill code.
+pub struct SpillEnv<'a> {
+    /// Allocatable registers in preference order.
+    pub alloc: &'a [Reg],
+    /// Rule constraints of the values.
+    pub cons: &'a Constraints,
+    /// Fault `gen8-r127-spill-fill`: do not check a fill's destination
+    /// against the target's register rules.
+    pub skip_fill_rule: bool,
+}
+
+/// Registers occupied (or operands) around instruction `k` that a scratch
+/// register for it must avoid.
+fn busy_around(vm: &VarMap, occ: &[BitSet], i: &RInst, k: usize, after: bool) -> RegSet {
+    let mut s = RegSet::default();
+    for g in [k, k + 1] {
+        if g == k + 1 && !after {
+            continue;
+        }
+        if let Some(set) = occ.get(g) {
+            set.iter().filter(|&x| x >= vm.nv).for_each(|x| s.insert((x - vm.nv) as Reg));
+        }
+    }
+    for l in i.dest.into_iter().chain(i.use_locs()) {
+        if let Some(p) = l.phys() {
+            s.insert_run(p);
+        }
+    }
+    s
+}
+
+fn pick_scratch(f: &Func, env: &SpillEnv, v: ValId, busy: &RegSet, check: Option<&'static OpDesc>) -> Result<PhysReg, CompileError> {
+    let size = f.size(Loc::Val(v));
+    let cands = env.cons.cands_for(size);
+    cands
+        .iter()
+        .rev()
+        .copied()
+        .find(|r| {
+            let rule_ok = check.is_none_or(|d| {
+                let inst = Inst { opcode: d.name.to_string(), dest: Some(Operand::Phys(*r)), srcs: vec![Operand::Imm(Imm::int(0))], span: Span::default() };
+                f.target.rules.op_regs_ok(d, &inst).is_ok()
+            });
+            !busy.overlaps(*r) && env.cons.allowed(v, *r) && rule_ok
+        })
+        .ok_or_else(|| CompileError::Allocation(format!("no scratch register for spilled %{}", f.vals.get(v as usize).map_or("?", |x| x.name.as_str()))))
+}
+
+fn replace_uses(i: &mut RInst, v: ValId, by: Loc) {
+    for s in &mut i.srcs {
+        if *s == ROperand::Loc(Loc::Val(v)) {
+            *s = ROperand::Loc(by);
+        }
+    }
+}
+
+/// Replace value `v` by spill code (or rematerialise it). Returns whether it
+/// was rematerialised.
+pub fn spill_value(f: &mut Func, v: ValId, env: &SpillEnv) -> Result<bool, CompileError> {
+    let vm = VarMap::new(f, true, true);
+    let lv = liveness::analyze(f, &vm);
+    let remat = remat_def(f, v);
+    let size = f.size(Loc::Val(v));
+    let slot = f.next_slot;
+    if remat.is_none() {
+        f.next_slot += size as u32;
+    }
+    let read = desc_by_sem(f.target, Sem::ScratchRead)?;
+    let write = desc_by_sem(f.target, Sem::ScratchWrite)?;
+    let fill_check = if env.skip_fill_rule { None } else { Some(read) };
+    let slot_imm = ROperand::Imm(Imm::int(slot as i64));
+    for b in 0..f.blocks.len() {
+        let occ = liveness::occupancy(f, &vm, &lv, b);
+        let old = std::mem::take(&mut f.blocks[b].insts);
+        let mut out = Vec::with_capacity(old.len() + 4);
+        for (k, mut i) in old.into_iter().enumerate() {
+            let uses = i.use_locs().any(|l| l == Loc::Val(v));
+            let defs = i.dest == Some(Loc::Val(v));
+            if remat.is_some() && defs {
+                continue;
+            }
+            let mut busy = busy_around(&vm, &occ, &i, k, defs);
+            if uses {
+                let s = pick_scratch(f, env, v, &busy, if remat.is_some() { None } else { fill_check })?;
+                busy.insert_run(s);
+                let ins = match &remat {
+                    Some(d) => RInst { dest: Some(Loc::Scratch(s)), span: Span::default(), kind: Kind::Remat, ..d.clone() },
+                    None => RInst { desc: read, dest: Some(Loc::Scratch(s)), srcs: vec![slot_imm.clone()], span: Span::default(), kind: Kind::Fill },
+                };
+                out.push(ins);
+                replace_uses(&mut i, v, Loc::Scratch(s));
+            }
+            if defs {
+                let s = pick_scratch(f, env, v, &busy, None)?;
+                i.dest = Some(Loc::Scratch(s));
+                out.push(i);
+                out.push(RInst { desc: write, dest: None, srcs: vec![slot_imm.clone(), ROperand::Loc(Loc::Scratch(s))], span: Span::default(), kind: Kind::SpillStore });
+            } else {
+                out.push(i);
+            }
+        }
+        let n = out.len();
+        if f.blocks[b].cond == Some(ROperand::Loc(Loc::Val(v))) {
+            let busy = occ.last().map(|set| {
+                let mut s = RegSet::default();
+                set.iter().filter(|&x| x >= vm.nv).for_each(|x| s.insert((x - vm.nv) as Reg));
+                s
+            }).unwrap_or_default();
+            let s = pick_scratch(f, env, v, &busy, if remat.is_some() { None } else { fill_check })?;
+            let ins = match &remat {
+                Some(d) => RInst { dest: Some(Loc::Scratch(s)), span: Span::default(), kind: Kind::Remat, ..d.clone() },
+                None => RInst { desc: read, dest: Some(Loc::Scratch(s)), srcs: vec![slot_imm.clone()], span: Span::default(), kind: Kind::Fill },
+            };
+            out.insert(n, ins);
+            f.blocks[b].cond = Some(ROperand::Loc(Loc::Scratch(s)));
+        }
+        f.blocks[b].insts = out;
+    }
+    Ok(remat.is_some())
+}
