@@ -22,6 +22,8 @@ pub mod eval;
 pub mod exec;
 pub mod machine;
 #[cfg(test)]
+mod naive;
+#[cfg(test)]
 mod robust;
 pub mod scratch;
 pub mod source;
