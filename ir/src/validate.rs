@@ -14,7 +14,8 @@
 //!    immediate the target's `Rules::imm_ok` allows); sizes per
 //!    [`Sizes`]; registers that exist, are not implicitly written (v3d71
 //!    rf0) and, as destinations, are not reserved (gen8 g0–g1); labels are
-//!    not operands;
+//!    not operands; an op that ends the thread (`Rules::ends_thread`, gen8
+//!    `send.eot`) is the last instruction of a block ending with `end`;
 //! 5. every block is reachable from the entry, and no edge is critical (from
 //!    a block with two successors to a block with two predecessors);
 //! 6. defined before use: a must-be-defined forward dataflow over the CFG
@@ -43,8 +44,13 @@ pub fn validate(p: &Program) -> Result<(), Located> {
     let sizes = value_sizes(p)?;
     inputs(p)?;
     for b in &p.blocks {
-        for i in &b.insts {
-            Inst_::new(p, &sizes, i)?.check()?;
+        for (k, i) in b.insts.iter().enumerate() {
+            let inst = Inst_::new(p, &sizes, i)?;
+            inst.check()?;
+            let last = k + 1 == b.insts.len() && b.term.kind == TermKind::End;
+            if p.target.rules.ends_thread(inst.d) && !last {
+                return Err(err(i.span, format!("`{}` ends the thread, so it must be the last instruction of a block that ends with `end`", inst.d.name)));
+            }
         }
         if let TermKind::Brnz { cond, .. } = &b.term.kind {
             cond_ok(p, &sizes, cond, b.term.span)?;
@@ -591,6 +597,8 @@ mod tests {
         assert!(bad("gen8", "b0:\n $g1 = mov 1\n end\n").contains("$g1 is reserved"));
         assert!(bad("gen8", "b0:\n %a = math.rcp 1\n end\n").contains("must be a register"));
         assert!(bad("gen8", "b0:\n %a = add 1, $g2\n end\n").contains("immediate 1 is not allowed as operand 1"));
+        assert!(bad("gen8", "b0:\n send.eot $g120\n $g3 = mov 1\n end\n").contains("must be the last instruction"));
+        assert!(bad("gen8", "b0:\n send.eot $g120\n jmp b1\nb1:\n end\n").contains("must be the last instruction"));
     }
 
     #[test]
