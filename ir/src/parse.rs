@@ -315,6 +315,9 @@ impl Body {
         if open.term.is_some() {
             return Err(Located::new(c.here(), format!("block `{}` already ended with its terminator; expected a label line to start a new block", show(&open.label))));
         }
+        if let Some(Tok::Ident(kw @ ("shader" | "target" | "stage" | "form" | "input"))) = c.peek_at(0) {
+            return Err(Located::new(c.here(), format!("the header line `{kw}` must come before the first label")));
+        }
         if let Some(Tok::Ident(kw @ ("jmp" | "brnz" | "end"))) = c.peek_at(0) {
             let span = c.here();
             c.i += 1;
@@ -496,5 +499,6 @@ mod tests {
         assert_eq!(err("target v3d71\ntarget gen8\n").span, Span::new(2, 1));
         assert_eq!(err("target v3d71\ninput $rf1\nb0:\n end\n").span, Span::new(2, 7));
         assert_eq!(err("target v3d71\nb0:\n brnz b1, b1, b2\n").span, Span::new(3, 7));
+        assert!(err("target v3d71\nb0:\n stage vertex\n end\n").message.contains("before the first label"));
     }
 }
