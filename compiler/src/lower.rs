@@ -25,7 +25,7 @@
 
 use crate::depgraph::{Effect, Loc, OpDeps};
 use crate::{CompileError, Fault, Options};
-use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Inst, Operand, PhysReg, Target};
 
 /// One machine op before scheduling.
@@ -148,15 +148,15 @@ pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options)
     } else if let Dest::Implicit(r) = desc.dest {
         deps.writes.push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
     }
-    deps.effects = effects(desc, inst);
+    deps.effects = effects(target, desc, inst);
     deps
 }
 
 /// The ordered effects of an op (either form).
-pub fn effects(desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
+pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
     let index = inst.srcs.iter().zip(desc.operands).find(|(_, k)| **k == OperandKind::Index).and_then(|(o, _)| o.imm()).map(|i| i.bits);
     let mut out = Vec::new();
-    if ends_thread(desc) {
+    if ends_thread(target, desc) {
         out.push(Effect::Barrier);
     }
     match desc.sem {
@@ -181,11 +181,9 @@ pub fn effects(desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
 }
 
 /// Whether the op ends the thread and must stay the block's last op (gen8
-/// `send.eot`: "last op of the program"). Recognised by its sized output
-/// payload (`Sizes::Any` on an output op), which only end-of-thread sends
-/// have.
-pub fn ends_thread(desc: &OpDesc) -> bool {
-    matches!(desc.sem, Sem::Output(..)) && desc.sizes == Sizes::Any
+/// `send.eot`: "last op of the program"), per `rules.ends_thread`.
+pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
+    target.rules.ends_thread(desc)
 }
 
 fn dest_size(inst: &Inst) -> u32 {
@@ -261,11 +259,11 @@ mod tests {
     fn gen8_eot_is_a_barrier_and_scratch_has_ranges() {
         let eot = GEN8.op("send.eot").unwrap();
         let i = Inst { opcode: "send.eot".into(), dest: None, srcs: vec![Operand::Phys(PhysReg { base: 120, size: 4 })], span: Span::default() };
-        assert!(effects(eot, &i).contains(&Effect::Barrier));
+        assert!(effects(&GEN8, eot, &i).contains(&Effect::Barrier));
         let sw = GEN8.op("send.scratch_write").unwrap();
         let i = Inst { opcode: "send.scratch_write".into(), dest: None, srcs: vec![imm(4), Operand::Phys(PhysReg { base: 10, size: 2 })], span: Span::default() };
-        assert_eq!(effects(sw, &i), vec![Effect::Scratch { write: true, lo: 4, hi: 6 }]);
-        assert!(!ends_thread(GEN8.op("send.tex").unwrap()));
+        assert_eq!(effects(&GEN8, sw, &i), vec![Effect::Scratch { write: true, lo: 4, hi: 6 }]);
+        assert!(!ends_thread(&GEN8, GEN8.op("send.tex").unwrap()));
     }
 
     #[test]
