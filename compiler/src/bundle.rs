@@ -81,10 +81,7 @@ fn bundle_block(target: &'static Target, b: &Block, opts: &Options, hints: &Hint
         (true, Some(k)) => Some((end_marker(target)?, k)),
         _ => None,
     };
-    let at = match marker {
-        Some((m, k)) => Some(place_end_marker(target, &ops, &mut s, m, k, opts)),
-        None => None,
-    };
+    let at = marker.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
     for (i, bundle) in s.bundles.iter().enumerate() {
         let mut ops_here = bundle_ops(target, &ops, bundle);
         if let (Some(p), Some((m, _))) = (at, marker) {

@@ -127,29 +127,29 @@ impl DepGraph {
                 }
             };
             for r in &op.reads {
-                let st = locs.entry(r.clone()).or_default();
+                let st = locs.entry(*r).or_default();
                 if let Some((w, l)) = st.last_write {
-                    add(&mut g, Edge { from: w, to: i, delay: l as i32, kind: EdgeKind::Raw, loc: Some(r.clone()) });
+                    add(&mut g, Edge { from: w, to: i, delay: l as i32, kind: EdgeKind::Raw, loc: Some(*r) });
                 }
             }
             for (w, lat) in &op.writes {
-                let st = locs.entry(w.clone()).or_default();
+                let st = locs.entry(*w).or_default();
                 for &rd in &st.readers {
-                    add(&mut g, Edge { from: rd, to: i, delay: 1 - *lat as i32, kind: EdgeKind::War, loc: Some(w.clone()) });
+                    add(&mut g, Edge { from: rd, to: i, delay: 1 - *lat as i32, kind: EdgeKind::War, loc: Some(*w) });
                 }
                 if let Some((pw, pl)) = st.last_write {
-                    add(&mut g, Edge { from: pw, to: i, delay: pl as i32 - *lat as i32 + 1, kind: EdgeKind::Waw, loc: Some(w.clone()) });
+                    add(&mut g, Edge { from: pw, to: i, delay: pl as i32 - *lat as i32 + 1, kind: EdgeKind::Waw, loc: Some(*w) });
                 }
             }
             // Readers are recorded after the writes so that an op reading and
             // writing one location gets no edge to itself.
             for (w, lat) in &op.writes {
-                let st = locs.entry(w.clone()).or_default();
+                let st = locs.entry(*w).or_default();
                 st.readers.clear();
                 st.last_write = Some((i, *lat));
             }
             for r in &op.reads {
-                let st = locs.entry(r.clone()).or_default();
+                let st = locs.entry(*r).or_default();
                 if st.last_write.map(|(w, _)| w) != Some(i) && st.readers.last() != Some(&i) {
                     st.readers.push(i);
                 }
