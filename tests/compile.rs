@@ -165,3 +165,124 @@ fn cli_inject_list_names_every_fault() {
         assert!(text.lines().any(|l| l.starts_with(f.name()) && l.contains(f.history())), "{} missing", f.name());
     }
 }
+
+/// A straight-line shader with `n` values live at once (a chain, then all
+/// folded in reverse): more than the registers of any target when `n` is
+/// large. `gen8` values are SIMD16 (`:2`).
+fn pressure_program(target: &str, n: usize) -> Program {
+    let mut s = format!("target {target}\n");
+    let (sz, def0, def1, fin) = match target {
+        "gen8" => (":2", "%v0:2 = mov $g2:2".to_string(), "%v1:2 = add %v0, 1.0".to_string(), "send.eot %acc"),
+        "r600" => ("", "%v0 = mov $R1.x".to_string(), "%v1 = add %v0, 1.0".to_string(), "export 0, %acc"),
+        _ => ("", "%v0 = ldvary 0".to_string(), "%v1 = ldvary 1".to_string(), "tlbw %acc"),
+    };
+    if target == "gen8" {
+        s.push_str("input %in:2 = $g2:2\n");
+    }
+    if target == "r600" {
+        s.push_str("stage vertex\ninput %in = $R1.x\n");
+    }
+    s.push_str("b0:\n");
+    s.push_str(&format!("  {}\n  {}\n", def0.replace("$g2:2", "%in").replace("$R1.x", "%in"), def1));
+    let op = "add";
+    for i in 2..n {
+        s.push_str(&format!("  %v{i}{sz} = {op} %v{}, %v{}\n", i - 1, i - 2));
+    }
+    s.push_str(&format!("  %acc{sz} = {op} %v{}, %v{}\n", n - 1, n - 2));
+    for i in (0..n - 2).rev() {
+        s.push_str(&format!("  %acc{sz} = {op} %acc, %v{i}\n"));
+    }
+    s.push_str(&format!("  {fin}\n  end\n"));
+    schedra_ir::parse::parse(s.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{s}"))
+}
+
+/// The first machine op that breaks its target's register rules.
+fn rule_break(p: &Program) -> Option<String> {
+    p.blocks.iter().flat_map(|b| b.bundles.iter()).flat_map(|x| x.ops.iter()).find_map(|op| {
+        let desc = p.target.op(&op.inst.opcode)?;
+        p.target.rules.op_regs_ok(desc, &op.inst).err()
+    })
+}
+
+fn with(ra: Ra, inject: Option<schedra_compiler::Fault>) -> Options {
+    Options { sched: Sched::TopDown, ra, inject }
+}
+
+#[test]
+fn machine_programs_keep_register_rules() {
+    let mut failures = Vec::new();
+    let mut progs: Vec<(String, Program)> = shaders().iter().map(|p| (p.display().to_string(), load(p))).collect();
+    progs.extend(["v3d71", "gen8", "r600"].iter().map(|t| (format!("pressure {t}"), pressure_program(t, if *t == "r600" { 600 } else { 90 }))));
+    for (name, src) in progs {
+        for opts in combos() {
+            match compile(&src, &opts) {
+                Ok(c) => {
+                    if let Some(e) = rule_break(&c.program) {
+                        failures.push(format!("{name} {opts:?}: {e}"));
+                    }
+                }
+                Err(e) => failures.push(format!("{name} {opts:?}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn generated_pressure_programs_spill_and_behave() {
+    for t in ["v3d71", "gen8", "r600"] {
+        let src = pressure_program(t, if t == "r600" { 600 } else { 90 });
+        for opts in combos() {
+            let c = compile(&src, &opts).unwrap_or_else(|e| panic!("{t} {opts:?}: {e}"));
+            assert!(c.stats.spills > 0 && c.stats.fills > 0, "{t} {opts:?}: {:?}", c.stats);
+            assert_eq!(differs(&src, &c.program), None, "{t} {opts:?}");
+        }
+    }
+}
+
+#[test]
+fn fault_v3d_rf0_across_implicit_clobbers_a_varying() {
+    use schedra_compiler::Fault;
+    let src = schedra_ir::parse::parse(b"target v3d71\nb0:\n  %a = ldvary 0\n  %b = ldvary 1\n  %c = ldvary 2\n  %p = fmul %a, %b\n  %q = fmul %p, %c\n  %r = fmul %q, %a\n  tlbw %r\n  end\n", None).expect("parse");
+    for ra in [Ra::Split, Ra::Graph] {
+        let good = compile(&src, &with(ra, None)).expect("compile");
+        assert_eq!(differs(&src, &good.program), None);
+        let bad = compile(&src, &with(ra, Some(Fault::V3dRf0AcrossImplicit))).expect("compile with fault");
+        assert!(differs(&src, &bad.program).is_some(), "{ra:?}: the fault did not change behaviour:\n{}", bad.program);
+    }
+}
+
+#[test]
+fn fault_ra_split_preallocated_clobbers_a_swapped_input() {
+    use schedra_compiler::Fault;
+    let text = b"target r600\nstage vertex\ninput %a = $R1.x\ninput %b = $R1.y\nb0:\n  $R1.x = mov %b\n  $R1.y = mov %a\n  export 0, $R1.x\n  export 1, $R1.y\n  end\n";
+    let src = schedra_ir::parse::parse(text, None).expect("parse");
+    let good = compile(&src, &with(Ra::Split, None)).expect("compile");
+    assert_eq!(differs(&src, &good.program), None);
+    let bad = compile(&src, &with(Ra::Split, Some(Fault::RaSplitPreallocated))).expect("compile with fault");
+    assert!(differs(&src, &bad.program).is_some(), "the fault did not change behaviour:\n{}", bad.program);
+}
+
+#[test]
+fn fault_spill_no_reserve_clobbers_a_live_value() {
+    use schedra_compiler::Fault;
+    let src = pressure_program("v3d71", 90);
+    for ra in [Ra::Split, Ra::Graph] {
+        let bad = compile(&src, &with(ra, Some(Fault::SpillNoReserve))).expect("compile with fault");
+        assert!(bad.stats.fills > 0);
+        assert!(differs(&src, &bad.program).is_some(), "{ra:?}: the fault did not change behaviour");
+    }
+}
+
+#[test]
+fn fault_gen8_r127_spill_fill_breaks_the_r127_rule() {
+    use schedra_compiler::Fault;
+    let src = pressure_program("gen8", 90);
+    for ra in [Ra::Split, Ra::Graph] {
+        let good = compile(&src, &with(ra, None)).expect("compile");
+        assert_eq!(rule_break(&good.program), None);
+        let bad = compile(&src, &with(ra, Some(Fault::Gen8R127SpillFill))).expect("compile with fault");
+        let e = rule_break(&bad.program).expect("a fill returns into g127");
+        assert!(e.contains("g127") && e.contains("send.scratch_read"), "{e}");
+    }
+}

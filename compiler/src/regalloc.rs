@@ -112,8 +112,9 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
                 Err(Failure::Values(vs)) => victims = choose_victims(&f, &graph, &costs, vs),
                 Err(Failure::AtGap(v, b, g)) => {
                     let occ = liveness::occupancy(&f, &vm, &lv, b);
-                    let alt = occ.get(g).and_then(|set| spill::victim_at(&f, &vm, set, b, g, &costs, &[]));
-                    victims = vec![alt.filter(|_| costs.span[v as usize] <= 2).unwrap_or(v)];
+                    let short: Vec<ValId> = (0..f.vals.len() as ValId).filter(|&x| costs.span[x as usize] <= 2).collect();
+                    let alt = occ.get(g).and_then(|set| spill::victim_at(&f, &vm, set, b, g, &costs, &short));
+                    victims = vec![alt.unwrap_or(v)];
                 }
             }
         }
