@@ -7,9 +7,10 @@ use std::io::Read;
 /// Exit status for bad input or usage.
 pub const BAD_INPUT: i32 = 2;
 
-/// Print a one-line error and return the bad-input status.
+/// Print a one-line error (it starts with `path:line:col:` when the message
+/// comes from a located error) and return the bad-input status.
 pub fn bad(msg: impl std::fmt::Display) -> i32 {
-    eprintln!("error: {msg}");
+    eprintln!("{msg}");
     BAD_INPUT
 }
 
