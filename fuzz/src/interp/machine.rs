@@ -64,13 +64,28 @@ pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
     Ok(Outcome { effects: m.effects, cycles: m.now + 1, stalls: m.stalls, executed: m.fuel.used(), trace: m.trace })
 }
 
+/// Where an op or terminator sits, cheap to copy; made a [`Place`] only
+/// when an error is reported.
+#[derive(Clone, Copy, Debug)]
+struct Loc<'p> {
+    block: &'p str,
+    index: usize,
+    line: u32,
+}
+
+impl Loc<'_> {
+    fn place(self) -> Place {
+        Place::new(self.block, self.index, self.line)
+    }
+}
+
 /// A write in flight.
-#[derive(Clone, Debug)]
-struct Pending {
+#[derive(Clone, Copy, Debug)]
+struct Pending<'p> {
     land: u64,
     reg: Reg,
     word: u32,
-    at: Place,
+    at: Loc<'p>,
 }
 
 /// One decoded op of a bundle, ready to read its operands.
@@ -86,7 +101,7 @@ struct Machine<'p> {
     p: &'p Program,
     world: World,
     regs: Vec<u32>,
-    pending: Vec<Pending>,
+    pending: Vec<Pending<'p>>,
     now: u64,
     stalls: u64,
     scratch: Scratch,
@@ -95,8 +110,8 @@ struct Machine<'p> {
     fuel: Fuel,
 }
 
-fn bad(at: &Place, message: String) -> RunError {
-    RunError::Malformed { at: at.clone(), message }
+fn bad(at: Loc<'_>, message: String) -> RunError {
+    RunError::Malformed { at: at.place(), message }
 }
 
 impl<'p> Machine<'p> {
@@ -113,7 +128,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Check that every register of `r` exists.
-    fn in_range(&self, r: PhysReg, at: &Place) -> Result<(), RunError> {
+    fn in_range(&self, r: PhysReg, at: Loc<'_>) -> Result<(), RunError> {
         if self.p.target.regs.contains(r) {
             Ok(())
         } else {
@@ -137,11 +152,14 @@ impl<'p> Machine<'p> {
     /// Apply every pending write that has landed by `self.now`.
     fn land(&mut self) {
         let now = self.now;
-        let mut due: Vec<Pending> = Vec::new();
+        if self.pending.iter().all(|w| w.land > now) {
+            return;
+        }
+        let mut due: Vec<Pending<'p>> = Vec::new();
         self.pending.retain(|w| {
             let keep = w.land > now;
             if !keep {
-                due.push(w.clone());
+                due.push(*w);
             }
             keep
         });
@@ -174,9 +192,9 @@ impl<'p> Machine<'p> {
     }
 
     /// Look up an op and find its destination registers.
-    fn decode(&self, inst: &'p Inst, at: &Place) -> Result<Decoded<'p>, RunError> {
+    fn decode(&self, inst: &'p Inst, at: Loc<'p>) -> Result<Decoded<'p>, RunError> {
         let t = self.p.target;
-        let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.clone(), opcode: inst.opcode.clone(), target: t.name })?;
+        let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
         let dest = match (desc.dest, &inst.dest) {
             (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
             (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),
@@ -197,9 +215,9 @@ impl<'p> Machine<'p> {
     }
 
     /// Issue one bundle at the current cycle, then advance the clock.
-    fn issue(&mut self, block: &Block, index: usize, bundle: &'p Bundle) -> Result<(), RunError> {
-        let at = Place::new(&block.label, index, bundle.span.line);
-        let ops: Vec<Decoded<'p>> = bundle.ops.iter().map(|op| self.decode(&op.inst, &at)).collect::<Result<_, _>>()?;
+    fn issue(&mut self, block: &'p Block, index: usize, bundle: &'p Bundle) -> Result<(), RunError> {
+        let at = Loc { block: &block.label, index, line: bundle.span.line };
+        let ops: Vec<Decoded<'p>> = bundle.ops.iter().map(|op| self.decode(&op.inst, at)).collect::<Result<_, _>>()?;
         let touched: Vec<Reg> = ops
             .iter()
             .flat_map(|d| d.inst.srcs.iter().filter_map(Operand::phys).chain(d.dest).flat_map(PhysReg::regs))
@@ -210,26 +228,26 @@ impl<'p> Machine<'p> {
         let mut actions = Vec::with_capacity(ops.len());
         for d in &ops {
             self.fuel.spend()?;
-            let args = exec::args(d.desc, &d.inst.srcs, |o| self.read(o)).map_err(|m| bad(&at, m))?;
+            let args = exec::args(d.desc, &d.inst.srcs, |o| self.read(o)).map_err(|m| bad(at, m))?;
             let width = d.dest.map_or_else(|| value_width(&args), |r| r.size as usize);
-            let action = exec::execute(d.desc, &args, width, &self.world, &self.scratch).map_err(|m| bad(&at, m))?;
+            let action = exec::execute(d.desc, &args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
             actions.push((d, action));
         }
         for (d, action) in actions {
-            self.apply(d, action, &at)?;
+            self.apply(d, action, at)?;
         }
         self.now += 1;
         self.clock_ok()
     }
 
     /// Carry out one op's action: queue its writes, record its effect.
-    fn apply(&mut self, d: &Decoded<'p>, action: Action, at: &Place) -> Result<(), RunError> {
+    fn apply(&mut self, d: &Decoded<'p>, action: Action, at: Loc<'p>) -> Result<(), RunError> {
         match action {
             Action::Write(words) => {
                 let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
                 let land = self.now + u64::from(d.desc.latency.max(1));
                 for (reg, word) in dest.regs().zip(words) {
-                    self.queue(Pending { land, reg, word, at: at.clone() })?;
+                    self.queue(Pending { land, reg, word, at })?;
                 }
             }
             Action::Effect(channel, words) => self.effects.push(&channel, words),
@@ -241,15 +259,15 @@ impl<'p> Machine<'p> {
 
     /// Queue a write; two writes landing on one register in one cycle are a
     /// hazard.
-    fn queue(&mut self, w: Pending) -> Result<(), RunError> {
+    fn queue(&mut self, w: Pending<'p>) -> Result<(), RunError> {
         if let Some(other) = self.pending.iter().find(|o| o.land == w.land && o.reg == w.reg) {
             let message = format!(
                 "two writes land on ${} at cycle {}: this one and the one issued at {}",
                 self.p.reg_name(w.reg),
                 w.land,
-                other.at
+                other.at.place()
             );
-            return Err(RunError::Hazard { at: w.at, message });
+            return Err(RunError::Hazard { at: w.at.place(), message });
         }
         self.pending.push(w);
         Ok(())
@@ -258,22 +276,22 @@ impl<'p> Machine<'p> {
     /// Run the block's terminator in the cycle after its last bundle; returns
     /// the next block, with the clock at its first bundle's cycle.
     fn terminate(&mut self, block: &'p Block, labels: &std::collections::HashMap<&str, usize>) -> Result<Option<usize>, RunError> {
-        let at = Place::new(&block.label, block.bundles.len(), block.term.span.line);
+        let at = Loc { block: &block.label, index: block.bundles.len(), line: block.term.span.line };
         self.fuel.spend()?;
         let cond = match &block.term.kind {
             TermKind::Brnz { cond, .. } => {
                 let regs: Vec<Reg> = cond.phys().into_iter().flat_map(PhysReg::regs).collect();
                 if let Some(r) = cond.phys() {
-                    self.in_range(r, &at)?;
+                    self.in_range(r, at)?;
                 }
                 self.wait_for(&regs)?;
                 self.land();
-                let words = self.read(cond).map_err(|m| bad(&at, m))?;
+                let words = self.read(cond).map_err(|m| bad(at, m))?;
                 Some(words.first().copied().unwrap_or(0))
             }
             _ => None,
         };
-        let next = successor(&block.term, cond, labels, || at.clone())?;
+        let next = successor(&block.term, cond, labels, || at.place())?;
         if let Some((_, label)) = next {
             self.trace.push(label);
             self.now += 1;

@@ -160,7 +160,12 @@ impl<'p> State<'p> {
     fn write(&mut self, desc: &OpDesc, inst: &Inst, words: Vec<u32>) -> Result<(), String> {
         match &inst.dest {
             Some(Operand::Virt(v)) => {
-                self.vregs.insert(v.name.clone(), words);
+                match self.vregs.get_mut(&v.name) {
+                    Some(slot) => *slot = words,
+                    None => {
+                        self.vregs.insert(v.name.clone(), words);
+                    }
+                }
                 Ok(())
             }
             Some(Operand::Phys(p)) if p.size as usize == words.len() => {
