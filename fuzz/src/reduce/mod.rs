@@ -125,3 +125,6 @@ pub fn reduce_with_progress(
 ) -> Result<Reduced, ReduceError> {
     driver::run(prog, is_interesting, opts, progress)
 }
+
+#[cfg(test)]
+mod tests;
