@@ -303,11 +303,25 @@ fn each_fault_breaks_a_small_program() {
     let with = |f| Options { inject: Some(f), ..Default::default() };
     let none = Hints::default();
     // ldvary read one cycle too early.
-    let p = v3d(vec![inst("ldvary", Some(reg(4, 1)), vec![imm(0)]), inst("tlbw", None, vec![reg(4, 1)])]);
+    let p = v3d(vec![
+        inst("ldvary", Some(reg(4, 1)), vec![imm(0)]),
+        inst("tlbw", None, vec![reg(4, 1)]),
+        inst("recip", Some(reg(5, 1)), vec![reg(1, 1)]),
+        inst("recip", Some(reg(6, 1)), vec![reg(5, 1)]),
+        inst("tlbw", None, vec![reg(6, 1)]),
+    ]);
     assert!(!bad(&p, &ok, &none));
     assert!(bad(&p, &with(Fault::V3dLdvarySameCycle), &none));
     // SFU result read one cycle too early.
-    let p = v3d(vec![inst("recip", Some(reg(4, 1)), vec![reg(1, 1)]), inst("fadd", Some(reg(5, 1)), vec![reg(4, 1), reg(4, 1)]), inst("tlbw", None, vec![reg(5, 1)])]);
+    let p = v3d(vec![
+        inst("recip", Some(reg(4, 1)), vec![reg(1, 1)]),
+        inst("fadd", Some(reg(5, 1)), vec![reg(4, 1), reg(4, 1)]),
+        inst("tlbw", None, vec![reg(5, 1)]),
+        inst("fmul", Some(reg(6, 1)), vec![reg(1, 1), reg(2, 1)]),
+        inst("fmul", Some(reg(7, 1)), vec![reg(6, 1), reg(6, 1)]),
+        inst("fmul", Some(reg(8, 1)), vec![reg(7, 1), reg(7, 1)]),
+        inst("tlbw", None, vec![reg(8, 1)]),
+    ]);
     assert!(!bad(&p, &ok, &none));
     assert!(bad(&p, &with(Fault::V3dSfuLatency), &none));
     // ALU write in the thrsw bundle.

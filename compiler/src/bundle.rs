@@ -110,37 +110,60 @@ fn marker_op(m: &'static OpDesc) -> schedra_ir::Op {
 }
 
 /// Choose the bundle that carries the end marker `m`, followed by exactly
-/// `k` bundles, and pad the schedule to that length. The earliest position
-/// `p` wins such that: the schedule fits in `p + 1 + k` bundles, every write
-/// has landed by then, bundle `p` has the marker's slot free and its ops
-/// pass `rules.end_slot_ok(.., None)`, and the ops of the bundles after it
-/// pass `end_slot_ok(.., Some(j))`. A fresh empty tail always qualifies.
-/// Returns `p`. The `None` check is the single decision point of the fault
-/// `V3dThrswRfWrite` (which skips it).
+/// `k` bundles, and pad the schedule to that length. Two ways, the shorter
+/// wins (merging on ties):
+/// - *merge*: the earliest position `p` such that the schedule fits in
+///   `p + 1 + k` bundles, every write has landed by then, bundle `p` has the
+///   marker's slot free and its ops pass `rules.end_slot_ok(.., None)`, and
+///   the ops of the bundles after it pass `end_slot_ok(.., Some(j))`; a fresh
+///   empty tail always qualifies;
+/// - *insert*: a bundle holding only the marker, inserted before the last
+///   `k` bundles when those pass the delay-slot rules and no write is in
+///   flight at the insertion point (so the extra cycle changes no timing).
+///
+/// Returns the marker's bundle index. The `None` check is the single
+/// decision point of the fault `V3dThrswRfWrite` (which skips it).
 pub fn place_end_marker(target: &Target, ops: &[LoweredOp], s: &mut Schedule, m: &'static OpDesc, k: usize, opts: &Options) -> usize {
     let used = s.bundles.iter().rposition(|b| !b.is_empty()).map_or(0, |i| i + 1);
     let land = landing_end(ops, s);
     let first = used.saturating_sub(k + 1).max(land.saturating_sub(k + 1));
     let slot = m.slots.first().copied().unwrap_or("sig");
-    let ok_at = |p: usize| -> bool {
-        (p..used).all(|i| {
-            let b = s.bundles.get(i).map(Vec::as_slice).unwrap_or(&[]);
-            b.iter().all(|&(j, sl)| {
-                let Some(op) = ops.get(j) else { return false };
-                if i == p {
-                    sl != slot && (opts.has(Fault::V3dThrswRfWrite) || target.rules.end_slot_ok(op.desc, &op.inst, None).is_ok())
-                } else {
-                    target.rules.end_slot_ok(op.desc, &op.inst, Some(i - p - 1)).is_ok()
-                }
-            })
-        })
+    let op_ok = |j: usize, p: usize, sl: &str, marker_here: bool| -> bool {
+        let Some(op) = ops.get(j) else { return false };
+        if marker_here {
+            sl != slot && (opts.has(Fault::V3dThrswRfWrite) || target.rules.end_slot_ok(op.desc, &op.inst, None).is_ok())
+        } else {
+            target.rules.end_slot_ok(op.desc, &op.inst, Some(p)).is_ok()
+        }
     };
-    let p = (first..used.max(first)).find(|&p| ok_at(p)).unwrap_or(used.max(first));
+    let bundle = |i: usize| s.bundles.get(i).map(Vec::as_slice).unwrap_or(&[]);
+    let merge_ok = |p: usize| (p..used).all(|i| bundle(i).iter().all(|&(j, sl)| op_ok(j, i.saturating_sub(p + 1), sl, i == p)));
+    let p = (first..used.max(first)).find(|&p| merge_ok(p)).unwrap_or(used.max(first));
+    if let Some(q) = insert_point(ops, s, used, k) {
+        let tail_ok = (q..used).all(|i| bundle(i).iter().all(|&(j, sl)| op_ok(j, i - q, sl, false)));
+        if tail_ok && used + 1 < p + 1 + k {
+            s.bundles.truncate(used);
+            s.bundles.insert(q, Vec::new());
+            for c in s.cycle_of.iter_mut().filter(|c| **c >= q) {
+                *c += 1;
+            }
+            return q;
+        }
+    }
     s.bundles.truncate(used.max(land));
     while s.bundles.len() < p + 1 + k {
         s.bundles.push(Vec::new());
     }
     p
+}
+
+/// The bundle index `used - k` if no write issued before it is still in
+/// flight there, and every write still lands within `used + 1` cycles once
+/// the bundles from there on move one cycle later.
+fn insert_point(ops: &[LoweredOp], s: &Schedule, used: usize, k: usize) -> Option<usize> {
+    let q = used.checked_sub(k)?;
+    let mut writes = ops.iter().zip(&s.cycle_of).flat_map(|(o, &c)| o.deps.writes.iter().map(move |w| (c, c + w.1 as usize)));
+    writes.all(|(c, l)| if c < q { l <= q } else { l < used + 1 }).then_some(q)
 }
 
 #[cfg(test)]
