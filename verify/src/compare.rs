@@ -185,8 +185,8 @@ impl Checker<'_> {
                     continue;
                 }
                 let what = describe_var(&v, src);
-                if ex.has(&v) {
-                    let locs: Vec<String> = ex.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| self.loc_name(*l)).collect();
+                let locs: Vec<String> = ex.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| self.loc_name(*l)).collect();
+                if !locs.is_empty() {
                     let msg = format!("{what} is live into block {} and is held in {} here, but another predecessor of {} leaves it elsewhere", sblock.label, locs.join(", "), sblock.label);
                     self.out.push(Violation::new(Kind::Dataflow, &label, end, end_line, msg));
                     continue;

@@ -20,7 +20,7 @@
 //! given) to skip operand pairs that are equal but spelled differently.
 
 use crate::report::Kind;
-use crate::smt::{Answer, Smt};
+use crate::smt::Smt;
 use crate::symbolic::{MachRun, ReadEvent, ReadId, SrcRun, WriteEvent, WriteId};
 use crate::term::{Node, Term, Terms};
 use schedra_ir::{Program, Reg};
@@ -85,7 +85,7 @@ impl Ctx<'_> {
             return false;
         }
         match self.smt.as_deref_mut() {
-            Some(s) => !matches!(s.equal(self.terms, a, b), Answer::Equal),
+            Some(s) => s.likely_differ(self.terms, a, b),
             None => true,
         }
     }
@@ -104,6 +104,7 @@ impl Ctx<'_> {
         let mut stack = vec![(first, 0u32)];
         let mut deepest: Option<(u32, Diagnosis)> = fallback.map(|d| (0, d));
         let mut budget = 256;
+        let mut held_elsewhere: Option<Diagnosis> = None;
         while let Some((item, depth)) = stack.pop() {
             if budget == 0 {
                 break;
@@ -118,10 +119,14 @@ impl Ctx<'_> {
                     if let Some(d) = self.latency(&ev, wanted).or_else(|| self.clobber(&ev, wanted)) {
                         return d;
                     }
-                    if let (Some(w), None) = (ev.from, self.holder(wanted, ev.cycle)) {
+                    if let Some(w) = ev.from {
                         stack.push((Item::Write(w, wanted), depth + 1));
                     }
-                    self.wrong_read(&ev, wanted)
+                    let d = self.wrong_read(&ev, wanted);
+                    if held_elsewhere.is_none() && self.holder(wanted, ev.cycle).is_some() {
+                        held_elsewhere = Some(d.clone());
+                    }
+                    d
                 }
                 Item::Write(w, wanted) => {
                     let Some(ev) = self.write(w).cloned() else { continue };
@@ -140,7 +145,7 @@ impl Ctx<'_> {
                 deepest = Some((depth, found));
             }
         }
-        deepest.map(|(_, d)| d).unwrap_or_else(|| Diagnosis {
+        held_elsewhere.or(deepest.map(|(_, d)| d)).unwrap_or_else(|| Diagnosis {
             kind: Kind::Dataflow,
             bundle: 0,
             line: 0,
@@ -188,8 +193,17 @@ impl Ctx<'_> {
                     }
                 }
             }
-            for (rid, s) in unmatched.into_iter().zip(remaining) {
-                let t = self.read(rid).map(|e| e.term).unwrap_or(s);
+            for rid in unmatched {
+                let Some(t) = self.read(rid).map(|e| e.term) else { continue };
+                let shape = |x: Term| match self.terms.node(x) {
+                    Node::App(f, a) => Some((*f, a.len())),
+                    _ => None,
+                };
+                let i = remaining.iter().position(|s| shape(*s) == shape(t)).unwrap_or(0);
+                if i >= remaining.len() {
+                    break;
+                }
+                let s = remaining.remove(i);
                 if self.differ(t, s) {
                     pairs.push((rid, s));
                 }

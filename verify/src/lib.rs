@@ -17,7 +17,8 @@
 //! 4. [`report`] — the JSON object of `cli.md` and a human rendering.
 //!
 //! Modules: `term` (hash-consed terms), `symbolic` (both simulators),
-//! `dataflow` (liveness and the fixpoint), `smt` (Z3 bridge), `rules`,
+//! `dataflow` (liveness and the fixpoint), `sample` (concrete evaluation
+//! for quick refutations), `smt` (Z3 bridge), `rules`,
 //! `diagnose`, `compare` (obligations per block), `report`.
 
 pub mod compare;
@@ -25,6 +26,7 @@ pub mod dataflow;
 pub mod diagnose;
 pub mod report;
 pub mod rules;
+pub mod sample;
 pub mod smt;
 pub mod symbolic;
 pub mod term;

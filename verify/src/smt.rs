@@ -83,6 +83,28 @@ impl Smt {
         self.ask(terms, a, b, true)
     }
 
+    /// Whether sample evaluation shows that `a` and `b` differ (cheap; no
+    /// solver). `false` proves nothing.
+    pub fn quick_differ(&self, terms: &Terms, a: Term, b: Term) -> bool {
+        a != b && crate::sample::find_difference(terms, self.target, a, b, false).is_some()
+    }
+
+    /// Whether `a` and `b` differ, for the diagnosis: samples first, then
+    /// the solver with a short timeout; undecided counts as equal.
+    pub fn likely_differ(&mut self, terms: &Terms, a: Term, b: Term) -> bool {
+        if a == b {
+            return false;
+        }
+        if self.quick_differ(terms, a, b) {
+            return true;
+        }
+        let saved = self.timeout_ms;
+        self.timeout_ms = saved.min(500);
+        let ans = self.ask(terms, a, b, false);
+        self.timeout_ms = saved;
+        matches!(ans, Answer::Differ(_))
+    }
+
     fn ask(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
         if a == b {
             return Answer::Equal;
@@ -91,8 +113,13 @@ impl Smt {
         if let Some(ans) = self.cache.get(&key) {
             return ans.clone();
         }
-        let ans = self.solve(terms, a, b, truth);
-        self.cache.insert(key, ans.clone());
+        let ans = match crate::sample::find_difference(terms, self.target, a, b, truth) {
+            Some(cex) => Answer::Differ(cex),
+            None => self.solve(terms, a, b, truth),
+        };
+        if ans != Answer::Unknown {
+            self.cache.insert(key, ans.clone());
+        }
         ans
     }
 

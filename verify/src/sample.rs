@@ -1,0 +1,153 @@
+//! Concrete evaluation of terms on sample inputs: a quick refutation before
+//! the solver is asked.
+//!
+//! Each sample assigns a word to every leaf (inputs, uniforms, varyings,
+//! symbols: a hash of the leaf and the sample number, mixed with small
+//! integers and simple floats) and evaluates the terms with their real
+//! meaning: exact integer ops, IEEE-754 single-precision float ops, texture
+//! words as a hash of the coordinates. Evaluation walks the arena in index
+//! order (arguments before uses), so it needs no recursion.
+//!
+//! Invariant (why a difference found here is a proof of difference for the
+//! solver's encoding too): the evaluation is *one* interpretation of the
+//! uninterpreted functions, so terms that evaluate to different words under
+//! it are not equal under every interpretation; and integer ops are exact in
+//! both. Agreement on the samples proves nothing and leaves the question to
+//! the solver.
+
+use crate::smt::{reachable, Counterexample};
+use crate::term::{eval_integer, is_integer, Fun, Node, Term, Terms};
+use schedra_ir::target::Sem;
+use schedra_ir::Target;
+use std::collections::HashMap;
+
+/// Number of samples tried.
+pub const SAMPLES: u64 = 6;
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+fn leaf_word(key: u64, sample: u64) -> u32 {
+    let h = mix(key ^ mix(sample + 1));
+    match sample {
+        0 => (h % 7) as u32,
+        1 => (0.5 + (h % 4096) as f32 / 1024.0).to_bits(),
+        2 => ((h % 4096) as f32 / 256.0 - 8.0).to_bits(),
+        3 => h as u32,
+        4 => (1.0 + (h % 65536) as f32 / 64.0).to_bits(),
+        _ => (h >> 7) as u32,
+    }
+}
+
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+fn float(sem: Sem, a: &[u32]) -> u32 {
+    let g = |i: usize| a.get(i).copied().map(f).unwrap_or(0.0);
+    let r = match sem {
+        Sem::FAdd => g(0) + g(1),
+        Sem::FSub => g(0) - g(1),
+        Sem::FMul => g(0) * g(1),
+        Sem::FMin => g(0).min(g(1)),
+        Sem::FMax => g(0).max(g(1)),
+        Sem::FMad => g(0) * g(1) + g(2),
+        Sem::Recip => 1.0 / g(0),
+        Sem::Rsqrt => 1.0 / g(0).sqrt(),
+        Sem::Exp2 => g(0).exp2(),
+        Sem::Log2 => g(0).log2(),
+        Sem::Sin => g(0).sin(),
+        Sem::Cos => g(0).cos(),
+        _ => return a.iter().fold(sem_key(sem) as u32, |h, x| mix(u64::from(h) << 32 | u64::from(*x)) as u32),
+    };
+    if r.is_nan() {
+        f32::NAN.to_bits()
+    } else {
+        r.to_bits()
+    }
+}
+
+fn sem_key(sem: Sem) -> u64 {
+    mix(format!("{sem:?}").bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))))
+}
+
+/// Values of every term reachable from `roots` under sample `k`.
+fn evaluate(terms: &Terms, roots: &[Term], k: u64) -> HashMap<Term, u32> {
+    let mut order = reachable(terms, roots);
+    order.sort();
+    let mut val: HashMap<Term, u32> = HashMap::with_capacity(order.len());
+    for t in order {
+        let v = match terms.node(t) {
+            Node::Lit(w) => *w,
+            Node::Reg(r) => leaf_word(u64::from(*r) | 1 << 40, k),
+            Node::Uniform(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 2 << 40, k),
+            Node::Varying(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 3 << 40, k),
+            Node::Sym { id, .. } => leaf_word(u64::from(*id) | 4 << 40, k),
+            Node::App(fun, args) => {
+                let a: Vec<u32> = args.iter().map(|x| val.get(x).copied().unwrap_or(0)).collect();
+                match fun {
+                    Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, &a).unwrap_or(0),
+                    Fun::Alu(sem) => float(*sem, &a),
+                    Fun::Tex(w) => a.iter().fold(u32::from(*w) ^ 0x7e57, |h, x| mix(u64::from(h) << 32 | u64::from(*x)) as u32),
+                }
+            }
+        };
+        val.insert(t, v);
+    }
+    val
+}
+
+/// A sample under which `a` and `b` differ (or, with `truth`, under which
+/// exactly one of them is zero), as a counterexample naming the leaves.
+pub fn find_difference(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool) -> Option<Counterexample> {
+    for k in 0..SAMPLES {
+        let val = evaluate(terms, &[a, b], k);
+        let (x, y) = (val.get(&a).copied().unwrap_or(0), val.get(&b).copied().unwrap_or(0));
+        let differ = if truth { (x == 0) != (y == 0) } else { x != y };
+        if differ {
+            let mut leaves: Vec<(Term, u32)> = val.iter().filter(|(t, _)| !matches!(terms.node(**t), Node::App(..) | Node::Lit(_))).map(|(t, v)| (*t, *v)).collect();
+            leaves.sort();
+            let inputs = leaves.into_iter().take(16).map(|(t, v)| (leaf_name(terms, target, t), v)).collect();
+            return Some(Counterexample { inputs, source: x, machine: y });
+        }
+    }
+    None
+}
+
+/// The name a leaf has in counterexamples (the same as in the solver).
+pub fn leaf_name(terms: &Terms, target: &Target, t: Term) -> String {
+    match terms.node(t) {
+        Node::Reg(r) => format!("${}", target.regs.name(*r)),
+        _ => terms.show(t, 40),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedra_ir::target::by_name;
+
+    #[test]
+    fn finds_integer_and_float_differences_but_not_equalities() {
+        let target = by_name("v3d71").expect("v3d71");
+        let mut t = Terms::new();
+        let a = t.intern(Node::Uniform(0, 0));
+        let b = t.intern(Node::Varying(1, 0));
+        let (one, two) = (t.lit(1), t.lit(2));
+        let add = t.app(Fun::Alu(Sem::Add), vec![a, a]);
+        let shl1 = t.app(Fun::Alu(Sem::Shl), vec![a, one]);
+        let shl2 = t.app(Fun::Alu(Sem::Shl), vec![a, two]);
+        assert!(find_difference(&t, target, add, shl1, false).is_none());
+        let cex = find_difference(&t, target, add, shl2, false).expect("differ");
+        assert_ne!(cex.source, cex.machine);
+        let x = t.app(Fun::Alu(Sem::FSub), vec![a, b]);
+        let y = t.app(Fun::Alu(Sem::FSub), vec![b, a]);
+        assert!(find_difference(&t, target, x, y, false).is_some());
+        assert!(find_difference(&t, target, x, x, true).is_none());
+    }
+}
