@@ -117,3 +117,49 @@ pub fn used_regs(assign: &[Option<PhysReg>]) -> RegSet {
     assign.iter().flatten().for_each(|r| s.insert_run(*r));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interference::{build, constraints};
+    use crate::liveness::{analyze, VarMap};
+    use crate::ra_ir::Func;
+
+    fn setup(src: &str, regs: &[u16]) -> (Func, Graph, Constraints) {
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        let f = Func::from_program(&p).expect("lower");
+        let vm = VarMap::new(&f, true, true);
+        let g = build(&f, &vm, &analyze(&f, &vm));
+        let k = constraints(&f, regs).expect("constraints");
+        (f, g, k)
+    }
+
+    const TRIANGLE: &str = "target r600\nstage vertex\nb0:\n %a = mov 1.0\n %b = mov 2.0\n %c = add %a, %b\n %d = add %c, %a\n %e = add %d, %b\n export 0, %e\n end\n";
+
+    #[test]
+    fn colours_without_overlap_and_honours_precoloured_interference() {
+        let (f, g, k) = setup(TRIANGLE, &[0, 1, 2, 3]);
+        let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
+        let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
+        let cost = vec![1.0; sizes.len()];
+        let a = color(&Problem { nodes: &nodes, graph: &g, cons: &k, sizes: &sizes, cost: &cost }).expect("colours");
+        for x in &nodes {
+            for y in &nodes {
+                if x != y && g.interferes(*x, *y) {
+                    assert_ne!(a[*x as usize], a[*y as usize]);
+                }
+            }
+        }
+        assert!(used_regs(&a).len() <= 3);
+    }
+
+    #[test]
+    fn reports_nodes_to_spill_when_registers_run_out() {
+        let (f, g, k) = setup(TRIANGLE, &[0, 1]);
+        let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
+        let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
+        let cost = vec![1.0; sizes.len()];
+        let spill = color(&Problem { nodes: &nodes, graph: &g, cons: &k, sizes: &sizes, cost: &cost }).expect_err("three values live at once in two registers");
+        assert!(!spill.is_empty());
+    }
+}

@@ -243,3 +243,48 @@ fn add_copy_hints(k: &mut Constraints, i: &crate::ra_ir::RInst) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::liveness::{analyze, VarMap};
+
+    fn func(src: &str) -> Func {
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        Func::from_program(&p).expect("lower")
+    }
+
+    #[test]
+    fn gen8_rules_forbid_g127_for_send_results_and_low_registers_for_eot() {
+        let f = func("target gen8\ninput %x:2 = $g2:2\nb0:\n %t:4 = send.tex %x\n send.eot %t\n end\n");
+        let k = constraints(&f, &f.target.rules.allocatable(f.stage)).expect("constraints");
+        let t = f.vals.iter().position(|v| v.name == "t").unwrap_or(0) as ValId;
+        assert!(k.forbid[t as usize].contains(127));
+        assert!(k.forbid[t as usize].contains(111) && !k.forbid[t as usize].contains(112));
+        assert!(!k.allowed(t, PhysReg { base: 124, size: 4 }) && k.allowed(t, PhysReg { base: 120, size: 4 }));
+        assert!(k.cands_for(4).iter().all(|r| r.base % 4 == 0 && r.base >= 2));
+    }
+
+    #[test]
+    fn v3d71_values_near_the_end_avoid_rf2_rf3() {
+        let f = func("target v3d71\ninput %w = $rf2\nb0:\n %a = fmul %w, %w\n tlbw %a\n end\n");
+        let k = constraints(&f, &f.target.rules.allocatable(f.stage)).expect("constraints");
+        for v in 0..f.vals.len() {
+            assert!(k.forbid[v].contains(2) && k.forbid[v].contains(3) && !k.forbid[v].contains(1));
+        }
+        assert_eq!(k.hints[0].first(), Some(&Hint::Phys(PhysReg::one(2))), "the input prefers its register");
+    }
+
+    #[test]
+    fn values_interfere_with_preallocated_and_implicit_writes() {
+        let f = func("target v3d71\nb0:\n %a = ldvary 0\n %b = ldvary 1\n $rf9 = mov %b\n %c = fadd %a, $rf9\n tlbw %c\n end\n");
+        let vm = VarMap::new(&f, true, true);
+        let g = build(&f, &vm, &analyze(&f, &vm));
+        assert!(g.interferes(0, 1) && !g.interferes(1, 2));
+        assert!(g.phys[0].contains(0), "%a lives across ldvary's rf0 write");
+        assert!(g.phys[0].contains(9), "%a lives across the write of rf9");
+        let vm_fault = VarMap::new(&f, false, true);
+        let g2 = build(&f, &vm_fault, &analyze(&f, &vm_fault));
+        assert!(!g2.phys[0].contains(0), "without implicit writes rf0 looks free");
+    }
+}

@@ -254,3 +254,62 @@ fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) 
     out.cond = blk.cond.as_ref().map(|c| map_op(c, n));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interference;
+    use crate::liveness::{self, VarMap};
+    use crate::ra_ir::{mov_desc, Func};
+
+    /// `%c` lives while R0.y, R0.z and then R0.x are written by the source:
+    /// with only R0.x–R0.z allocatable, no register is free for its whole
+    /// range, so it must be split where R0.x's preallocated range begins.
+    const SRC: &str = "target r600\nstage vertex\nb0:\n %c = mov 1.0\n $R0.y = mov 2.0\n $R0.z = mov 3.0\n %g = add $R0.y, $R0.z\n $R0.x = mov %g\n %f = add %c, $R0.x\n export 0, %f\n end\n";
+
+    fn scan_block(no_split: bool) -> RBlock {
+        let p = schedra_ir::parse::parse(SRC.as_bytes(), None).expect("parse");
+        let f = Func::from_program(&p).expect("lower");
+        let vm = VarMap::new(&f, true, true);
+        let lv = liveness::analyze(&f, &vm);
+        let cons = interference::constraints(&f, &[0, 1, 2]).expect("constraints");
+        let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
+        let global = vec![false; f.vals.len()];
+        let assign = vec![None; f.vals.len()];
+        let mov = mov_desc(f.target).expect("mov");
+        let scan = Scan { vm: &vm, global: &global, assign: &assign, cons: &cons, sizes: &sizes, mov, no_split_at_fixed: no_split };
+        let occ = liveness::occupancy(&f, &vm, &lv, 0);
+        allocate_block(&f.blocks[0], &occ, &scan).expect("allocates")
+    }
+
+    fn phys(i: &RInst) -> (Option<PhysReg>, Vec<PhysReg>) {
+        (i.dest.and_then(Loc::phys), i.use_locs().filter_map(Loc::phys).collect())
+    }
+
+    #[test]
+    fn splits_where_a_preallocated_range_begins() {
+        let b = scan_block(false);
+        let copies: Vec<&RInst> = b.insts.iter().filter(|i| i.kind == Kind::SplitCopy).collect();
+        assert_eq!(copies.len(), 1, "{:#?}", b.insts);
+        let pos = b.insts.iter().position(|i| i.kind == Kind::SplitCopy).unwrap_or(0);
+        let (to, from) = phys(copies[0]);
+        assert_eq!(from, vec![PhysReg::one(0)], "the value leaves R0.x");
+        let next = &b.insts[pos + 1];
+        assert_eq!(next.dest.and_then(Loc::phys), Some(PhysReg::one(0)), "right before R0.x is written");
+        let last_add = b.insts.iter().rev().find(|i| i.desc.name == "add").map(phys).unwrap_or_default();
+        assert!(last_add.1.contains(&to.unwrap_or(PhysReg::one(0))), "the last add reads the moved value");
+        assert!(every_operand_physical(&b));
+    }
+
+    #[test]
+    fn fault_keeps_the_value_in_the_overwritten_register() {
+        let b = scan_block(true);
+        assert!(b.insts.iter().all(|i| i.kind != Kind::SplitCopy));
+        let last_add = b.insts.iter().rev().find(|i| i.desc.name == "add").map(phys).unwrap_or_default();
+        assert_eq!(last_add.1.iter().filter(|r| r.base == 0).count(), 2, "both operands read R0.x: %c was clobbered");
+    }
+
+    fn every_operand_physical(b: &RBlock) -> bool {
+        b.insts.iter().all(|i| i.dest.into_iter().chain(i.use_locs()).all(|l| l.phys().is_some()))
+    }
+}

@@ -265,7 +265,8 @@ impl Func {
                 }
             }
             for i in &b.insts {
-                insts.push(lower_inst(p.target, i, &names)?);
+                let inst = lower_inst(p.target, i, &names)?;
+                legalize_imms(p.target, inst, &mut names, &mut insts);
             }
             let succs = b.term.successors().iter().map(|l| p.block_index(l).ok_or_else(|| unsupported(format!("unknown label `{l}`")))).collect::<Result<Vec<_>, _>>()?;
             let cond = match &b.term.kind {
@@ -361,4 +362,32 @@ fn emit_chunked_copy(i: &RInst, d: PhysReg, s: PhysReg, chunk: u8, out: &mut Vec
         let ss = PhysReg { base: s.base + o as u16, size: n };
         out.push(Inst { opcode: i.desc.name.to_string(), dest: Some(Operand::Phys(dd)), srcs: vec![Operand::Phys(ss)], span: i.span });
     }
+}
+
+/// Push `i`, first moving immediates beyond the most one bundle may carry
+/// (v3d71: one distinct word) into fresh values loaded by the target's
+/// constant op (`ldconst`). Targets without one keep the instruction as is.
+fn legalize_imms(t: &'static Target, mut i: RInst, names: &mut Names, out: &mut Vec<RInst>) {
+    let Some(konst) = t.ops.iter().find(|o| o.sem == Sem::Const) else {
+        out.push(i);
+        return;
+    };
+    let mut seen: Vec<u32> = Vec::new();
+    let kinds = i.desc.operands;
+    for (k, s) in i.srcs.iter_mut().enumerate() {
+        let ROperand::Imm(imm) = *s else { continue };
+        if kinds.get(k) != Some(&schedra_ir::target::OperandKind::Value) || seen.contains(&imm.bits) {
+            continue;
+        }
+        if seen.len() < t.rules.max_bundle_imms() {
+            seen.push(imm.bits);
+            continue;
+        }
+        let name = format!("#imm{}", names.vals.len());
+        names.declare(&name, 1);
+        let Ok(v) = names.get(&name) else { continue };
+        out.push(RInst { desc: konst, dest: Some(Loc::Val(v)), srcs: vec![ROperand::Imm(Imm { bits: imm.bits, float: false })], span: i.span, kind: Kind::Source });
+        *s = ROperand::Loc(Loc::Val(v));
+    }
+    out.push(i);
 }

@@ -219,3 +219,47 @@ fn finish(mut f: Func, blocks: Vec<RBlock>, remats: usize, max_live: usize) -> R
     let program = f.to_program()?;
     Ok(Allocated { program, spills, fills, remats, max_live })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn func(src: &str) -> Func {
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        Func::from_program(&p).expect("lower")
+    }
+
+    #[test]
+    fn each_fault_flips_exactly_its_own_decision() {
+        let f = func("target v3d71\nb0:\n %a = ldunif 0\n tlbw %a\n end\n");
+        let base = Env::new(&f, &Options::default());
+        assert!(!base.allocatable.contains(&0) && base.implicit_writes && base.track_scratch && !base.skip_fill_rule && !base.no_split_at_fixed);
+        let with = |fault| Env::new(&f, &Options { inject: Some(fault), ..Options::default() });
+        let e = with(Fault::V3dRf0AcrossImplicit);
+        assert!(e.allocatable.first() == Some(&0) && !e.implicit_writes && e.track_scratch);
+        assert!(!with(Fault::SpillNoReserve).track_scratch);
+        assert!(with(Fault::Gen8R127SpillFill).skip_fill_rule);
+        assert!(with(Fault::RaSplitPreallocated).no_split_at_fixed);
+        assert_eq!(with(Fault::SchedIgnoreWar).allocatable, base.allocatable, "scheduler faults do not touch allocation");
+    }
+
+    #[test]
+    fn every_operand_of_the_allocated_program_is_physical() {
+        let src = "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, %x\n %z:2 = add %y, %x\n %t:4 = send.tex %z\n send.eot %t\n end\n";
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        for ra in [Ra::Split, Ra::Graph] {
+            let a = allocate(&p, &Options { ra, ..Options::default() }).expect("allocates");
+            let ops = a.program.blocks.iter().flat_map(|b| &b.insts);
+            for i in ops {
+                assert!(i.dest.iter().chain(&i.srcs).all(|o| !matches!(o, schedra_ir::Operand::Virt(_))), "{i:?}");
+                let d = f_desc(&a.program, &i.opcode);
+                assert!(a.program.target.rules.op_regs_ok(d, i).is_ok(), "{i:?}");
+            }
+            assert!(a.program.inputs.iter().all(|i| i.vreg.is_none()));
+        }
+    }
+
+    fn f_desc(p: &Program, name: &str) -> &'static schedra_ir::OpDesc {
+        p.target.op(name).unwrap_or(&p.target.ops[0])
+    }
+}

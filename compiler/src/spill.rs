@@ -322,3 +322,50 @@ pub fn spill_value(f: &mut Func, v: ValId, env: &SpillEnv) -> Result<bool, Compi
     }
     Ok(remat.is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interference::constraints;
+
+    fn func(src: &str) -> Func {
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        Func::from_program(&p).expect("lower")
+    }
+
+    #[test]
+    fn loop_depth_counts_natural_loops() {
+        let f = func("target v3d71\nb0:\n %i = ldunif 0\n jmp b1\nb1:\n %i = sub %i, 1\n brnz %i, b2, b3\nb2:\n jmp b1\nb3:\n tlbw %i\n end\n");
+        assert_eq!(loop_depth(&f), vec![0, 1, 1, 0]);
+    }
+
+    #[test]
+    fn uniforms_are_rematerialised_and_others_spilled_with_reserved_scratch() {
+        let mut f = func("target v3d71\nb0:\n %u = ldunif 3\n %a = ldvary 0\n %b = fadd %a, %u\n %c = fadd %b, %a\n tlbw %c\n end\n");
+        let alloc = f.target.rules.allocatable(f.stage);
+        let k = constraints(&f, &alloc).expect("constraints");
+        let env = SpillEnv { alloc: &alloc, cons: &k, skip_fill_rule: false };
+        assert!(spill_value(&mut f, 0, &env).expect("remat"));
+        assert!(!spill_value(&mut f, 1, &env).expect("spill"));
+        let kinds: Vec<Kind> = f.blocks[0].insts.iter().map(|i| i.kind).collect();
+        assert_eq!(kinds.iter().filter(|k| **k == Kind::Remat).count(), 1);
+        assert_eq!(kinds.iter().filter(|k| **k == Kind::SpillStore).count(), 1);
+        assert_eq!(kinds.iter().filter(|k| **k == Kind::Fill).count(), 2);
+        assert!(f.blocks[0].insts.iter().all(|i| i.dest != Some(Loc::Val(0)) && i.dest != Some(Loc::Val(1))));
+    }
+
+    #[test]
+    fn gen8_fills_avoid_g127_unless_the_fault_is_on() {
+        let src = "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, %x\n %z:2 = add %y, %x\n %t:4 = send.tex %z\n send.eot %t\n end\n";
+        for skip in [false, true] {
+            let mut f = func(src);
+            let alloc = f.target.rules.allocatable(f.stage);
+            let k = constraints(&f, &alloc).expect("constraints");
+            let env = SpillEnv { alloc: &alloc, cons: &k, skip_fill_rule: skip };
+            let y = f.vals.iter().position(|v| v.name == "y").unwrap_or(0) as ValId;
+            spill_value(&mut f, y, &env).expect("spill");
+            let fill = f.blocks[0].insts.iter().find(|i| i.kind == Kind::Fill).and_then(|i| i.dest).and_then(Loc::phys).expect("a fill");
+            assert_eq!(fill.regs().any(|r| r == 127), skip, "fill into {fill:?}");
+        }
+    }
+}
