@@ -3,3 +3,7 @@
 pub mod interp;
 pub mod gen;
 pub mod reduce;
+pub mod oracle;
+pub mod mutate;
+pub mod campaign;
+pub mod targets;

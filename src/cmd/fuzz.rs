@@ -1,11 +1,161 @@
-//! `schedra fuzz` (not written yet).
+//! `schedra fuzz [--target T|all] [--time 30s|8h] [--seed S] [--jobs N]
+//! [--out DIR] [--inject FAULT] [--json]`: generate valid programs, compile,
+//! verify and run them until the time is spent (Ctrl-C ends it cleanly),
+//! writing each new finding once to `--out` (see
+//! `schedra_fuzz::campaign`). `--decode ARTIFACT` instead turns a libFuzzer
+//! artifact of the cargo-fuzz targets into the `.ir` program it stands for
+//! and prints it.
+//!
+//! Status: 0 when the campaign finished (whatever it found); 2 for bad
+//! usage or an unusable work directory.
+
+use schedra_compiler::Fault;
+use schedra_fuzz::campaign::{self, CampaignOptions};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Arguments of `schedra fuzz`.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Target to fuzz (`v3d71`, `gen8`, `r600`) or `all` (default: all, or
+    /// the injected fault's target).
+    #[arg(long)]
+    pub target: Option<String>,
+    /// How long to run: `30s`, `10m`, `8h` or plain seconds.
+    #[arg(long, default_value = "30s")]
+    pub time: String,
+    /// Campaign seed: the same seed generates the same cases.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Work directory for findings; existing findings there are kept and
+    /// not reported again.
+    #[arg(long, default_value = "fuzz-out")]
+    pub out: PathBuf,
+    /// Switch on one of the compiler's documented faults.
+    #[arg(long)]
+    pub inject: Option<String>,
+    /// End with one JSON object on standard output.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not reduce findings (no min.ir).
+    #[arg(long)]
+    pub no_reduce: bool,
+    /// Per-query solver timeout in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    pub timeout_ms: u64,
+    /// Print the program a libFuzzer artifact stands for, and exit.
+    #[arg(long, value_name = "ARTIFACT")]
+    pub decode: Option<PathBuf>,
+}
+
+/// Parse `30s`, `10m`, `8h`, `2d` or plain seconds.
+pub fn parse_time(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (num, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit() && *c != '.') {
+        Some((i, _)) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let n: f64 = num.parse().ok()?;
+    let mult = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => return None,
+    };
+    (n.is_finite() && n >= 0.0).then(|| Duration::from_secs_f64(n * mult))
+}
+
+fn usage(msg: &str) -> i32 {
+    eprintln!("error: {msg}");
+    2
+}
 
 /// Run the subcommand; returns the exit status.
-pub fn main(_args: Args) -> i32 {
-    eprintln!("error: `schedra fuzz` is not implemented yet");
-    1
+pub fn main(args: Args) -> i32 {
+    if let Some(path) = &args.decode {
+        return decode(path);
+    }
+    let Some(time) = parse_time(&args.time) else { return usage(&format!("--time {}: expected 30s, 10m, 8h or seconds", args.time)) };
+    let inject = match args.inject.as_deref().map(|n| (n, Fault::from_name(n))) {
+        None => None,
+        Some((_, Some(f))) => Some(f),
+        Some((n, None)) => {
+            let names: Vec<&str> = Fault::all().iter().map(|f| f.name()).collect();
+            return usage(&format!("--inject {n}: unknown fault; known: {}", names.join(", ")));
+        }
+    };
+    let targets = match (args.target.as_deref(), inject.and_then(|f| f.target())) {
+        (Some("all"), _) | (None, None) => schedra_ir::target::all().to_vec(),
+        (None, Some(t)) | (Some(t), _) => match schedra_ir::target::by_name(t) {
+            Some(t) => vec![t],
+            None => return usage(&format!("--target {t}: unknown target")),
+        },
+    };
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let opts = CampaignOptions {
+        targets,
+        time,
+        seed: args.seed,
+        jobs,
+        out: args.out.clone(),
+        inject,
+        progress: true,
+        terminal: std::io::stderr().is_terminal(),
+        reduce: !args.no_reduce,
+        timeout_ms: args.timeout_ms,
+    };
+    let summary = match campaign::run(opts) {
+        Ok(s) => s,
+        Err(e) => return usage(&e.to_string()),
+    };
+    if args.json {
+        println!("{}", summary.to_json());
+    } else {
+        print_summary(&summary);
+    }
+    0
+}
+
+fn print_summary(s: &campaign::Summary) {
+    let stop = if s.interrupted { " (interrupted)" } else { "" };
+    println!("fuzz: {} execs in {:.1}s ({:.0}/s){stop}, {} new findings, {} already known", s.execs, s.time_s, s.execs_per_sec, s.findings.len(), s.resumed);
+    println!("features: {}", s.features.join(" "));
+    for f in &s.findings {
+        println!("  {} [{} instructions] {}", f.signature, f.minimized_instructions, f.dir);
+    }
+}
+
+/// `--decode`: print the source program of a cargo-fuzz artifact.
+fn decode(path: &PathBuf) -> i32 {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return usage(&format!("{}: {e}", path.display())),
+    };
+    match schedra_fuzz::targets::decode(&bytes) {
+        Some(text) => {
+            print!("{text}");
+            0
+        }
+        None => usage(&format!("{}: not an input of schedra's fuzz targets", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse() {
+        assert_eq!(parse_time("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_time("8h"), Some(Duration::from_secs(8 * 3600)));
+        assert_eq!(parse_time("90"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_time("1.5m"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_time("soon"), None);
+        assert_eq!(parse_time("3x"), None);
+    }
 }

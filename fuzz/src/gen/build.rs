@@ -267,12 +267,17 @@ impl<'a, 'u> Gen<'a, 'u> {
     }
 
     /// One source operand of `op` at position `k` for register size `size`.
-    fn source(&mut self, op: &OpDesc, k: usize, kind: OperandKind, size: u8) -> Result<Option<Operand>> {
+    /// `imms` are the distinct immediate words the op already has.
+    fn source(&mut self, op: &OpDesc, k: usize, kind: OperandKind, size: u8, imms: &mut Vec<u32>) -> Result<Option<Operand>> {
         match kind {
             OperandKind::Index => self.index_imm(op).map(Some),
             OperandKind::Value if self.chance(self.cfg.imm_percent())? => {
                 let imm = self.imm()?;
-                if self.t.rules.imm_ok(op, k, imm) {
+                let room = self.cfg.imm_overflow || imms.contains(&imm.bits) || imms.len() < self.t.rules.max_bundle_imms();
+                if room && self.t.rules.imm_ok(op, k, imm) {
+                    if !imms.contains(&imm.bits) {
+                        imms.push(imm.bits);
+                    }
                     self.features.insert(Features::IMM);
                     return Ok(Some(Operand::Imm(imm)));
                 }
@@ -318,8 +323,9 @@ impl<'a, 'u> Gen<'a, 'u> {
         let op = self.ops[i];
         let (dsize, ssize) = self.sizes_for(op)?;
         let mut srcs = Vec::with_capacity(op.operands.len());
+        let mut imms = Vec::new();
         for (k, &kind) in op.operands.iter().enumerate() {
-            match self.source(op, k, kind, ssize)? {
+            match self.source(op, k, kind, ssize, &mut imms)? {
                 Some(o) => srcs.push(o),
                 None => return Ok(None),
             }

@@ -78,6 +78,9 @@ pub struct Config {
     pub mid_outputs: bool,
     /// Swap the contents of two preallocated registers.
     pub swaps: bool,
+    /// Allow more distinct immediates in one op than a bundle can carry
+    /// (the compiler must then materialise some); rare under `swarm`.
+    pub imm_overflow: bool,
     /// Opcode subset: bit `i % 32` enables the target's `ops[i]`
     /// (an empty subset means all).
     pub op_mask: u32,
@@ -105,6 +108,7 @@ impl Default for Config {
             redefine: true,
             mid_outputs: true,
             swaps: true,
+            imm_overflow: false,
             op_mask: u32::MAX,
         }
     }
@@ -122,6 +126,7 @@ impl Config {
             5 | 6 => 40 + c.max_insts % 160,
             _ => 100 + c.max_insts % 400,
         };
+        c.imm_overflow = c.imm_overflow && c.op_mask % 8 == 0;
         // Pressure is rare but, when on, large enough to spill.
         c.pressure = if c.pressure % 4 == 0 { c.pressure % (MAX_PRESSURE as u8 + 1) } else { 0 };
         Ok(c)

@@ -1,0 +1,110 @@
+//! One fuzz case: from (campaign seed, case index) to a generated program,
+//! compile options, the oracles run on it and what they found.
+//!
+//! Determinism: everything about case `k` (target, bytes, configuration,
+//! compile options, run seeds, mutation) is a function of the campaign seed
+//! and `k` alone, so a campaign with a given seed explores the same cases
+//! in the same order whatever the number of threads.
+
+use crate::gen::{self, Features, GeneratedCase};
+use crate::oracle::{self, Finding, Kind};
+use arbitrary::Unstructured;
+use schedra_compiler::{Fault, Options, Ra, Sched};
+use schedra_ir::{Program, Target};
+use schedra_verify::VerifyOptions;
+
+/// Bytes of generator input per case.
+pub const CASE_BYTES: usize = 16 * 1024;
+
+/// The seeds source and output are run on in oracle (c).
+pub fn run_seeds(case_seed: u64) -> [u64; 2] {
+    [case_seed, case_seed.rotate_left(17) ^ 0x5eed]
+}
+
+/// How one case is checked.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// The fault injected into the compiler, if any.
+    pub inject: Option<Fault>,
+    /// Verifier options.
+    pub vopts: VerifyOptions,
+    /// Also check verifier soundness on every `soundness_every`-th case.
+    pub soundness_every: u64,
+    /// Also check the parser round trip on every `roundtrip_every`-th case.
+    pub roundtrip_every: u64,
+}
+
+/// A case's seed: the campaign seed mixed with the case index.
+pub fn case_seed(seed: u64, index: u64) -> u64 {
+    gen::seed_of(&[seed.to_le_bytes(), index.to_le_bytes()].concat())
+}
+
+/// What one case produced.
+pub struct Outcome {
+    /// The generator features it exercised.
+    pub features: Features,
+    /// The first broken promise, with the compile options and run seeds
+    /// needed to reproduce it.
+    pub finding: Option<(Finding, [u64; 2])>,
+}
+
+/// The compile options case bytes choose (all four modes get exercised).
+pub fn options(u: &mut Unstructured, inject: Option<Fault>) -> Options {
+    let b = u.arbitrary::<u8>().unwrap_or(0);
+    Options { sched: if b & 1 == 0 { Sched::TopDown } else { Sched::BottomUp }, ra: if b & 2 == 0 { Ra::Split } else { Ra::Graph }, inject }
+}
+
+/// Generate and check case `index` of the campaign `seed` on `target`.
+pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> Outcome {
+    let cs = case_seed(seed, index);
+    let data = gen::seed_bytes(cs, CASE_BYTES);
+    let mut u = Unstructured::new(&data);
+    let opts = options(&mut u, plan.inject);
+    let case = match GeneratedCase::for_target(&mut u, target) {
+        Ok(c) => c,
+        Err(_) => return Outcome { features: Features::default(), finding: None },
+    };
+    let seeds = run_seeds(cs);
+    let finding = check(&case.program, &opts, plan, index, &mut u, &seeds).err().map(|f| (f, seeds));
+    Outcome { features: case.features, finding }
+}
+
+/// The oracles for one program: (a)+(b)+(c) always, (d) and (e) on some
+/// cases.
+fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, u: &mut Unstructured, seeds: &[u64]) -> Result<(), Finding> {
+    let passed = oracle::check_case(src, opts, &plan.vopts, seeds)?;
+    if plan.roundtrip_every > 0 && index % plan.roundtrip_every == 0 {
+        oracle::parse_roundtrip(schedra_ir::print::print(src).as_bytes())?;
+        oracle::parse_roundtrip(schedra_ir::print::print(&passed.compiled.program).as_bytes())?;
+    }
+    if plan.soundness_every > 0 && index % plan.soundness_every == 0 {
+        oracle::soundness(src, &passed.compiled.program, u, &plan.vopts).map_err(|mut f| {
+            f.options = Some(*opts);
+            f
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether `f` can be reproduced from its source alone (and so reduced):
+/// soundness findings depend on a random mutant, unknowns on time.
+pub fn reproducible(f: &Finding) -> bool {
+    f.source.is_some() && !matches!(f.kind, Kind::Unknown | Kind::RoundTrip) && !f.rule.starts_with("mutant")
+}
+
+/// The signature `src` fails with under (a)+(b)+(c), if it fails.
+pub fn signature_of(src: &Program, opts: &Options, vopts: &VerifyOptions, seeds: &[u64]) -> Option<String> {
+    oracle::check_case(src, opts, vopts, seeds).err().map(|f| f.signature())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_seeds_differ_by_index_and_seed() {
+        assert_ne!(case_seed(1, 2), case_seed(1, 3));
+        assert_ne!(case_seed(1, 2), case_seed(2, 2));
+        assert_eq!(case_seed(5, 9), case_seed(5, 9));
+    }
+}

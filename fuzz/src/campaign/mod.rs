@@ -1,0 +1,317 @@
+//! The `schedra fuzz` engine: worker threads run cases (see [`case`]) until
+//! the time is spent or Ctrl-C, deduplicate findings by signature, write
+//! each new one once to the work directory ([`workdir`]), reduce it with
+//! `crate::reduce`, show progress ([`progress`]) and end with a
+//! [`Summary`].
+//!
+//! Algorithm: a shared atomic counter hands out case indices; case `k` runs
+//! on target `targets[k % n]` with bytes derived from (seed, k), so the
+//! sequence of cases is fixed by the seed. A worker that finds a failure
+//! claims its signature in the shared set; only the claimant writes and
+//! reduces it. The main thread updates the display and, at the deadline or
+//! on Ctrl-C, raises the stop flag and waits (with a grace period, since a
+//! single verification can be slow) for the workers.
+//!
+//! Invariant: each signature is written at most once per work directory
+//! (signatures already there are loaded at start), and everything written
+//! stays written when the campaign is interrupted.
+
+pub mod case;
+pub mod progress;
+pub mod workdir;
+
+use crate::gen::Features;
+use crate::oracle::{self, Finding};
+use crate::reduce::{self, ReduceOptions};
+use progress::{Display, Snapshot};
+use schedra_compiler::{Fault, Options, Ra, Sched};
+use schedra_ir::Target;
+use schedra_verify::VerifyOptions;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use workdir::WorkDir;
+
+/// Settings of one campaign.
+#[derive(Clone, Debug)]
+pub struct CampaignOptions {
+    /// Targets, cases spread round-robin over them.
+    pub targets: Vec<&'static Target>,
+    /// How long to run.
+    pub time: Duration,
+    /// The campaign seed.
+    pub seed: u64,
+    /// Worker threads.
+    pub jobs: usize,
+    /// The work directory.
+    pub out: PathBuf,
+    /// A compiler fault to inject.
+    pub inject: Option<Fault>,
+    /// Show progress (bar on a terminal, lines otherwise).
+    pub progress: bool,
+    /// Whether standard error is a terminal.
+    pub terminal: bool,
+    /// Reduce new findings (min.ir).
+    pub reduce: bool,
+    /// Per-query solver timeout.
+    pub timeout_ms: u64,
+}
+
+/// One new finding of a campaign.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FoundEntry {
+    /// Its signature.
+    pub signature: String,
+    /// Violation kind or finding kind.
+    pub kind: String,
+    /// The target.
+    pub target: String,
+    /// Instructions of `min.ir` (of `case.ir` when not reduced).
+    pub minimized_instructions: usize,
+    /// Its directory.
+    pub dir: String,
+}
+
+/// What a campaign did: cli.md's `fuzz --json` object.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Summary {
+    /// Cases run.
+    pub execs: u64,
+    /// Cases per second.
+    pub execs_per_sec: f64,
+    /// Wall time in seconds.
+    pub time_s: f64,
+    /// The findings new in this run.
+    pub findings: Vec<FoundEntry>,
+    /// Generator features exercised.
+    pub features: Vec<&'static str>,
+    /// Findings already in the work directory when the run started.
+    pub resumed: usize,
+    /// Whether Ctrl-C ended the run.
+    pub interrupted: bool,
+}
+
+impl Summary {
+    /// The JSON object (one line).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "{}".to_string())
+    }
+}
+
+/// Why a campaign could not start.
+#[derive(thiserror::Error, Debug)]
+pub enum CampaignError {
+    /// The work directory cannot be used.
+    #[error("{path}: {source}")]
+    WorkDir {
+        /// The directory.
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// No target to fuzz.
+    #[error("no target to fuzz")]
+    NoTarget,
+}
+
+/// Set by Ctrl-C.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// State shared by the workers and the main thread.
+struct Shared {
+    opts: CampaignOptions,
+    plan: case::Plan,
+    dir: WorkDir,
+    next: AtomicU64,
+    execs: AtomicU64,
+    features: AtomicU32,
+    stop: AtomicBool,
+    running: AtomicUsize,
+    seen: Mutex<HashSet<String>>,
+    found: Mutex<Vec<FoundEntry>>,
+    notes: Mutex<Vec<String>>,
+    deadline: Instant,
+}
+
+impl Shared {
+    fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || INTERRUPTED.load(Ordering::Relaxed) || Instant::now() >= self.deadline
+    }
+}
+
+/// The `--sched/--ra/--inject` flags that reproduce `o`.
+pub fn options_line(o: &Options) -> String {
+    let sched = match o.sched {
+        Sched::TopDown => "topdown",
+        Sched::BottomUp => "bottomup",
+    };
+    let ra = match o.ra {
+        Ra::Split => "split",
+        Ra::Graph => "graph",
+    };
+    let inject = o.inject.map(|f| format!(" --inject {f}")).unwrap_or_default();
+    format!("--sched {sched} --ra {ra}{inject}")
+}
+
+/// Run a campaign. Returns its summary; errors only when it cannot start.
+pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
+    if opts.targets.is_empty() {
+        return Err(CampaignError::NoTarget);
+    }
+    let (dir, seen) = WorkDir::open(&opts.out).map_err(|source| CampaignError::WorkDir { path: opts.out.display().to_string(), source })?;
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::Relaxed));
+    INTERRUPTED.store(false, Ordering::Relaxed);
+    oracle::install_panic_hook();
+    let resumed = seen.len();
+    let start = Instant::now();
+    let plan = case::Plan { inject: opts.inject, vopts: VerifyOptions { timeout_ms: opts.timeout_ms }, soundness_every: 4, roundtrip_every: 16 };
+    let shared = Arc::new(Shared {
+        deadline: start + opts.time,
+        plan,
+        dir,
+        next: AtomicU64::new(0),
+        execs: AtomicU64::new(0),
+        features: AtomicU32::new(0),
+        stop: AtomicBool::new(false),
+        running: AtomicUsize::new(opts.jobs.max(1)),
+        seen: Mutex::new(seen),
+        found: Mutex::new(Vec::new()),
+        notes: Mutex::new(Vec::new()),
+        opts,
+    });
+    for _ in 0..shared.opts.jobs.max(1) {
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || {
+            worker(&s);
+            s.running.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+    let mut display = Display::new(shared.opts.time, shared.opts.terminal, !shared.opts.progress);
+    watch(&shared, &mut display, start);
+    display.finish();
+    let elapsed = start.elapsed().as_secs_f64();
+    let execs = shared.execs.load(Ordering::SeqCst);
+    let findings = shared.found.lock().map(|f| f.clone()).unwrap_or_default();
+    Ok(Summary {
+        execs,
+        execs_per_sec: if elapsed > 0.0 { execs as f64 / elapsed } else { 0.0 },
+        time_s: elapsed,
+        findings,
+        features: Features(shared.features.load(Ordering::SeqCst)).names(),
+        resumed,
+        interrupted: INTERRUPTED.load(Ordering::SeqCst),
+    })
+}
+
+/// How long the main thread waits for workers after the stop.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// Update the display until the deadline or Ctrl-C, then stop the workers
+/// and wait for them (at most [`GRACE`]).
+fn watch(shared: &Shared, display: &mut Display, start: Instant) {
+    let mut stopped_at: Option<Instant> = None;
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Ok(mut notes) = shared.notes.lock() {
+            for n in notes.drain(..) {
+                display.note(&n);
+            }
+        }
+        display.update(&snapshot(shared, start));
+        if shared.running.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        if shared.stopping() && stopped_at.is_none() {
+            shared.stop.store(true, Ordering::SeqCst);
+            stopped_at = Some(Instant::now());
+        }
+        if stopped_at.is_some_and(|t| t.elapsed() > GRACE) {
+            display.note("fuzz: a worker is still busy with a slow case; leaving it");
+            return;
+        }
+    }
+}
+
+fn snapshot(shared: &Shared, start: Instant) -> Snapshot {
+    Snapshot {
+        execs: shared.execs.load(Ordering::Relaxed),
+        findings: shared.found.lock().map(|f| f.len()).unwrap_or(0),
+        features: Features(shared.features.load(Ordering::Relaxed)),
+        elapsed: start.elapsed(),
+        total: shared.opts.time,
+    }
+}
+
+/// Run cases until told to stop.
+fn worker(shared: &Shared) {
+    let targets = &shared.opts.targets;
+    while !shared.stopping() {
+        let k = shared.next.fetch_add(1, Ordering::Relaxed);
+        let target = targets[(k % targets.len() as u64) as usize];
+        let out = case::run_case(shared.opts.seed, k, target, &shared.plan);
+        shared.features.fetch_or(out.features.0, Ordering::Relaxed);
+        shared.execs.fetch_add(1, Ordering::Relaxed);
+        if let Some((f, seeds)) = out.finding {
+            record(shared, f, seeds);
+        }
+    }
+}
+
+/// Write a finding if its signature is new, then reduce it.
+fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
+    let sig = f.signature();
+    let fresh = shared.seen.lock().map(|mut s| s.insert(sig.clone())).unwrap_or(false);
+    if !fresh {
+        return;
+    }
+    let opts = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
+    let dir = match shared.dir.write(&f, &options_line(&opts)) {
+        Ok(d) => d,
+        Err(e) => {
+            note(shared, format!("fuzz: cannot write finding {sig}: {e}"));
+            return;
+        }
+    };
+    note(shared, format!("fuzz: new finding {sig}\n      -> {}", dir.display()));
+    let mut entry = FoundEntry {
+        signature: sig.clone(),
+        kind: f.kind_name(),
+        target: f.target.clone(),
+        minimized_instructions: f.source.as_ref().map(|p| p.op_count()).unwrap_or(0),
+        dir: dir.display().to_string(),
+    };
+    if let Ok(mut found) = shared.found.lock() {
+        found.push(entry.clone());
+    }
+    if shared.opts.reduce && case::reproducible(&f) {
+        if let Some(n) = minimize(shared, &f, &opts, &seeds, &sig, &dir) {
+            entry.minimized_instructions = n;
+            if let Ok(mut found) = shared.found.lock() {
+                if let Some(e) = found.iter_mut().find(|e| e.signature == sig) {
+                    *e = entry;
+                }
+            }
+        }
+    }
+}
+
+fn note(shared: &Shared, msg: String) {
+    if let Ok(mut n) = shared.notes.lock() {
+        n.push(msg);
+    }
+}
+
+/// Reduce the finding's source while it keeps its signature; write
+/// `min.ir`; the reduced instruction count.
+fn minimize(shared: &Shared, f: &Finding, opts: &Options, seeds: &[u64], sig: &str, dir: &std::path::Path) -> Option<usize> {
+    let src = f.source.as_ref()?;
+    let vopts = shared.plan.vopts;
+    let mut interesting = |p: &schedra_ir::Program| !shared.stopping() && case::signature_of(p, opts, &vopts, seeds).as_deref() == Some(sig);
+    let ropts = ReduceOptions { max_tests: 3000, time_limit: Some(Duration::from_secs(30)), ..ReduceOptions::default() };
+    let reduced = reduce::reduce(src, &mut interesting, &ropts).ok()?;
+    let text = format!("# {sig}\n# reproduce: schedra verify min.ir {}\n{}", options_line(opts), schedra_ir::print::print(&reduced.program));
+    shared.dir.write_min(dir, &text).ok()?;
+    Some(reduced.final_instructions)
+}

@@ -1,0 +1,400 @@
+//! Oracles: each checks one promise of the toolchain on one case and returns
+//! `Err(Finding)` when it is broken.
+//!
+//! - [`compile_ok`] (a): compiling a valid program neither panics nor fails.
+//! - [`verify_proves`] (b): the verifier proves the compiler's output.
+//! - [`runs_agree`] (c): source and output behave the same on several seeds.
+//! - [`check_case`]: (a), (b) and (c) together; when (b) proves but (c)
+//!   sees different behaviour, the *verifier* is wrong ([`Kind::Unsound`]).
+//! - [`soundness`] (d): a mutated proven output that behaves differently on
+//!   some seed must not be proven.
+//! - [`parse_roundtrip`] (e): the parser never panics and `print` ∘ `parse`
+//!   is the identity on what it accepts.
+//!
+//! Every call into the compiler, verifier, interpreters or parser runs under
+//! `catch_unwind`; a panic becomes a finding whose signature is its location
+//! and message. Signatures (for deduplication) drop numbers and opcode and
+//! register names from messages, so one bug yields one signature however
+//! many programs show it.
+//!
+//! Invariant: an oracle returns `Ok` only when the promise held on the
+//! inputs it was given; it never panics itself.
+
+use crate::interp::{self, Outcome};
+use crate::mutate::{self, Mutation};
+use schedra_compiler::{CompileError, Compiled, Options};
+use schedra_ir::{Program, Target};
+use schedra_verify::{Report, Verdict, VerifyOptions};
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
+
+/// What kind of promise a finding breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Something panicked (the component is in the rule).
+    Panic,
+    /// The compiler returned an error on a valid program.
+    CompileError,
+    /// The verifier rejected the compiler's output (the violation kind is
+    /// in the rule); `confirmed` findings also behave differently when run.
+    Violation,
+    /// The verifier could not decide (solver timeout).
+    Unknown,
+    /// The verifier proved a program that behaves differently: a verifier
+    /// bug.
+    Unsound,
+    /// Parsing and printing do not round-trip.
+    RoundTrip,
+    /// A generated source program failed to run (a generator or
+    /// interpreter bug).
+    SourceRun,
+}
+
+impl Kind {
+    /// The name used in signatures, directories and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Panic => "panic",
+            Kind::CompileError => "compile-error",
+            Kind::Violation => "violation",
+            Kind::Unknown => "unknown",
+            Kind::Unsound => "verifier-unsound",
+            Kind::RoundTrip => "roundtrip",
+            Kind::SourceRun => "source-run",
+        }
+    }
+}
+
+/// A broken promise with everything needed to reproduce and report it.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    /// What kind of promise.
+    pub kind: Kind,
+    /// The target's name (`-` when none applies).
+    pub target: String,
+    /// The normalised rule: violation kind and message shape, or panic
+    /// location and message shape.
+    pub rule: String,
+    /// The full message of the first occurrence.
+    pub message: String,
+    /// The source program, when there is one.
+    pub source: Option<Program>,
+    /// The machine program involved (compiler output or mutant).
+    pub machine: Option<Program>,
+    /// The verifier's report, when there is one.
+    pub report: Option<Report>,
+    /// The compile options used.
+    pub options: Option<Options>,
+    /// Whether running the programs showed different behaviour.
+    pub run_differs: bool,
+}
+
+impl Finding {
+    fn new(kind: Kind, target: &str, rule: String, message: String) -> Finding {
+        Finding { kind, target: target.to_string(), rule, message, source: None, machine: None, report: None, options: None, run_differs: false }
+    }
+    /// The deduplication key: kind, target and normalised rule. Two
+    /// findings with one signature are taken to be the same bug.
+    pub fn signature(&self) -> String {
+        format!("{}/{}: {}", self.kind.as_str(), self.target, self.rule)
+    }
+    /// The violation kind for violations (`latency`, `clobber`, ...),
+    /// otherwise the finding kind: the `kind` of `schedra fuzz --json`.
+    pub fn kind_name(&self) -> String {
+        match (&self.kind, &self.report) {
+            (Kind::Violation, Some(r)) => r.violations.first().map(|v| v.kind.as_str().to_string()).unwrap_or_else(|| "violation".into()),
+            _ => self.kind.as_str().to_string(),
+        }
+    }
+    fn with_programs(mut self, source: &Program, machine: Option<&Program>) -> Finding {
+        self.source = Some(source.clone());
+        self.machine = machine.cloned();
+        self
+    }
+}
+
+/// Replace digit runs by `#` and the target's opcode names by `OP`, so that
+/// messages about the same rule on different registers, cycles and ops
+/// compare equal.
+pub fn normalize(message: &str, target: Option<&Target>) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if target.is_some_and(|t| t.op(word).is_some()) {
+            out.push_str("OP");
+        } else {
+            let mut last_digit = false;
+            for c in word.chars() {
+                if c.is_ascii_digit() {
+                    if !last_digit {
+                        out.push('#');
+                    }
+                    last_digit = true;
+                } else {
+                    out.push(c);
+                    last_digit = false;
+                }
+            }
+        }
+        word.clear();
+    };
+    for c in message.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+    static QUIET: RefCell<bool> = const { RefCell::new(false) };
+}
+
+/// Install (once per process) a panic hook that records the location and
+/// message of each panic for [`guard`], and stays silent for panics that
+/// [`guard`] catches; other panics are printed by the previous hook.
+pub fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_else(|| "?".into());
+            let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned()).unwrap_or_default();
+            LAST_PANIC.with(|p| *p.borrow_mut() = Some((at, msg)));
+            if !QUIET.with(|q| *q.borrow()) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Run `f`, turning a panic into a finding of kind [`Kind::Panic`] whose
+/// rule is `component`, the panic's location and its normalised message.
+pub fn guard<T>(component: &str, target: &Target, f: impl FnOnce() -> T) -> Result<T, Finding> {
+    install_panic_hook();
+    let was = QUIET.with(|q| std::mem::replace(&mut *q.borrow_mut(), true));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    QUIET.with(|q| *q.borrow_mut() = was);
+    r.map_err(|_| {
+        let (at, msg) = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| ("?".into(), String::new()));
+        let rule = format!("{component} panicked at {at}: {}", normalize(&msg, Some(target)));
+        Finding::new(Kind::Panic, target.name, rule, format!("{component} panicked at {at}: {msg}"))
+    })
+}
+
+/// (a) Compile `src`: no panic, no error.
+pub fn compile_ok(src: &Program, opts: &Options) -> Result<Compiled, Finding> {
+    let t = src.target;
+    let out = guard("compile", t, || schedra_compiler::compile(src, opts)).map_err(|f| Finding { options: Some(*opts), ..f.with_programs(src, None) })?;
+    out.map_err(|e: CompileError| {
+        let mut f = Finding::new(Kind::CompileError, t.name, normalize(&e.to_string(), Some(t)), e.to_string()).with_programs(src, None);
+        f.options = Some(*opts);
+        f
+    })
+}
+
+/// Verify `machine` against `src` without panicking; the report.
+pub fn verify_guarded(src: &Program, machine: &Program, vopts: &VerifyOptions) -> Result<Report, Finding> {
+    guard("verify", src.target, || schedra_verify::verify(src, machine, vopts)).map_err(|f| f.with_programs(src, Some(machine)))
+}
+
+/// (b) The verifier proves `machine` against `src`.
+pub fn verify_proves(src: &Program, machine: &Program, vopts: &VerifyOptions) -> Result<Report, Finding> {
+    let report = verify_guarded(src, machine, vopts)?;
+    match report.verdict {
+        Verdict::Proven => Ok(report),
+        Verdict::Unknown => {
+            let f = Finding::new(Kind::Unknown, src.target.name, "solver timeout".into(), "the verifier could not decide".into());
+            Err(Finding { report: Some(report), ..f.with_programs(src, Some(machine)) })
+        }
+        Verdict::Violation => {
+            let (rule, message) = match report.violations.first() {
+                Some(v) => (format!("{}: {}", v.kind.as_str(), normalize(&v.message, Some(src.target))), format!("{} at {} bundle {}: {}", v.kind.as_str(), v.block, v.bundle, v.message)),
+                None => ("violation".into(), "violation".into()),
+            };
+            let f = Finding::new(Kind::Violation, src.target.name, rule, message);
+            Err(Finding { report: Some(report), ..f.with_programs(src, Some(machine)) })
+        }
+    }
+}
+
+/// Run `p` on `seed` without panicking.
+pub fn run_guarded(p: &Program, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
+    guard("interp", p.target, || interp::run(p, seed, fuel))
+}
+
+/// Fuel for a source run (generated programs need far less).
+pub const SOURCE_FUEL: u64 = 200_000;
+
+/// The source program's outcomes on `seeds`; a source that fails to run is
+/// a [`Kind::SourceRun`] finding (the generator or interpreter is wrong).
+pub fn source_outcomes(src: &Program, seeds: &[u64]) -> Result<Vec<Outcome>, Finding> {
+    let mut outs = Vec::with_capacity(seeds.len());
+    for &seed in seeds {
+        match run_guarded(src, seed, SOURCE_FUEL)? {
+            Ok(o) => outs.push(o),
+            Err(e) => {
+                let rule = normalize(&e.to_string(), Some(src.target));
+                return Err(Finding::new(Kind::SourceRun, src.target.name, rule, format!("seed {seed}: {e}")).with_programs(src, None));
+            }
+        }
+    }
+    Ok(outs)
+}
+
+/// Whether `machine` behaves like the source outcomes `expect` (one per
+/// seed of `seeds`): `None` if so, else a sentence saying how it differs.
+pub fn behaviour_differs(machine: &Program, seeds: &[u64], expect: &[Outcome]) -> Result<Option<String>, Finding> {
+    for (&seed, want) in seeds.iter().zip(expect) {
+        let fuel = want.executed.saturating_mul(4).saturating_add(10_000);
+        match run_guarded(machine, seed, fuel)? {
+            Err(e) => return Ok(Some(format!("seed {seed}: the machine program fails: {e}"))),
+            Ok(got) if got.effects != want.effects => {
+                return Ok(Some(format!("seed {seed}: effects differ\nsource:\n{}machine:\n{}", want.effects, got.effects)));
+            }
+            Ok(got) if got.trace != want.trace => return Ok(Some(format!("seed {seed}: branches differ"))),
+            Ok(_) => {}
+        }
+    }
+    Ok(None)
+}
+
+/// (c) `machine` behaves like `src` on `seeds`.
+pub fn runs_agree(src: &Program, machine: &Program, seeds: &[u64]) -> Result<(), Finding> {
+    let expect = source_outcomes(src, seeds)?;
+    match behaviour_differs(machine, seeds, &expect)? {
+        None => Ok(()),
+        Some(how) => {
+            let mut f = Finding::new(Kind::Violation, src.target.name, "run: behaviour differs (verifier not consulted)".into(), how).with_programs(src, Some(machine));
+            f.run_differs = true;
+            Err(f)
+        }
+    }
+}
+
+/// What [`check_case`] learned about a case that broke no promise.
+#[derive(Clone, Debug)]
+pub struct Passed {
+    /// The compiler's output.
+    pub compiled: Compiled,
+    /// The verifier's report (proven).
+    pub report: Report,
+    /// The source outcomes, one per seed.
+    pub outcomes: Vec<Outcome>,
+}
+
+/// (a) + (b) + (c): compile, verify and run `src` on `seeds`. A proof
+/// contradicted by the runs is a [`Kind::Unsound`] finding (a verifier
+/// bug); a violation is reported with `run_differs` set when the runs
+/// confirm it.
+pub fn check_case(src: &Program, opts: &Options, vopts: &VerifyOptions, seeds: &[u64]) -> Result<Passed, Finding> {
+    let compiled = compile_ok(src, opts)?;
+    let outcomes = source_outcomes(src, seeds)?;
+    let verdict = verify_proves(src, &compiled.program, vopts);
+    let differs = behaviour_differs(&compiled.program, seeds, &outcomes)?;
+    let with_opts = |mut f: Finding| {
+        f.options = Some(*opts);
+        f
+    };
+    match (verdict, differs) {
+        (Ok(report), None) => Ok(Passed { compiled, report, outcomes }),
+        (Ok(report), Some(how)) => {
+            let mut f = Finding::new(Kind::Unsound, src.target.name, "compiler output proven but behaves differently".into(), how).with_programs(src, Some(&compiled.program));
+            f.report = Some(report);
+            f.run_differs = true;
+            Err(with_opts(f))
+        }
+        (Err(mut f), differs) => {
+            f.run_differs = differs.is_some();
+            if let Some(how) = differs {
+                f.message = format!("{}\n(confirmed by running: {how})", f.message);
+            }
+            Err(with_opts(f))
+        }
+    }
+}
+
+/// The seeds mutants are run on (d).
+pub const SOUNDNESS_SEEDS: [u64; 8] = [0, 1, 2, 3, 0x5eed, 0xdead_beef, 0x1234_5678_9abc, u64::MAX];
+
+/// (d) Mutate the proven output `machine` of `src` with bytes from `u`; if
+/// the mutant behaves differently on any of [`SOUNDNESS_SEEDS`], the
+/// verifier must not prove it. Returns the mutation tried, if any.
+pub fn soundness(src: &Program, machine: &Program, u: &mut arbitrary::Unstructured, vopts: &VerifyOptions) -> Result<Option<Mutation>, Finding> {
+    let Some((mutant, mutation)) = mutate::mutate(machine, u) else { return Ok(None) };
+    let expect = source_outcomes(src, &SOUNDNESS_SEEDS)?;
+    let Some(how) = behaviour_differs(&mutant, &SOUNDNESS_SEEDS, &expect)? else { return Ok(Some(mutation)) };
+    let report = verify_guarded(src, &mutant, vopts)?;
+    if report.verdict != Verdict::Proven {
+        return Ok(Some(mutation));
+    }
+    let rule = format!("mutant ({}) proven but behaves differently", mutation.name());
+    let mut f = Finding::new(Kind::Unsound, src.target.name, rule, format!("{mutation}: {how}")).with_programs(src, Some(&mutant));
+    f.report = Some(report);
+    f.run_differs = true;
+    Err(f)
+}
+
+/// (e) Parse `text`: no panic (parser or validator); when it parses,
+/// printing and parsing again gives the same program, and printing is a
+/// fixpoint.
+pub fn parse_roundtrip(text: &[u8]) -> Result<(), Finding> {
+    let t = schedra_ir::target::all()[0];
+    let parsed = guard("parse", t, || schedra_ir::parse::parse(text, None))?;
+    let Ok(p) = parsed else { return Ok(()) };
+    let _valid = guard("validate", p.target, || schedra_ir::validate::validate(&p))?;
+    let printed = guard("print", p.target, || schedra_ir::print::print(&p))?;
+    let again = guard("parse", p.target, || schedra_ir::parse::parse(printed.as_bytes(), None))?;
+    let fail = |rule: &str, msg: String| Err(Finding::new(Kind::RoundTrip, p.target.name, rule.to_string(), msg).with_programs(&p, None));
+    match again {
+        Err(e) => fail("printed program does not parse", format!("{e}\n{printed}")),
+        Ok(q) if !q.same_as(&p) => fail("parse(print(p)) differs from p", printed),
+        Ok(q) => {
+            let twice = schedra_ir::print::print(&q);
+            if twice != printed {
+                return fail("print is not a fixpoint", format!("{printed}\n---\n{twice}"));
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_drops_numbers_and_opcodes() {
+        let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+        let a = normalize("fmul reads rf0 at cycle 2; ldvary issued at cycle 1 lands at cycle 3", Some(t));
+        let b = normalize("fadd reads rf0 at cycle 7; ldvary issued at cycle 6 lands at cycle 8", Some(t));
+        assert_eq!(a, b);
+        assert!(a.contains("OP reads rf# at cycle #"), "{a}");
+    }
+
+    #[test]
+    fn guard_turns_panics_into_findings() {
+        let t = schedra_ir::target::all()[0];
+        let r: Result<(), Finding> = guard("test", t, || panic!("boom 42"));
+        let f = r.expect_err("a panic is a finding");
+        assert_eq!(f.kind, Kind::Panic);
+        assert!(f.rule.contains("boom #") && f.rule.contains("oracle.rs"), "{}", f.rule);
+        assert!(guard("test", t, || 1).is_ok());
+    }
+
+    #[test]
+    fn roundtrip_accepts_examples_and_garbage() {
+        let dir = format!("{}/../../shared/spec/examples/v3d71-mul", env!("CARGO_MANIFEST_DIR"));
+        for f in ["src.ir", "out.s"] {
+            let text = std::fs::read(format!("{dir}/{f}")).expect("example");
+            assert!(parse_roundtrip(&text).is_ok());
+        }
+        assert!(parse_roundtrip(b"target v3d71\nb0:\n %a = = \n").is_ok());
+    }
+}
