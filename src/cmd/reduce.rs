@@ -9,7 +9,10 @@
 //! the command always ends.
 
 use super::input;
+use schedra_compiler::{Fault, Options, Ra, Sched};
+use schedra_fuzz::reduce::interesting::{self, Check, Failure, Oracle};
 use schedra_fuzz::reduce::{self, command::CommandTest, report, ReduceError, ReduceOptions};
+use schedra_verify::VerifyOptions;
 use schedra_ir::print::print;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -38,10 +41,15 @@ pub struct Args {
     /// Register allocation mode used when checking for the same failure.
     #[arg(long, value_parser = ["split", "graph"], default_value = "split")]
     pub ra: String,
+    /// What decides "fails the same way": the verifier, running source and
+    /// output on seeds, or both.
+    #[arg(long, value_parser = ["verify", "run", "both"], default_value = "verify")]
+    pub oracle: String,
     /// Most interestingness tests to run.
     #[arg(long, default_value_t = 20_000)]
     pub max_tests: usize,
-    /// Kill a `--test` command after this many milliseconds (counts as not interesting).
+    /// Kill a `--test` command after this many milliseconds (counts as not
+    /// interesting); also the verifier's per-query solver timeout.
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,
     /// Do not print the diff.
@@ -85,21 +93,57 @@ pub fn main(args: Args) -> i32 {
     0
 }
 
+/// An interestingness predicate.
+type Predicate = Box<dyn FnMut(&schedra_ir::Program) -> bool>;
+
 /// The predicate: the `--test` command, or "fails the same way".
-fn predicate(args: &Args, prog: &schedra_ir::Program) -> Result<Box<dyn FnMut(&schedra_ir::Program) -> bool>, String> {
+fn predicate(args: &Args, prog: &schedra_ir::Program) -> Result<Predicate, String> {
     if let Some(cmd) = &args.test {
         let t = CommandTest::new(cmd, Duration::from_millis(args.timeout_ms.max(1))).map_err(|e| format!("--test: {e}"))?;
         return Ok(Box::new(move |p| t.is_interesting(p)));
     }
-    let _ = prog;
-    Err("reducing by \"same failure\" is not available yet; give --test 'CMD {}'".to_string())
+    let check = check(args)?;
+    let Some(expected) = interesting::failure(prog, &check) else {
+        return Err(format!("{}: {}", args.case, not_interesting(args)));
+    };
+    eprintln!("reduce: keeping the failure {}", one_line(&expected));
+    Ok(Box::new(move |p| interesting::same_failure(&expected, p, &check)))
+}
+
+/// The first line of a failure, for the user.
+fn one_line(f: &Failure) -> String {
+    let first = f.message.lines().next().unwrap_or("");
+    format!("{} [{}]: {first}", f.kind, f.rule)
+}
+
+/// Compiler, verifier and oracle settings from the arguments.
+fn check(args: &Args) -> Result<Check, String> {
+    let sched = if args.sched == "bottomup" { Sched::BottomUp } else { Sched::TopDown };
+    let ra = if args.ra == "graph" { Ra::Graph } else { Ra::Split };
+    let inject = match args.inject.as_deref() {
+        None => None,
+        Some(n) => Some(Fault::from_name(n).ok_or_else(|| {
+            let names: Vec<_> = Fault::all().iter().map(|f| f.name()).collect();
+            format!("unknown fault `{n}` for --inject (known: {})", names.join(", "))
+        })?),
+    };
+    let oracle = match args.oracle.as_str() {
+        "run" => Oracle::Run,
+        "both" => Oracle::Both,
+        _ => Oracle::Verify,
+    };
+    let verify = VerifyOptions { timeout_ms: args.timeout_ms.max(1) };
+    Ok(Check { options: Options { sched, ra, inject }, verify, oracle, ..Check::default() })
 }
 
 /// Why the input was rejected, in the user's terms.
 fn not_interesting(args: &Args) -> String {
     match &args.test {
         Some(cmd) => format!("the test command does not succeed on the input (`{cmd}` must exit 0 on it)"),
-        None => "the program does not fail (it compiles and verifies), so there is nothing to reduce".to_string(),
+        None => match &args.inject {
+            Some(f) => format!("the program does not fail (it compiles with --inject {f} and the oracle finds nothing), so there is nothing to reduce"),
+            None => "the program does not fail (it compiles and the oracle finds nothing), so there is nothing to reduce".to_string(),
+        },
     }
 }
 

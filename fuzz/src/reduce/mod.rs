@@ -32,6 +32,7 @@ pub mod command;
 pub mod ddmin;
 mod driver;
 pub mod insts;
+pub mod interesting;
 pub mod operands;
 pub mod passes;
 pub mod regs;

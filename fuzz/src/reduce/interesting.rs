@@ -1,0 +1,150 @@
+//! The default interestingness: "still fails the same way".
+//!
+//! A program's [`Failure`] is what goes wrong when it is compiled (with the
+//! given options and injected fault), verified and/or run, as the oracles
+//! of [`crate::oracle`] see it: a panic (its location and normalised
+//! message), a compile error, the verifier's primary violation, a solver
+//! timeout, or a behaviour difference between source and output on seeds.
+//! Two failures are the same when their `kind` and `rule` are equal:
+//!
+//! - violations: the violation kind (`latency`, `clobber`, …) and the first
+//!   [`RULE_WORDS`] plain words of the normalised message, which name the
+//!   rule ("reads at cycle expecting", "overwrites at cycle destroying") but
+//!   none of its registers, cycles, opcodes or terms — those change while
+//!   the program shrinks;
+//! - compile errors: the same words of the normalised error;
+//! - everything else: the oracle's own normalised rule.
+//!
+//! Invariant: [`failure`] never panics (every component runs under the
+//! oracles' `catch_unwind` guard) and depends only on the program and the
+//! [`Check`], so `same_failure` is a deterministic predicate.
+
+use crate::oracle::{self, Finding, Kind};
+use schedra_compiler::Options;
+use schedra_ir::Program;
+use schedra_verify::VerifyOptions;
+
+/// How many plain words of a message make up a rule.
+pub const RULE_WORDS: usize = 4;
+
+/// Which oracle decides whether a program fails.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Oracle {
+    /// Compile, then verify (the verifier's primary violation).
+    #[default]
+    Verify,
+    /// Compile, then run source and output on the seeds (no verifier).
+    Run,
+    /// Compile, verify and run: also catches verifier unsoundness.
+    Both,
+}
+
+/// Everything that decides how a program fails.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// Compiler options, the injected fault included.
+    pub options: Options,
+    /// Verifier options (solver timeout).
+    pub verify: VerifyOptions,
+    /// Which oracle to ask.
+    pub oracle: Oracle,
+    /// Seeds for the run oracle.
+    pub seeds: Vec<u64>,
+}
+
+impl Default for Check {
+    fn default() -> Check {
+        Check { options: Options::default(), verify: VerifyOptions { timeout_ms: 2_000 }, oracle: Oracle::Verify, seeds: vec![0, 1, 2, 3] }
+    }
+}
+
+/// How a program fails: compared by `kind` and `rule` only.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// `panic`, `compile-error`, a violation kind, `unknown`, …
+    pub kind: String,
+    /// The rule (see the module docs).
+    pub rule: String,
+    /// The full message of this occurrence (not compared).
+    pub message: String,
+}
+
+impl PartialEq for Failure {
+    fn eq(&self, o: &Failure) -> bool {
+        self.kind == o.kind && self.rule == o.rule
+    }
+}
+impl Eq for Failure {}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.kind, self.rule, self.message)
+    }
+}
+
+/// The first `n` plain words (two or more ASCII letters, nothing else) of
+/// `text`: the part of a normalised message that names its rule.
+pub fn rule_words(text: &str, n: usize) -> String {
+    let words: Vec<&str> = text.split_whitespace().filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic())).take(n).collect();
+    words.join(" ")
+}
+
+/// The [`Failure`] an oracle finding stands for.
+pub fn from_finding(f: &Finding, target: &schedra_ir::Target) -> Failure {
+    let message = f.message.clone();
+    match (&f.kind, f.report.as_ref().and_then(|r| r.violations.first())) {
+        (Kind::Violation, Some(v)) => {
+            let rule = rule_words(&oracle::normalize(&v.message, Some(target)), RULE_WORDS);
+            Failure { kind: v.kind.as_str().to_string(), rule, message }
+        }
+        (Kind::CompileError, _) => Failure { kind: f.kind.as_str().to_string(), rule: rule_words(&f.rule, RULE_WORDS), message },
+        _ => Failure { kind: f.kind.as_str().to_string(), rule: f.rule.clone(), message },
+    }
+}
+
+/// How `p` fails under `check`, or `None` if every promise holds.
+pub fn failure(p: &Program, check: &Check) -> Option<Failure> {
+    finding(p, check).map(|f| from_finding(&f, p.target))
+}
+
+/// Ask the oracles `check` selects; the first broken promise.
+fn finding(p: &Program, check: &Check) -> Option<Finding> {
+    if check.oracle == Oracle::Both {
+        return oracle::check_case(p, &check.options, &check.verify, &check.seeds).err();
+    }
+    let compiled = match oracle::compile_ok(p, &check.options) {
+        Ok(c) => c,
+        Err(f) => return Some(f),
+    };
+    match check.oracle {
+        Oracle::Verify => oracle::verify_proves(p, &compiled.program, &check.verify).err(),
+        Oracle::Run | Oracle::Both => oracle::runs_agree(p, &compiled.program, &check.seeds).err(),
+    }
+}
+
+/// Whether `cand` fails exactly as `expected` (same kind and rule).
+pub fn same_failure(expected: &Failure, cand: &Program, check: &Check) -> bool {
+    failure(cand, check).as_ref() == Some(expected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_words_skip_numbers_registers_and_opcodes() {
+        let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+        let a = rule_words(&oracle::normalize("`fmul` reads $rf5 at cycle 3 expecting %p; `recip` issued at cycle 2", Some(t)), RULE_WORDS);
+        let b = rule_words(&oracle::normalize("`fadd` reads $rf9 at cycle 12 expecting fmul(u0, w); `rsqrt` issued at cycle 11", Some(t)), RULE_WORDS);
+        assert_eq!(a, "reads at cycle expecting");
+        assert_eq!(a, b);
+        let c = rule_words(&oracle::normalize("`add` (bundle 2) overwrites $rf4 at cycle 3, destroying %a", Some(t)), RULE_WORDS);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_correct_program_does_not_fail() {
+        let p = schedra_ir::parse::parse(b"target v3d71\nb0:\n %a = ldunif 0\n %r = recip %a\n tlbw %r\n end\n", None).expect("parses");
+        assert_eq!(failure(&p, &Check::default()), None);
+    }
+}
