@@ -5,6 +5,10 @@
 //!   valid program of at most 4 instructions that still contains `recip`, in
 //!   under 10 s (each test spawns a shell, so this only holds if ddmin
 //!   removes big chunks first).
+//! - Fault goal: a 300-instruction serial chain with SFU ops, which the
+//!   compiler with `--inject v3d-sfu-latency` miscompiles, reduces to at
+//!   most 12 instructions that still fail the same way with the fault and
+//!   verify without it.
 //! - Bad input is one line on standard error and status 2: unparsable,
 //!   invalid, not interesting at the start, a `--test` without `{}`.
 
@@ -115,6 +119,69 @@ fn reduces_300_instructions_to_the_recip_in_under_10s() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A valid 300-instruction v3d71 program: one serial chain through float
+/// ops with a `recip` every 37 instructions, uniforms and `tlbw`s mixed in;
+/// each `recip` result is read by the next op, so a scheduler that takes
+/// SFU results to land after one cycle reads them too soon.
+fn sfu_chain() -> String {
+    const OPS: [&str; 4] = ["fadd", "fmul", "fsub", "fmax"];
+    let mut rng = Lcg(3);
+    let mut out = String::from("shader chain\ntarget v3d71\nstage fragment\ninput %w = $rf1\n\nb0:\n    %v0 = ldunif 0\n");
+    let (mut prev, mut vals) = ("%v0".to_string(), vec!["%w".to_string(), "%v0".to_string()]);
+    for k in 1..299 {
+        let d = format!("%v{k}");
+        let line = if k % 37 == 0 {
+            format!("{d} = recip {prev}")
+        } else if k % 11 == 0 {
+            vals.push(d.clone());
+            format!("{d} = ldunif {}", k % 16)
+        } else if k % 13 == 0 {
+            format!("tlbw {prev}")
+        } else {
+            format!("{d} = {} {prev}, {}", OPS[rng.next(OPS.len())], vals[rng.next(vals.len())])
+        };
+        out.push_str(&format!("    {line}\n"));
+        if !line.starts_with("tlbw") && k % 11 != 0 {
+            prev = d.clone();
+            vals.push(d);
+        }
+    }
+    out.push_str(&format!("    tlbw {prev}\n    end\n"));
+    out
+}
+
+#[test]
+fn injected_fault_case_reduces_to_at_most_12_instructions() {
+    let dir = scratch("fault");
+    let (case, min, out_s) = (dir.join("chain.ir"), dir.join("min.ir"), dir.join("min.s"));
+    let text = sfu_chain();
+    let p = parse(text.as_bytes(), None).expect("the chain parses");
+    validate(&p).expect("the chain is valid");
+    assert_eq!(p.op_count(), 300);
+    std::fs::write(&case, &text).expect("write input");
+    let (case_s, min_s, out_s) = (case.to_string_lossy(), min.to_string_lossy(), out_s.to_string_lossy());
+    let start = Instant::now();
+    let out = schedra(&["reduce", &case_s, "--inject", "v3d-sfu-latency", "-o", &min_s]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let reduced = std::fs::read_to_string(&min).expect("reduced program written");
+    let q = parse(reduced.as_bytes(), None).expect("the reduced program parses");
+    validate(&q).expect("the reduced program is valid");
+    assert!(q.op_count() <= 12, "{} instructions left:\n{reduced}", q.op_count());
+    eprintln!("fault case: 300 -> {} instructions in {:?}", q.op_count(), start.elapsed());
+    // Still the same failure with the fault ...
+    let c = schedra(&["compile", &min_s, "--inject", "v3d-sfu-latency", "-o", &out_s]);
+    assert_eq!(c.status.code(), Some(0));
+    let v = schedra(&["verify", &min_s, &out_s, "--json"]);
+    let json = String::from_utf8_lossy(&v.stdout);
+    assert_eq!(v.status.code(), Some(1), "{json}");
+    assert!(json.contains("\"kind\":\"latency\""), "{json}");
+    // ... and none without it.
+    let ok = schedra(&["verify", &min_s]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn reduced_program_goes_to_stdout_without_o() {
     let dir = scratch("stdout");
@@ -156,4 +223,7 @@ fn bad_input_is_one_line_and_status_2() {
     rejected("boring", ok, &["--test", "grep -q recip {}"], "does not succeed on the input");
     rejected("placeholder", ok, &["--test", "true"], "{}");
     rejected("target", ok, &["--target", "nosuch", "--test", "true {}"], "unknown target");
+    rejected("no-failure", ok, &[], "does not fail");
+    rejected("no-failure-with-fault", ok, &["--inject", "v3d-sfu-latency"], "does not fail");
+    rejected("unknown-fault", ok, &["--inject", "no-such-fault"], "unknown fault");
 }
