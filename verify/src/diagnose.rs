@@ -16,8 +16,9 @@
 //!    value differs (the deepest one reached).
 //!
 //! The walk is iterative with a step budget, so long chains cost no stack.
-//! It uses syntactic equality of hash-consed terms, plus the solver (when
-//! given) to skip operand pairs that are equal but spelled differently.
+//! It uses syntactic equality of hash-consed terms, plus sample evaluation
+//! (when given the solver session) to skip operand pairs that are equal but
+//! spelled differently.
 
 use crate::report::Kind;
 use crate::smt::Smt;
@@ -85,7 +86,7 @@ impl Ctx<'_> {
             return false;
         }
         match self.smt.as_deref_mut() {
-            Some(s) => s.likely_differ(self.terms, a, b),
+            Some(s) => s.quick_differ(self.terms, a, b),
             None => true,
         }
     }
@@ -103,13 +104,21 @@ impl Ctx<'_> {
     fn walk(&mut self, first: Item, fallback: Option<Diagnosis>) -> Diagnosis {
         let mut stack = vec![(first, 0u32)];
         let mut deepest: Option<(u32, Diagnosis)> = fallback.map(|d| (0, d));
-        let mut budget = 256;
+        let mut budget = 4 * (self.mach.reads.len() + self.mach.writes.len()) + 64;
+        let mut seen = std::collections::HashSet::new();
         let mut held_elsewhere: Option<Diagnosis> = None;
         while let Some((item, depth)) = stack.pop() {
             if budget == 0 {
                 break;
             }
             budget -= 1;
+            let key = match &item {
+                Item::Read(r, w) => (0u8, *r, *w),
+                Item::Write(x, w) => (1u8, *x, *w),
+            };
+            if !seen.insert(key) {
+                continue;
+            }
             let found = match item {
                 Item::Read(r, wanted) => {
                     let Some(ev) = self.read(r).cloned() else { continue };
@@ -122,11 +131,13 @@ impl Ctx<'_> {
                     if let Some(w) = ev.from {
                         stack.push((Item::Write(w, wanted), depth + 1));
                     }
-                    let d = self.wrong_read(&ev, wanted);
                     if held_elsewhere.is_none() && self.holder(wanted, ev.cycle).is_some() {
-                        held_elsewhere = Some(d.clone());
+                        held_elsewhere = Some(self.wrong_read(&ev, wanted));
                     }
-                    d
+                    if deepest.as_ref().is_some_and(|(d, _)| depth <= *d) {
+                        continue;
+                    }
+                    self.wrong_read(&ev, wanted)
                 }
                 Item::Write(w, wanted) => {
                     let Some(ev) = self.write(w).cloned() else { continue };
@@ -217,7 +228,8 @@ impl Ctx<'_> {
 
     /// A write of `wanted` to the register that had not landed at the read.
     fn latency(&self, ev: &ReadEvent, wanted: Term) -> Option<Diagnosis> {
-        let w = self.mach.writes.iter().filter(|w| w.reg == ev.reg && w.term == wanted && w.land > ev.cycle).min_by_key(|w| w.issue)?;
+        let ids = self.mach.by_reg.get(&ev.reg)?;
+        let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle).min_by_key(|w| w.issue)?;
         let when = if w.issue <= ev.cycle {
             format!("`{}` issued at cycle {} (bundle {}) lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
         } else {
@@ -239,23 +251,35 @@ impl Ctx<'_> {
         })
     }
 
-    /// The register's contents over time up to `cycle`: (term, write that
-    /// put it there), oldest first.
-    fn versions(&self, reg: Reg, cycle: u64) -> Vec<(Term, Option<WriteId>)> {
-        let mut v: Vec<(Term, Option<WriteId>)> = self.mach.entry.get(&reg).map(|t| vec![(*t, None)]).unwrap_or_default();
-        let mut ws: Vec<(u64, WriteId)> =
-            self.mach.writes.iter().enumerate().filter(|(_, w)| w.reg == reg && w.land <= cycle).map(|(i, w)| (w.land, i)).collect();
-        ws.sort();
-        v.extend(ws.into_iter().filter_map(|(_, i)| self.write(i).map(|w| (w.term, Some(i)))));
-        v
+    /// The writes to `reg` issued by `cycle` (a prefix of the issue-ordered
+    /// list: only those can have landed by then).
+    fn issued_by(&self, reg: Reg, cycle: u64) -> &[WriteId] {
+        let ids = self.mach.by_reg.get(&reg).map(Vec::as_slice).unwrap_or(&[]);
+        let n = ids.partition_point(|&i| self.write(i).is_some_and(|w| w.issue <= cycle));
+        ids.get(..n).unwrap_or(ids)
+    }
+
+    /// The register's contents at `cycle`: the last write landed by then
+    /// (writes are scanned newest first; a write issued more than 1024
+    /// cycles before the best candidate cannot land after it).
+    fn current(&self, reg: Reg, cycle: u64) -> Option<Term> {
+        let ids = self.issued_by(reg, cycle);
+        let mut best: Option<(u64, Term)> = None;
+        for w in ids.iter().rev().filter_map(|&i| self.write(i)) {
+            if best.is_some_and(|(land, _)| w.issue + 1024 < land) {
+                break;
+            }
+            if w.land <= cycle && best.is_none_or(|(land, _)| w.land > land) {
+                best = Some((w.land, w.term));
+            }
+        }
+        best.map(|b| b.1).or_else(|| self.mach.entry.get(&reg).copied())
     }
 
     /// `wanted` sat in the register earlier and a later write destroyed it.
     fn clobber(&self, ev: &ReadEvent, wanted: Term) -> Option<Diagnosis> {
-        let vs = self.versions(ev.reg, ev.cycle);
-        let i = vs.iter().rposition(|(t, _)| *t == wanted)?;
-        let (_, Some(killer)) = vs.get(i + 1)? else { return None };
-        let k = self.write(*killer)?;
+        let killer = self.killer(ev.reg, ev.cycle, wanted)?;
+        let k = self.write(killer)?;
         Some(Diagnosis {
             kind: Kind::Clobber,
             bundle: k.at.bundle,
@@ -275,12 +299,33 @@ impl Ctx<'_> {
         })
     }
 
+    /// The write that replaced the last version of `reg` equal to `wanted`
+    /// among those landed by `cycle` (one scan, newest first, in issue order).
+    fn killer(&self, reg: Reg, cycle: u64, wanted: Term) -> Option<WriteId> {
+        let ids = self.issued_by(reg, cycle);
+        let mut later: Option<WriteId> = None;
+        for &i in ids.iter().rev() {
+            let Some(w) = self.write(i) else { continue };
+            if w.land > cycle {
+                continue;
+            }
+            if w.term == wanted {
+                return later;
+            }
+            later = Some(i);
+        }
+        if self.mach.entry.get(&reg) == Some(&wanted) {
+            return later;
+        }
+        None
+    }
+
     /// Where `wanted` sits at `cycle`, if some register holds it.
     fn holder(&self, wanted: Term, cycle: u64) -> Option<Reg> {
-        let mut regs: Vec<Reg> = self.mach.entry.keys().copied().chain(self.mach.writes.iter().map(|w| w.reg)).collect();
+        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.mach.by_reg.keys()).copied().collect();
         regs.sort_unstable();
         regs.dedup();
-        regs.into_iter().find(|r| self.versions(*r, cycle).last().map(|v| v.0) == Some(wanted))
+        regs.into_iter().find(|r| self.current(*r, cycle) == Some(wanted))
     }
 
     fn wrong_read(&self, ev: &ReadEvent, wanted: Term) -> Diagnosis {
@@ -330,14 +375,12 @@ impl Ctx<'_> {
         }
         let end = self.mach.cycles;
         let mut best: Option<(u64, Diagnosis)> = None;
-        let mut regs: Vec<Reg> = self.mach.entry.keys().copied().chain(self.mach.writes.iter().map(|w| w.reg)).collect();
+        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.mach.by_reg.keys()).copied().collect();
         regs.sort_unstable();
         regs.dedup();
         for r in regs {
-            let vs = self.versions(r, u64::MAX);
-            let Some(i) = vs.iter().rposition(|(t, _)| *t == wanted) else { continue };
-            let Some((_, Some(killer))) = vs.get(i + 1) else { continue };
-            let Some(k) = self.write(*killer) else { continue };
+            let Some(killer) = self.killer(r, u64::MAX, wanted) else { continue };
+            let Some(k) = self.write(killer) else { continue };
             if best.as_ref().is_some_and(|(l, _)| *l >= k.land) {
                 continue;
             }

@@ -5,8 +5,12 @@
 //! symbols: a hash of the leaf and the sample number, mixed with small
 //! integers and simple floats) and evaluates the terms with their real
 //! meaning: exact integer ops, IEEE-754 single-precision float ops, texture
-//! words as a hash of the coordinates. Evaluation walks the arena in index
-//! order (arguments before uses), so it needs no recursion.
+//! words as a hash of the coordinates. [`Values`] evaluates each term of the
+//! arena once, in index order (arguments before uses), so it needs no
+//! recursion and a comparison costs O(1) after the table is up to date.
+//!
+//! The last sample is the exception: there float ops are hash functions, so
+//! its words are not real float results (the counterexample says so).
 //!
 //! Invariant (why a difference found here is a proof of difference for the
 //! solver's encoding too): the evaluation is *one* interpretation of the
@@ -19,10 +23,13 @@ use crate::smt::{reachable, Counterexample};
 use crate::term::{eval_integer, is_integer, Fun, Node, Term, Terms};
 use schedra_ir::target::Sem;
 use schedra_ir::Target;
-use std::collections::HashMap;
 
-/// Number of samples tried.
-pub const SAMPLES: u64 = 6;
+/// Number of samples tried; the last one interprets float ops and texture
+/// words as hash functions (an arbitrary interpretation of the solver's
+/// uninterpreted functions), which tells apart any two non-congruent terms
+/// with high probability even where real float arithmetic saturates.
+pub const SAMPLES: u64 = 7;
+const HASHED: u64 = SAMPLES - 1;
 
 fn mix(mut x: u64) -> u64 {
     x ^= x >> 33;
@@ -40,6 +47,7 @@ fn leaf_word(key: u64, sample: u64) -> u32 {
         2 => ((h % 4096) as f32 / 256.0 - 8.0).to_bits(),
         3 => h as u32,
         4 => (1.0 + (h % 65536) as f32 / 64.0).to_bits(),
+        5 => (0.999 + (h % 2048) as f32 / 1_000_000.0).to_bits(),
         _ => (h >> 7) as u32,
     }
 }
@@ -76,47 +84,70 @@ fn sem_key(sem: Sem) -> u64 {
     mix(format!("{sem:?}").bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))))
 }
 
-/// Values of every term reachable from `roots` under sample `k`.
-fn evaluate(terms: &Terms, roots: &[Term], k: u64) -> HashMap<Term, u32> {
-    let mut order = reachable(terms, roots);
-    order.sort();
-    let mut val: HashMap<Term, u32> = HashMap::with_capacity(order.len());
-    for t in order {
-        let v = match terms.node(t) {
-            Node::Lit(w) => *w,
-            Node::Reg(r) => leaf_word(u64::from(*r) | 1 << 40, k),
-            Node::Uniform(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 2 << 40, k),
-            Node::Varying(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 3 << 40, k),
-            Node::Sym { id, .. } => leaf_word(u64::from(*id) | 4 << 40, k),
-            Node::App(fun, args) => {
-                let a: Vec<u32> = args.iter().map(|x| val.get(x).copied().unwrap_or(0)).collect();
-                match fun {
-                    Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, &a).unwrap_or(0),
-                    Fun::Alu(sem) => float(*sem, &a),
-                    Fun::Tex(w) => a.iter().fold(u32::from(*w) ^ 0x7e57, |h, x| mix(u64::from(h) << 32 | u64::from(*x)) as u32),
-                }
+fn eval_node(terms: &Terms, vals: &[[u32; N]], t: Term, k: u64) -> u32 {
+    let ku = k as usize;
+    match terms.node(t) {
+        Node::Lit(w) => *w,
+        Node::Reg(r) => leaf_word(u64::from(*r) | 1 << 40, k),
+        Node::Uniform(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 2 << 40, k),
+        Node::Varying(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 3 << 40, k),
+        Node::Sym { id, .. } => leaf_word(u64::from(*id) | 4 << 40, k),
+        Node::App(fun, args) => {
+            let a: Vec<u32> = args.iter().map(|x| vals.get(x.0 as usize).map(|v| v[ku]).unwrap_or(0)).collect();
+            match fun {
+                Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, &a).unwrap_or(0),
+                Fun::Alu(sem) if k == HASHED => a.iter().fold(sem_key(*sem) as u32, |h, x| mix(u64::from(h) << 32 | u64::from(*x)) as u32),
+                Fun::Alu(sem) => float(*sem, &a),
+                Fun::Tex(w) => a.iter().fold(u32::from(*w) ^ 0x7e57, |h, x| mix(u64::from(h) << 32 | u64::from(*x)) as u32),
             }
-        };
-        val.insert(t, v);
-    }
-    val
-}
-
-/// A sample under which `a` and `b` differ (or, with `truth`, under which
-/// exactly one of them is zero), as a counterexample naming the leaves.
-pub fn find_difference(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool) -> Option<Counterexample> {
-    for k in 0..SAMPLES {
-        let val = evaluate(terms, &[a, b], k);
-        let (x, y) = (val.get(&a).copied().unwrap_or(0), val.get(&b).copied().unwrap_or(0));
-        let differ = if truth { (x == 0) != (y == 0) } else { x != y };
-        if differ {
-            let mut leaves: Vec<(Term, u32)> = val.iter().filter(|(t, _)| !matches!(terms.node(**t), Node::App(..) | Node::Lit(_))).map(|(t, v)| (*t, *v)).collect();
-            leaves.sort();
-            let inputs = leaves.into_iter().take(16).map(|(t, v)| (leaf_name(terms, target, t), v)).collect();
-            return Some(Counterexample { inputs, source: x, machine: y });
         }
     }
-    None
+}
+
+const N: usize = SAMPLES as usize;
+
+/// The sample values of every term of an arena, computed once per term in
+/// index order (arguments first) and extended as the arena grows.
+#[derive(Default)]
+pub struct Values {
+    vals: Vec<[u32; N]>,
+}
+
+impl Values {
+    /// Bring the table up to date with the arena.
+    fn extend(&mut self, terms: &Terms) {
+        for i in self.vals.len()..terms.len() {
+            let t = Term(i as u32);
+            let mut row = [0u32; N];
+            for (k, slot) in row.iter_mut().enumerate() {
+                *slot = eval_node(terms, &self.vals, t, k as u64);
+            }
+            self.vals.push(row);
+        }
+    }
+
+    fn get(&self, t: Term) -> [u32; N] {
+        self.vals.get(t.0 as usize).copied().unwrap_or([0; N])
+    }
+
+    /// Whether some sample tells `a` and `b` apart (no counterexample built).
+    pub fn differ(&mut self, terms: &Terms, a: Term, b: Term) -> bool {
+        self.extend(terms);
+        self.get(a) != self.get(b)
+    }
+
+    /// A sample under which `a` and `b` differ (or, with `truth`, under
+    /// which exactly one of them is zero), as a counterexample naming the
+    /// leaves.
+    pub fn find_difference(&mut self, terms: &Terms, target: &Target, a: Term, b: Term, truth: bool) -> Option<Counterexample> {
+        self.extend(terms);
+        let (va, vb) = (self.get(a), self.get(b));
+        let k = (0..N).find(|&k| if truth { (va[k] == 0) != (vb[k] == 0) } else { va[k] != vb[k] })?;
+        let mut leaves: Vec<Term> = reachable(terms, &[a, b]).into_iter().filter(|t| !matches!(terms.node(*t), Node::App(..) | Node::Lit(_))).collect();
+        leaves.sort();
+        let inputs = leaves.into_iter().take(16).map(|t| (leaf_name(terms, target, t), self.get(t)[k])).collect();
+        Some(Counterexample { inputs, source: va[k], machine: vb[k], uninterpreted: k as u64 == HASHED })
+    }
 }
 
 /// The name a leaf has in counterexamples (the same as in the solver).
@@ -142,12 +173,13 @@ mod tests {
         let add = t.app(Fun::Alu(Sem::Add), vec![a, a]);
         let shl1 = t.app(Fun::Alu(Sem::Shl), vec![a, one]);
         let shl2 = t.app(Fun::Alu(Sem::Shl), vec![a, two]);
-        assert!(find_difference(&t, target, add, shl1, false).is_none());
-        let cex = find_difference(&t, target, add, shl2, false).expect("differ");
+        let mut v = Values::default();
+        assert!(v.find_difference(&t, target, add, shl1, false).is_none());
+        let cex = v.find_difference(&t, target, add, shl2, false).expect("differ");
         assert_ne!(cex.source, cex.machine);
         let x = t.app(Fun::Alu(Sem::FSub), vec![a, b]);
         let y = t.app(Fun::Alu(Sem::FSub), vec![b, a]);
-        assert!(find_difference(&t, target, x, y, false).is_some());
-        assert!(find_difference(&t, target, x, x, true).is_none());
+        assert!(v.find_difference(&t, target, x, y, false).is_some());
+        assert!(v.find_difference(&t, target, x, x, true).is_none());
     }
 }

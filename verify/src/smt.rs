@@ -33,13 +33,17 @@ pub struct Counterexample {
     pub source: u32,
     /// The machine side's value.
     pub machine: u32,
+    /// The values were computed with float ops as arbitrary functions (the
+    /// solver's uninterpreted encoding), not with real float arithmetic.
+    pub uninterpreted: bool,
 }
 
 impl Counterexample {
     /// One line: `with unif[0]=0x1, in1=0x0: source 0x2, machine 0x3`.
     pub fn describe(&self) -> String {
         let ins: Vec<String> = self.inputs.iter().map(|(n, w)| format!("{n}={w:#x}")).collect();
-        format!("with {}: source {:#x}, machine {:#x}", ins.join(", "), self.source, self.machine)
+        let how = if self.uninterpreted { " (float ops taken as arbitrary functions)" } else { "" };
+        format!("with {}: source {:#x}, machine {:#x}{how}", ins.join(", "), self.source, self.machine)
     }
 }
 
@@ -63,6 +67,7 @@ pub struct Smt {
     funs: HashMap<String, FuncDecl>,
     leaves: HashMap<Term, String>,
     cache: HashMap<(Term, Term, bool), Answer>,
+    samples: crate::sample::Values,
     /// Number of queries sent to the solver.
     pub queries: usize,
 }
@@ -70,7 +75,7 @@ pub struct Smt {
 impl Smt {
     /// A session for programs of `target`, with a per-query timeout.
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
-        Smt { target, timeout_ms, memo: HashMap::new(), funs: HashMap::new(), leaves: HashMap::new(), cache: HashMap::new(), queries: 0 }
+        Smt { target, timeout_ms, memo: HashMap::new(), funs: HashMap::new(), leaves: HashMap::new(), cache: HashMap::new(), samples: Default::default(), queries: 0 }
     }
 
     /// Whether `a` and `b` are the same word for all inputs.
@@ -85,24 +90,8 @@ impl Smt {
 
     /// Whether sample evaluation shows that `a` and `b` differ (cheap; no
     /// solver). `false` proves nothing.
-    pub fn quick_differ(&self, terms: &Terms, a: Term, b: Term) -> bool {
-        a != b && crate::sample::find_difference(terms, self.target, a, b, false).is_some()
-    }
-
-    /// Whether `a` and `b` differ, for the diagnosis: samples first, then
-    /// the solver with a short timeout; undecided counts as equal.
-    pub fn likely_differ(&mut self, terms: &Terms, a: Term, b: Term) -> bool {
-        if a == b {
-            return false;
-        }
-        if self.quick_differ(terms, a, b) {
-            return true;
-        }
-        let saved = self.timeout_ms;
-        self.timeout_ms = saved.min(500);
-        let ans = self.ask(terms, a, b, false);
-        self.timeout_ms = saved;
-        matches!(ans, Answer::Differ(_))
+    pub fn quick_differ(&mut self, terms: &Terms, a: Term, b: Term) -> bool {
+        a != b && self.samples.differ(terms, a, b)
     }
 
     fn ask(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
@@ -113,7 +102,7 @@ impl Smt {
         if let Some(ans) = self.cache.get(&key) {
             return ans.clone();
         }
-        let ans = match crate::sample::find_difference(terms, self.target, a, b, truth) {
+        let ans = match self.samples.find_difference(terms, self.target, a, b, truth) {
             Some(cex) => Answer::Differ(cex),
             None => self.solve(terms, a, b, truth),
         };
@@ -148,7 +137,7 @@ impl Smt {
                             inputs.push((name.clone(), val(z)));
                         }
                     }
-                    Answer::Differ(Counterexample { inputs, source: val(&za), machine: val(&zb) })
+                    Answer::Differ(Counterexample { inputs, source: val(&za), machine: val(&zb), uninterpreted: true })
                 }
                 None => Answer::Unknown,
             },

@@ -383,6 +383,8 @@ pub struct MachRun {
     pub cycles: u64,
     /// Issue cycle of each bundle.
     pub issue_cycle: Vec<u64>,
+    /// The writes to each register, in issue order.
+    pub by_reg: HashMap<Reg, Vec<WriteId>>,
 }
 
 struct Machine<'a> {
@@ -607,6 +609,7 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
         }
         let reads = word_reads.get(w).cloned().unwrap_or_default();
         m.run.writes.push(WriteEvent { reg: *reg, term, issue: cycle, land, at: i.at.clone(), reads, copy });
+        m.run.by_reg.entry(*reg).or_default().push(id);
         m.pending.push(id);
         let r = m.ready.entry(*reg).or_insert(0);
         *r = (*r).max(land);
