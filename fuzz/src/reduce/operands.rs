@@ -1,22 +1,28 @@
 //! Operand simplification: a register read becomes the immediate 0 or an
 //! earlier-defined value of the same size.
 //!
-//! - [`to_zero`]: every register source where the opcode and the target
-//!   accept the immediate 0 (and every `brnz` condition);
+//! - [`to_zero`]: every register source or non-zero immediate where the
+//!   opcode and the target accept the immediate 0, every non-zero index
+//!   operand (`ldunif 7` → `ldunif 0`), and every `brnz` condition;
 //! - [`to_earlier`]: every virtual-register use for which a value of the
 //!   same size with a strictly lower rank (inputs first, then definition
 //!   order) is defined on every path to the use; the lowest-ranked one is
 //!   chosen.
 //!
-//! Both cut dataflow edges so that the instruction removal pass finds more
-//! dead code. Invariant: each accepted replacement strictly lowers the
-//! number of register reads or the sum of the ranks read, so the passes
-//! cannot undo each other forever.
+//! - [`to_mov`]: an ALU op becomes a `mov` of one of its register or
+//!   immediate sources (`%d = fadd %a, %b` → `%d = mov %a`).
+//!
+//! All of them cut dataflow edges so that the instruction removal pass finds
+//! more dead code. Invariant: each accepted replacement strictly lowers the
+//! number of register reads, the sum of the ranks read, the number of
+//! non-zero constants or the number of operands, so the passes cannot undo
+//! each other forever.
 
 use super::passes::Opp;
 use super::repair::imm_ok_at;
 use super::scope::{defined, Scope};
-use schedra_ir::{Imm, Operand, Program, TermKind, VirtReg};
+use schedra_ir::target::{Dest, OperandKind, Sem, Sizes};
+use schedra_ir::{Imm, Inst, Operand, Program, Target, TermKind, VirtReg};
 use std::collections::BTreeSet;
 
 /// Where an operand sits: a source of an instruction, or a block's `brnz`
@@ -43,7 +49,9 @@ pub fn to_zero(p: &Program) -> Vec<Opp> {
         for (i, inst) in block.insts.iter().enumerate() {
             let Some(desc) = p.target.op(&inst.opcode) else { continue };
             for (k, s) in inst.srcs.iter().enumerate() {
-                if is_reg(s) && imm_ok_at(p.target, desc, k, zero) {
+                let nonzero = matches!(s, Operand::Imm(i) if i.bits != 0);
+                let index = desc.operands.get(k) == Some(&OperandKind::Index);
+                if (index && nonzero) || ((is_reg(s) || nonzero) && imm_ok_at(p.target, desc, k, zero)) {
                     out.push(Opp::Operand { site: Site { block: b, inst: Some(i), src: k }, to: Operand::Imm(zero) });
                 }
             }
@@ -90,6 +98,41 @@ fn earlier(scope: &Scope, defs: &BTreeSet<String>, op: &Operand) -> Option<Opera
     (scope.rank_of(best) < rank).then(|| Operand::Virt(VirtReg { name: best.clone(), size: v.size }))
 }
 
+/// The target's plain move: one value operand, free sizes.
+pub fn plain_mov(t: &Target) -> Option<&'static schedra_ir::OpDesc> {
+    t.ops.iter().find(|o| o.sem == Sem::Mov && o.operands == [OperandKind::Value] && o.sizes == Sizes::Uniform)
+}
+
+/// ALU ops that could become a `mov` of one of their sources: one
+/// opportunity per op (the first register or immediate source is kept).
+pub fn to_mov(p: &Program) -> Vec<Opp> {
+    let Some(mov) = plain_mov(p.target) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (b, block) in p.blocks.iter().enumerate() {
+        for (i, inst) in block.insts.iter().enumerate() {
+            let Some(desc) = p.target.op(&inst.opcode) else { continue };
+            let alu = desc.dest == Dest::Explicit && desc.sizes == Sizes::Uniform && desc.sem != Sem::Mov && !desc.sem.is_outside_input();
+            if !alu || inst.dest.is_none() || inst.opcode == mov.name {
+                continue;
+            }
+            let keep = desc.operands.iter().position(|k| *k != OperandKind::Index).filter(|&k| k < inst.srcs.len());
+            if let Some(src) = keep {
+                out.push(Opp::ToMov { block: b, inst: i, src });
+            }
+        }
+    }
+    out
+}
+
+/// Turn instruction `inst` of block `block` into a `mov` of its source
+/// `src` (no-op when either does not exist).
+pub fn make_mov(p: &mut Program, block: usize, inst: usize, src: usize) {
+    let Some(mov) = plain_mov(p.target) else { return };
+    let Some(i) = p.blocks.get_mut(block).and_then(|b| b.insts.get_mut(inst)) else { return };
+    let Some(s) = i.srcs.get(src).cloned() else { return };
+    *i = Inst { opcode: mov.name.to_string(), dest: i.dest.take(), srcs: vec![s], span: i.span };
+}
+
 /// Put `to` at `site` (no-op when the site does not exist).
 pub fn replace(p: &mut Program, site: &Site, to: &Operand) {
     let Some(block) = p.blocks.get_mut(site.block) else { return };
@@ -122,5 +165,25 @@ mod tests {
         // gen8 takes an immediate only as the last source of an ALU op.
         let sites: Vec<_> = z.iter().map(|o| match o { Opp::Operand { site, .. } => (site.inst, site.src), _ => (None, 9) }).collect();
         assert_eq!(sites, vec![(Some(0), 1), (Some(2), 1)]);
+        // add, math.rcp, add: every ALU op that is not already a mov.
+        assert_eq!(to_mov(&p).len(), 3);
+    }
+
+    #[test]
+    fn make_mov_keeps_the_destination() {
+        let mut p = parse(b"target v3d71
+input %w = $rf1
+b0:
+ %a = fmul %w, 2.0
+ %b = ldunif 7
+ tlbw %a
+ end
+", None).expect("parses");
+        assert_eq!(to_mov(&p), vec![Opp::ToMov { block: 0, inst: 0, src: 0 }]);
+        make_mov(&mut p, 0, 0, 0);
+        let i = &p.blocks[0].insts[0];
+        assert_eq!((i.opcode.as_str(), i.srcs.len()), ("mov", 1));
+        // The float 2.0 and the uniform index 7 can become 0.
+        assert_eq!(to_zero(&p).len(), 2 + 1);
     }
 }

@@ -46,6 +46,15 @@ pub enum Opp {
         /// What it becomes.
         to: Operand,
     },
+    /// Turn instruction `inst` of block `block` into a `mov` of source `src`.
+    ToMov {
+        /// Block index.
+        block: usize,
+        /// Instruction index within the block.
+        inst: usize,
+        /// The source kept.
+        src: usize,
+    },
     /// Turn this preallocated register run into a virtual register.
     Prealloc(PhysReg),
     /// Drop the `input` line with this index.
@@ -78,6 +87,8 @@ pub enum Pass {
     ToZero,
     /// Register reads become earlier values.
     ToEarlier,
+    /// ALU ops become moves.
+    ToMov,
     /// Preallocated registers become virtual.
     Prealloc,
     /// Drop inputs.
@@ -88,7 +99,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass in the order a round runs them.
-    pub const ALL: [Pass; 11] = [
+    pub const ALL: [Pass; 12] = [
         Pass::Insts,
         Pass::TermToEnd,
         Pass::BrnzNonzero,
@@ -97,6 +108,7 @@ impl Pass {
         Pass::Bypass,
         Pass::ToZero,
         Pass::ToEarlier,
+        Pass::ToMov,
         Pass::Prealloc,
         Pass::Inputs,
         Pass::Shrink,
@@ -112,6 +124,7 @@ impl Pass {
             Pass::Bypass => "bypass-blocks",
             Pass::ToZero => "operands-to-zero",
             Pass::ToEarlier => "operands-to-earlier",
+            Pass::ToMov => "ops-to-mov",
             Pass::Prealloc => "preallocations",
             Pass::Inputs => "inputs",
             Pass::Shrink => "sizes",
@@ -129,6 +142,7 @@ impl Pass {
             Pass::Bypass => cfg::bypasses(p),
             Pass::ToZero => operands::to_zero(p),
             Pass::ToEarlier => operands::to_earlier(p),
+            Pass::ToMov => operands::to_mov(p),
             Pass::Prealloc => regs::preallocs(p),
             Pass::Inputs => regs::inputs(p),
             Pass::Shrink => regs::shrinks(p),
@@ -146,6 +160,7 @@ pub fn apply(base: &Program, chosen: &[&Opp]) -> Option<Program> {
     for o in chosen {
         match o {
             Opp::Operand { site, to } => operands::replace(&mut p, site, to),
+            Opp::ToMov { block, inst, src } => operands::make_mov(&mut p, *block, *inst, *src),
             Opp::Prealloc(run) => regs::unpin(&mut p, *run),
             Opp::Shrink { name, to } => regs::shrink(&mut p, name, *to),
             Opp::Inst { block, inst } => {
