@@ -6,8 +6,11 @@
 //! 1. at a read of register `r` at cycle `c`: if a write of `S` to `r` had
 //!    not landed by `c` (in flight, or issued later), the read came too soon
 //!    → **latency**, reported at the reading op; if `r` held `S` earlier in
-//!    the block and a later write replaced it before `c` → **clobber**,
-//!    reported at the overwriting op, naming the read that needed it;
+//!    the block, a later write replaced it before `c`, and no other register
+//!    holds `S` at `c` → **clobber**, reported at the overwriting op, naming
+//!    the read that needed it (if another register holds `S`, the read used
+//!    the wrong register: **dataflow** at the read, unless a deeper cause is
+//!    found);
 //! 2. otherwise follow the value to the write that produced it: through
 //!    copies (moves, fills) unchanged; through an operation of the same kind
 //!    as `S`'s top operation, to the operand reads whose terms differ from
@@ -125,13 +128,14 @@ impl Ctx<'_> {
                     if ev.term == wanted {
                         continue;
                     }
-                    if let Some(d) = self.latency(&ev, wanted).or_else(|| self.clobber(&ev, wanted)) {
+                    let held = self.holder(wanted, ev.cycle).is_some();
+                    if let Some(d) = self.latency(&ev, wanted).or_else(|| if held { None } else { self.clobber(&ev, wanted) }) {
                         return d;
                     }
                     if let Some(w) = ev.from {
                         stack.push((Item::Write(w, wanted), depth + 1));
                     }
-                    if held_elsewhere.is_none() && self.holder(wanted, ev.cycle).is_some() {
+                    if held_elsewhere.is_none() && held {
                         held_elsewhere = Some(self.wrong_read(&ev, wanted));
                     }
                     if deepest.as_ref().is_some_and(|(d, _)| depth <= *d) {
@@ -229,8 +233,8 @@ impl Ctx<'_> {
     /// A write of `wanted` to the register that had not landed at the read.
     fn latency(&self, ev: &ReadEvent, wanted: Term) -> Option<Diagnosis> {
         let ids = self.mach.by_reg.get(&ev.reg)?;
-        let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle).min_by_key(|w| w.issue)?;
-        let when = if w.issue <= ev.cycle {
+        let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle && w.issue != ev.cycle).min_by_key(|w| w.issue)?;
+        let when = if w.issue < ev.cycle {
             format!("`{}` issued at cycle {} (bundle {}) lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
         } else {
             format!("`{}` that writes it issues only at cycle {} (bundle {}) and lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
