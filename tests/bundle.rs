@@ -399,3 +399,49 @@ fn pre_ra_scheduling_keeps_behaviour_of_virtual_non_ssa_programs() {
     }
     assert!(moved > 300, "the scheduler reordered only {moved} programs");
 }
+
+fn verdict(src: &Program, m: &Program) -> (schedra_verify::Verdict, String) {
+    let r = schedra_verify::verify(src, m, &schedra_verify::VerifyOptions { timeout_ms: 5_000 });
+    let msg = r.violations.iter().map(|v| format!("{:?} {}#{}: {}", v.kind, v.block, v.bundle, v.message)).collect::<Vec<_>>().join("\n");
+    (r.verdict, msg)
+}
+
+#[test]
+fn the_verifier_proves_bundled_random_programs() {
+    for (gen, cases) in [(Gen::v3d(), 60), (Gen::r600(), 60), (Gen::gen8(), 40)] {
+        let mut rng = Rng(0x5eed ^ gen.t.name.len() as u64);
+        for case in 0..cases {
+            let p = gen.program(&mut rng);
+            let (m, _) = bundle_program(&p, &Options::default()).expect("bundles");
+            let (v, msg) = verdict(&p, &m);
+            assert_eq!(v, schedra_verify::Verdict::Proven, "{} case {case}: {msg}\n{p}\n{m}", gen.t.name);
+        }
+    }
+}
+
+#[test]
+fn the_verifier_catches_each_scheduler_fault_in_random_programs() {
+    // For each fault, some random program of its target must compile to a
+    // machine program the verifier rejects.
+    let faults = [
+        (Fault::V3dLdvarySameCycle, Gen::v3d()),
+        (Fault::V3dSfuLatency, Gen::v3d()),
+        (Fault::V3dThrswRfWrite, Gen::v3d()),
+        (Fault::SchedIgnoreWar, Gen::v3d()),
+        (Fault::SchedIgnoreWar, Gen::r600()),
+        (Fault::R600PinnedWar, Gen::r600()),
+    ];
+    for (f, gen) in faults {
+        let mut rng = Rng(0xfa17 ^ gen.t.name.len() as u64);
+        let opts = Options { inject: Some(f), ..Default::default() };
+        let caught = (0..200).any(|_| {
+            let p = gen.program(&mut rng);
+            // Pinned: the registers a source would preallocate (inputs, and
+            // the pool registers it names as destinations).
+            let hints = Hints::from_source(&p);
+            let (m, _) = bundle_program_with(&p, &opts, &hints).expect("bundles");
+            verdict(&p, &m).0 == schedra_verify::Verdict::Violation
+        });
+        assert!(caught, "{f} on {} never caught", gen.t.name);
+    }
+}

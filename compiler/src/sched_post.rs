@@ -7,7 +7,8 @@
 //! predecessor, it may share its bundle when the delay is <= 0, which is how
 //! parallel reads let a write-after-read pair share one bundle). Each cycle
 //! the bundle is filled greedily with the ready ops whose earliest cycle has
-//! come, highest critical path first (ties: program order), as long as the
+//! come, highest critical path first (ties: program order; the best
+//! [`WINDOW`] due ops are tried per slot), as long as the
 //! bundle stays legal ([`fits`]): a slot per op, no two writes to one
 //! register, the immediate limit, `rules.bundle_ok` (r600 read ports). Ops
 //! released by a placement with delay <= 0 may join the same bundle. On
@@ -111,23 +112,42 @@ fn assign_slots(ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str
     go(ops, members, 0, &mut used).then_some(used)
 }
 
+/// How many due ready ops (best first) are tried for each bundle slot.
+const WINDOW: usize = 48;
+
 struct State {
     left: Vec<usize>,
     earliest: Vec<i64>,
+    /// Ready ops, best priority first.
     ready: Vec<usize>,
+    prio: Vec<i64>,
     cycle_of: Vec<Option<usize>>,
 }
 
 impl State {
-    fn new(g: &DepGraph) -> State {
+    fn new(g: &DepGraph, prio: Vec<i64>) -> State {
         let n = g.len();
         let left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
-        let ready = (0..n).filter(|&i| left[i] == 0).collect();
-        State { left, earliest: vec![0; n], ready, cycle_of: vec![None; n] }
+        let mut st = State { left, earliest: vec![0; n], ready: Vec::new(), prio, cycle_of: vec![None; n] };
+        let roots: Vec<usize> = (0..n).filter(|&i| st.left[i] == 0).collect();
+        roots.into_iter().for_each(|i| st.make_ready(i));
+        st
+    }
+
+    fn key(&self, i: usize) -> (std::cmp::Reverse<i64>, usize) {
+        (std::cmp::Reverse(self.prio.get(i).copied().unwrap_or(0)), i)
+    }
+
+    fn make_ready(&mut self, i: usize) {
+        let k = self.key(i);
+        let pos = self.ready.partition_point(|&j| self.key(j) < k);
+        self.ready.insert(pos, i);
     }
 
     fn place(&mut self, g: &DepGraph, i: usize, cycle: usize) {
-        self.ready.retain(|&r| r != i);
+        if let Some(pos) = self.ready.iter().position(|&r| r == i) {
+            self.ready.remove(pos);
+        }
         if let Some(c) = self.cycle_of.get_mut(i) {
             *c = Some(cycle);
         }
@@ -139,17 +159,16 @@ impl State {
             if let Some(l) = self.left.get_mut(to) {
                 *l = l.saturating_sub(1);
                 if *l == 0 {
-                    self.ready.push(to);
+                    self.make_ready(to);
                 }
             }
         }
     }
 
-    /// Ready ops whose earliest cycle has come, best first.
-    fn candidates(&self, cycle: usize, prio: &[i64]) -> Vec<usize> {
-        let mut c: Vec<usize> = self.ready.iter().copied().filter(|&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64)).collect();
-        c.sort_by_key(|&i| (std::cmp::Reverse(prio.get(i).copied().unwrap_or(0)), i));
-        c
+    /// Ready ops whose earliest cycle has come, best first (at most
+    /// [`WINDOW`] of them).
+    fn candidates(&self, cycle: usize) -> Vec<usize> {
+        self.ready.iter().copied().filter(|&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64)).take(WINDOW).collect()
     }
 }
 
@@ -157,7 +176,7 @@ impl State {
 pub fn schedule(target: &Target, ops: &[LoweredOp], g: &DepGraph) -> Result<Schedule, CompileError> {
     let own: Vec<u32> = ops.iter().map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0)).collect();
     let prio = g.heights(&own);
-    let mut st = State::new(g);
+    let mut st = State::new(g, prio.clone());
     let mut bundles: Vec<Vec<(usize, &'static str)>> = Vec::new();
     let mut placed = 0;
     while placed < ops.len() {
@@ -165,7 +184,7 @@ pub fn schedule(target: &Target, ops: &[LoweredOp], g: &DepGraph) -> Result<Sche
         let mut members: Vec<usize> = Vec::new();
         let mut slots = Vec::new();
         loop {
-            let found = st.candidates(cycle, &prio).into_iter().find_map(|c| {
+            let found = st.candidates(cycle).into_iter().find_map(|c| {
                 let mut m = members.clone();
                 m.push(c);
                 fits(target, ops, &m).map(|s| (c, m, s))

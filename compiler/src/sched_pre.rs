@@ -12,7 +12,8 @@
 //!   target's allocatable registers, switch to the register-pressure
 //!   heuristic in the spirit of i965's pre-RA mode: prefer the op that frees
 //!   the most registers (last uses of values not live out) net of what it
-//!   defines, then critical path.
+//!   defines, then critical path. Each step looks at the best-ranked
+//!   [`WINDOW`] ready ops only, so a step costs O(window), not O(ready).
 //! - `Sched::BottomUp`: the mirror image: start from the block end, place an
 //!   op once all its successors are placed, deepest first (the longest path
 //!   from the block start), and reverse the result.
@@ -235,25 +236,56 @@ fn own_latency(deps: &[OpDeps]) -> Vec<u32> {
     deps.iter().map(|d| d.writes.iter().map(|w| w.1).max().unwrap_or(0)).collect()
 }
 
+/// How many of the best-ranked ready ops the heuristics look at per step
+/// (keeps a step O(window) when thousands of loads are ready at once).
+const WINDOW: usize = 64;
+
+/// Ready ops kept sorted by a static rank (best first).
+struct Ready {
+    items: Vec<usize>,
+    rank: Vec<(i64, std::cmp::Reverse<usize>)>,
+}
+
+impl Ready {
+    fn new(rank: Vec<(i64, std::cmp::Reverse<usize>)>) -> Ready {
+        Ready { items: Vec::new(), rank }
+    }
+    fn key(&self, i: usize) -> (i64, std::cmp::Reverse<usize>) {
+        self.rank.get(i).copied().unwrap_or((i64::MIN, std::cmp::Reverse(i)))
+    }
+    fn insert(&mut self, i: usize) {
+        let k = self.key(i);
+        let pos = self.items.partition_point(|&j| self.key(j) > k);
+        self.items.insert(pos, i);
+    }
+    /// Remove and return the best of the first [`WINDOW`] items by `score`
+    /// (ties: the better rank).
+    fn take_best<K: Ord>(&mut self, score: impl Fn(usize) -> K) -> Option<usize> {
+        let n = self.items.len().min(WINDOW);
+        let pos = (0..n).rev().max_by_key(|&k| score(self.items[k]))?;
+        Some(self.items.remove(pos))
+    }
+}
+
 fn top_down(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize, names: &Names) -> Vec<usize> {
     let n = deps.len();
     let height = g.heights(&own_latency(deps));
     let mut left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
     let mut earliest = vec![0i64; n];
-    let mut ready: Vec<usize> = (0..n).filter(|&i| left[i] == 0).collect();
+    let mut ready = Ready::new((0..n).map(|i| (height[i], std::cmp::Reverse(i))).collect());
+    (0..n).filter(|&i| left[i] == 0).for_each(|i| ready.insert(i));
     let mut pressure = Pressure::new(deps, live_out, names);
     let threshold = (limit * 3 / 4).max(1);
     let mut order = Vec::with_capacity(n);
     let mut clock = 0i64;
-    while !ready.is_empty() {
+    loop {
         let high = pressure.regs >= threshold;
         let key = |i: usize| {
             let due = earliest.get(i).copied().unwrap_or(0) <= clock;
             let gain = if high { deps.get(i).map_or(0, |d| pressure.gain(d, names)) } else { 0 };
-            (gain, due, height.get(i).copied().unwrap_or(0), std::cmp::Reverse(i))
+            (gain, due)
         };
-        let Some(pos) = (0..ready.len()).max_by_key(|&k| key(ready[k])) else { break };
-        let i = ready.swap_remove(pos);
+        let Some(i) = ready.take_best(key) else { break };
         clock = clock.max(earliest.get(i).copied().unwrap_or(0));
         if let Some(d) = deps.get(i) {
             pressure.issue(d, names);
@@ -266,7 +298,7 @@ fn top_down(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize
             if let Some(l) = left.get_mut(e.to) {
                 *l -= 1;
                 if *l == 0 {
-                    ready.push(e.to);
+                    ready.insert(e.to);
                 }
             }
         }
@@ -283,13 +315,13 @@ fn bottom_up(g: &DepGraph, deps: &[OpDeps]) -> Vec<usize> {
     // Reverse clock: an op may be placed once every successor is `delay`
     // reverse cycles behind it.
     let mut earliest: Vec<i64> = own.iter().map(|&l| l as i64 - 1).collect();
-    let mut ready: Vec<usize> = (0..n).filter(|&i| left[i] == 0).collect();
+    // Latest in program order first among equals.
+    let mut ready = Ready::new((0..n).map(|i| (depth[i], std::cmp::Reverse(n - i))).collect());
+    (0..n).filter(|&i| left[i] == 0).for_each(|i| ready.insert(i));
     let mut order = Vec::with_capacity(n);
     let mut clock = 0i64;
-    while !ready.is_empty() {
-        let key = |i: usize| (earliest.get(i).copied().unwrap_or(0) <= clock, depth.get(i).copied().unwrap_or(0), i);
-        let Some(pos) = (0..ready.len()).max_by_key(|&k| key(ready[k])) else { break };
-        let i = ready.swap_remove(pos);
+    loop {
+        let Some(i) = ready.take_best(|i| earliest.get(i).copied().unwrap_or(0) <= clock) else { break };
         clock = clock.max(earliest.get(i).copied().unwrap_or(0));
         order.push(i);
         for e in g.preds_of(i) {
@@ -299,7 +331,7 @@ fn bottom_up(g: &DepGraph, deps: &[OpDeps]) -> Vec<usize> {
             if let Some(l) = left.get_mut(e.from) {
                 *l -= 1;
                 if *l == 0 {
-                    ready.push(e.from);
+                    ready.insert(e.from);
                 }
             }
         }

@@ -1,0 +1,95 @@
+//! Compile throughput on straight-line v3d71 programs of 1k and 10k
+//! instructions, built here (no files, no criterion): a deterministic mix of
+//! uniform and varying loads, ALU ops, SFU ops and tile-buffer writes, each
+//! op reading recent values so that register pressure stays moderate.
+//!
+//! Run: `cargo bench -p schedra-compiler --bench throughput`.
+//! Prints, per size and stage, the best of several runs in ms and
+//! instructions per second; the stages are the pre-RA scheduler, register
+//! allocation, the bundler (lowering + post-RA scheduling + thread end) and
+//! the whole `compile`.
+
+use schedra_compiler::{bundle, compile, regalloc, sched_pre, Options};
+use schedra_ir::target::v3d71::V3D71;
+use schedra_ir::{Block, Form, Imm, Inst, Operand, Program, Span, Stage, TermKind, Terminator, VirtReg};
+use std::time::{Duration, Instant};
+
+fn v(k: usize) -> Operand {
+    Operand::Virt(VirtReg { name: format!("v{k}"), size: None })
+}
+
+/// A straight-line program of exactly `n` instructions.
+fn program(n: usize) -> Program {
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    let mut insts = Vec::with_capacity(n);
+    let mut defined = 0usize;
+    let inst = |op: &str, dest: Option<Operand>, srcs: Vec<Operand>| Inst { opcode: op.into(), dest, srcs, span: Span::default() };
+    while insts.len() + 1 < n {
+        let recent = |r: usize| v(defined - 1 - r % defined.clamp(1, 12));
+        let choice = if defined < 2 { 0 } else { rnd(10) };
+        let i = match choice {
+            0 => inst("ldunif", Some(v(defined)), vec![Operand::Imm(Imm::int(rnd(64) as i64))]),
+            1 => inst("ldvary", Some(v(defined)), vec![Operand::Imm(Imm::int(rnd(8) as i64))]),
+            2 => inst("recip", Some(v(defined)), vec![recent(rnd(12))]),
+            3 => inst("tlbw", None, vec![recent(rnd(12))]),
+            4 | 5 => inst("fmul", Some(v(defined)), vec![recent(rnd(12)), recent(rnd(12))]),
+            6 => inst("add", Some(v(defined)), vec![recent(rnd(12)), Operand::Imm(Imm::int(rnd(8) as i64))]),
+            _ => inst("fadd", Some(v(defined)), vec![recent(rnd(12)), recent(rnd(12))]),
+        };
+        if i.dest.is_some() {
+            defined += 1;
+        }
+        insts.push(i);
+    }
+    // The last instruction writes the last value out.
+    insts.push(inst("tlbw", None, vec![v(defined.saturating_sub(1))]));
+    let block = Block { label: "b0".into(), insts, bundles: vec![], term: Terminator { kind: TermKind::End, span: Span::default() }, span: Span::default() };
+    Program { name: Some(format!("bench{n}")), target: &V3D71, stage: Stage::Fragment, form: Form::Source, inputs: vec![], blocks: vec![block] }
+}
+
+/// Best wall time of `runs` calls of `f`.
+fn best(runs: usize, mut f: impl FnMut()) -> Duration {
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn report(stage: &str, n: usize, d: Duration) {
+    let secs = d.as_secs_f64().max(1e-9);
+    println!("{n:>6} insts  {stage:<10} {:>9.2} ms  {:>12.0} inst/s", secs * 1e3, n as f64 / secs);
+}
+
+fn main() {
+    let opts = Options::default();
+    for n in [1_000usize, 10_000] {
+        let p = program(n);
+        let runs = if n > 5_000 { 3 } else { 10 };
+        let pre = sched_pre::schedule_program(&p, &opts);
+        report("sched_pre", n, best(runs, || drop(sched_pre::schedule_program(&p, &opts))));
+        match regalloc::allocate(&pre, &opts) {
+            Ok(alloc) => {
+                report("regalloc", n, best(runs, || drop(regalloc::allocate(&pre, &opts))));
+                report("bundle", n, best(runs, || drop(bundle::bundle_program(&alloc.program, &opts))));
+            }
+            Err(e) => println!("{n:>6} insts  regalloc failed: {e}"),
+        }
+        match compile(&p, &opts) {
+            Ok(c) => {
+                report("compile", n, best(runs, || drop(compile(&p, &opts))));
+                println!("{n:>6} insts  -> {} bundles, {} cycles, {} nops, {} sfu-stalls, {} spills", c.stats.instructions, c.stats.cycles, c.stats.nops, c.stats.sfu_stalls, c.stats.spills);
+            }
+            Err(e) => println!("{n:>6} insts  compile failed: {e}"),
+        }
+    }
+}
