@@ -69,8 +69,11 @@ pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
         let Some(facts) = facts else { continue };
         let ((s, m), ex) = c.step(b, facts);
         cycles += m.cycles;
-        c.compare_block(b, &s, &m, &ex, &fp.entry);
+        c.compare_block(b, &s, &m, &ex, &fp.entry, &[]);
         exits[b] = ex;
+    }
+    if !c.out.is_empty() {
+        c.blame_with_forward_facts(start.clone());
     }
     if !fp.converged || !is_fixpoint(&fp.entry, &exits, &start) {
         c.tally.unknown += 1;
@@ -96,6 +99,37 @@ fn is_fixpoint(entry: &[Option<Facts>], exits: &[Vec<(usize, Facts)>], start: &F
         }
     }
     met.iter().zip(entry).all(|(m, e)| m.is_none() || m == e)
+}
+
+/// Reverse post-order of the blocks reachable from block 0, and for each
+/// block its position in it.
+fn rpo(succs: &[Vec<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let n = succs.len();
+    let mut order = Vec::new();
+    let mut seen = vec![false; n];
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    if n > 0 {
+        seen[0] = true;
+        stack.push((0, 0));
+    }
+    while let Some((b, i)) = stack.pop() {
+        match succs.get(b).and_then(|s| s.get(i)) {
+            Some(&next) => {
+                stack.push((b, i + 1));
+                if next < n && !seen[next] {
+                    seen[next] = true;
+                    stack.push((next, 0));
+                }
+            }
+            None => order.push(b),
+        }
+    }
+    order.reverse();
+    let mut pos = vec![usize::MAX; n];
+    for (i, b) in order.iter().enumerate() {
+        pos[*b] = i;
+    }
+    (order, pos)
 }
 
 fn mach_block<'p>(mach: &'p Program, label: &str) -> Option<&'p Block> {
@@ -125,6 +159,49 @@ impl Checker<'_> {
             exits.push((succ, f));
         }
         ((s, m), exits)
+    }
+
+    /// Blame, once the sound fixpoint found violations: re-run every block
+    /// with *optimistic* entry facts — the meet over forward edges only
+    /// (reverse post-order, back edges ignored) — and check each back edge
+    /// against the loop header's optimistic facts. A loop that fails to keep
+    /// a value is then reported at the block that loses it (the back edge's
+    /// source) instead of at the loop entry where the weakened fixpoint
+    /// first notices. Used only when these violations exist; otherwise the
+    /// fixpoint's violations stand. Never turns a violation into a proof.
+    fn blame_with_forward_facts(&mut self, start: Facts) {
+        let (order, pos) = rpo(&self.succs);
+        let n = self.src.blocks.len();
+        let mut entry: Vec<Option<Facts>> = vec![None; n];
+        if let Some(e) = entry.first_mut() {
+            *e = Some(start);
+        }
+        let mut runs = Vec::new();
+        for &b in &order {
+            let Some(facts) = entry.get(b).cloned().flatten() else { continue };
+            let ((s, m), ex) = self.step(b, &facts);
+            for (succ, f) in &ex {
+                if pos.get(*succ).is_some_and(|p| *p > pos[b]) {
+                    if let Some(slot) = entry.get_mut(*succ) {
+                        *slot = Some(match slot.take() {
+                            Some(old) => old.meet(f),
+                            None => f.clone(),
+                        });
+                    }
+                }
+            }
+            runs.push((b, s, m, ex));
+        }
+        let saved = std::mem::take(&mut self.out);
+        let tally = self.tally;
+        for (b, s, m, ex) in &runs {
+            let back: Vec<usize> = ex.iter().map(|(succ, _)| *succ).filter(|succ| pos.get(*succ).is_some_and(|p| *p <= pos[*b])).collect();
+            self.compare_block(*b, s, m, ex, &entry, &back);
+        }
+        self.tally = tally;
+        if self.out.is_empty() {
+            self.out = saved;
+        }
     }
 
     fn ctx<'b>(&'b mut self, s: &'b SrcRun, m: &'b MachRun) -> Ctx<'b> {
@@ -158,7 +235,7 @@ impl Checker<'_> {
         ans
     }
 
-    fn compare_block(&mut self, b: usize, s: &SrcRun, m: &MachRun, exits: &[(usize, Facts)], entry: &[Option<Facts>]) {
+    fn compare_block(&mut self, b: usize, s: &SrcRun, m: &MachRun, exits: &[(usize, Facts)], entry: &[Option<Facts>], back: &[usize]) {
         let src = self.src;
         let Some(sb) = src.blocks.get(b) else { return };
         let Some(mb) = mach_block(self.mach, &sb.label) else { return };
@@ -181,11 +258,27 @@ impl Checker<'_> {
                 }
                 self.tally.total += 1;
                 self.tally.syntactic += 1;
-                if se.has(&v) {
+                let is_back = back.contains(succ);
+                if !is_back && se.has(&v) {
                     continue;
                 }
                 let what = describe_var(&v, src);
-                let locs: Vec<String> = ex.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| self.loc_name(*l)).collect();
+                let held_here: Vec<crate::symbolic::Loc> = ex.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| *l).collect();
+                if is_back {
+                    let expected: Vec<crate::symbolic::Loc> = se.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| *l).collect();
+                    let closed_ok = se.var_closed.get(&v).is_some_and(|t| ex.var_closed.get(&v) == Some(t));
+                    if closed_ok || !se.has(&v) || expected.iter().any(|l| held_here.contains(l)) {
+                        continue;
+                    }
+                    if !held_here.is_empty() {
+                        let here: Vec<String> = held_here.iter().map(|l| self.loc_name(*l)).collect();
+                        let there: Vec<String> = expected.iter().map(|l| self.loc_name(*l)).collect();
+                        let msg = format!("{what} goes back to block {} in {} but that block reads it from {}", sblock.label, here.join(", "), there.join(", "));
+                        self.out.push(Violation::new(Kind::Dataflow, &label, end, end_line, msg));
+                        continue;
+                    }
+                }
+                let locs: Vec<String> = held_here.iter().map(|l| self.loc_name(*l)).collect();
                 if !locs.is_empty() {
                     let msg = format!("{what} is live into block {} and is held in {} here, but another predecessor of {} leaves it elsewhere", sblock.label, locs.join(", "), sblock.label);
                     self.out.push(Violation::new(Kind::Dataflow, &label, end, end_line, msg));
