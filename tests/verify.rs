@@ -154,3 +154,21 @@ fn one_file_compiles_and_verifies() {
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("JSON");
     assert_eq!(v["verdict"], "proven");
 }
+
+#[test]
+fn a_solver_timeout_exits_3_with_verdict_unknown() {
+    // 24-bit products of 12-bit operands, reassociated: equal for all
+    // inputs, but beyond a 1 ms solver budget.
+    let src = temp(
+        "assoc.ir",
+        "target v3d71\nb0:\n    %a = ldunif 0\n    %b = ldunif 1\n    %c = ldunif 2\n    %m = ldconst 0xfff\n    %a = and %a, %m\n    %b = and %b, %m\n    %c = and %c, %m\n    %p = umul24 %a, %b\n    %p = umul24 %p, %c\n    tlbw %p\n    end\n",
+    );
+    let out = temp(
+        "assoc.s",
+        "target v3d71\nform machine\nb0:\n    { sig: ldunif 0 }\n    { add: mov $rf4, $rf0 ; sig: ldunif 1 }\n    { add: mov $rf5, $rf0 ; sig: ldunif 2 }\n    { add: mov $rf6, $rf0 ; sig: ldconst 0xfff }\n    { add: and $rf4, $rf4, $rf0 }\n    { add: and $rf5, $rf5, $rf0 }\n    { add: and $rf6, $rf6, $rf0 }\n    { mul: umul24 $rf7, $rf5, $rf6 }\n    { mul: umul24 $rf7, $rf4, $rf7 }\n    { add: tlbw $rf7 ; sig: thrsw }\n    { }\n    { }\n    end\n",
+    );
+    let (code, stdout, stderr) = schedra(&["verify", &src.to_string_lossy(), &out.to_string_lossy(), "--json", "--timeout-ms", "1"]);
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout} {stderr}"));
+    assert_eq!((code, v["verdict"].as_str()), (3, Some("unknown")), "{v}");
+    assert_eq!(v["obligations"]["unknown"], 1);
+}
