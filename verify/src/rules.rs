@@ -280,9 +280,11 @@ pub fn hazards(mach: &Program) -> Vec<Violation> {
         if let (Some(k), true) = (t.rules.end_delay_slots(), is_final) {
             end_sequence(mach, b, k, marker_at, &mut out);
         }
+        // The last marker of a final block is judged by `end_sequence`.
+        let last_marker = if is_final { b.bundles.iter().rposition(|x| x.ops.iter().any(is_marker)) } else { None };
         for (bi, bundle) in b.bundles.iter().enumerate() {
             for op in &bundle.ops {
-                if is_marker(op) && Some(bi) != marker_at {
+                if is_marker(op) && Some(bi) != marker_at && Some(bi) != last_marker {
                     out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` is only allowed {} bundle(s) before the end of the program", op.inst.opcode, t.rules.end_delay_slots().unwrap_or(0) + 1)));
                 }
                 if ends_thread(op) && !(is_final && bi + 1 == n && bundle.ops.len() == 1) {
@@ -317,5 +319,73 @@ fn end_sequence(mach: &Program, b: &Block, k: usize, marker_at: Option<usize>, o
                 out.push(Violation::new(Kind::Hazard, &b.label, i, op_line(op, bundle), msg));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(target: &str, body: &str) -> Program {
+        let text = format!("target {target}\nform machine\n{body}");
+        schedra_ir::parse::parse(text.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    fn kinds(p: &Program) -> Vec<(Kind, usize)> {
+        bundles(p).into_iter().chain(hazards(p)).map(|v| (v.kind, v.bundle)).collect()
+    }
+
+    const END: &str = "    { sig: thrsw }\n    { }\n    { }\n    end\n";
+
+    #[test]
+    fn v3d71_slots_and_immediates() {
+        let ok = machine("v3d71", &format!("b0:\n    {{ add: add $rf4, $rf5, 1 ; mul: sub $rf6, $rf5, 1 }}\n{END}"));
+        assert_eq!(kinds(&ok), vec![]);
+        let two_imms = machine("v3d71", &format!("b0:\n    {{ add: add $rf4, $rf5, 1 ; mul: sub $rf6, $rf5, 2 }}\n{END}"));
+        assert_eq!(kinds(&two_imms), vec![(Kind::Slot, 0)]);
+        let big = machine("v3d71", &format!("b0:\n    {{ add: add $rf4, $rf5, 100 }}\n{END}"));
+        assert_eq!(kinds(&big), vec![(Kind::Slot, 0)]);
+        let wrong_slot = machine("v3d71", &format!("b0:\n    {{ mul: fadd $rf4, $rf5, $rf6 }}\n{END}"));
+        assert_eq!(kinds(&wrong_slot), vec![(Kind::Slot, 0)]);
+        let same_dest = machine("v3d71", &format!("b0:\n    {{ add: mov $rf4, $rf5 ; mul: mov $rf4, $rf6 }}\n{END}"));
+        assert_eq!(kinds(&same_dest), vec![(Kind::Slot, 0)]);
+    }
+
+    #[test]
+    fn v3d71_thread_end() {
+        let missing = machine("v3d71", "b0:\n    { add: mov $rf4, $rf5 }\n    end\n");
+        assert_eq!(kinds(&missing), vec![(Kind::Hazard, 1)]);
+        let short = machine("v3d71", "b0:\n    { sig: thrsw }\n    { }\n    end\n");
+        assert_eq!(kinds(&short), vec![(Kind::Hazard, 0)]);
+        let sfu_in_slot = machine("v3d71", "b0:\n    { sig: thrsw }\n    { add: recip $rf4, $rf5 }\n    { }\n    end\n");
+        assert_eq!(kinds(&sfu_in_slot), vec![(Kind::Hazard, 1)]);
+    }
+
+    #[test]
+    fn r600_read_ports_and_channels() {
+        let ports = machine("r600", "b0:\n    { x: add $R0.x, $R1.x, $R2.x ; y: add $R0.y, $R3.x, $R4.x ; z: add $R0.z, $R5.x, $R6.x ; w: add $R0.w, $R7.x, $R8.x }\n    end\n");
+        assert!(kinds(&ports).contains(&(Kind::Slot, 0)));
+        let chan = machine("r600", "b0:\n    { x: mov $R0.y, $R1.x }\n    end\n");
+        assert_eq!(kinds(&chan), vec![(Kind::Slot, 0)]);
+    }
+
+    #[test]
+    fn gen8_registers_and_end_of_thread() {
+        let reserved = machine("gen8", "b0:\n    mov $g0, $g2\n    send.eot $g120:4\n    end\n");
+        assert_eq!(kinds(&reserved), vec![(Kind::Register, 0)]);
+        let eot_first = machine("gen8", "b0:\n    send.eot $g120:4\n    mov $g3, $g2\n    end\n");
+        let k = kinds(&eot_first);
+        assert!(k.contains(&(Kind::Hazard, 0)) && k.contains(&(Kind::Hazard, 2)), "{k:?}");
+        let low_payload = machine("gen8", "b0:\n    send.eot $g20:4\n    end\n");
+        assert_eq!(kinds(&low_payload), vec![(Kind::Register, 0)]);
+    }
+
+    #[test]
+    fn shapes_are_structure() {
+        let p = machine("v3d71", "b0:\n    { add: fadd $rf4, $rf5 }\n    end\n");
+        let op = &p.blocks[0].bundles[0].ops[0].inst;
+        assert!(op_shape(&p, op).is_err());
+        let p = machine("v3d71", "b0:\n    { add: fadd $rf4, $rf5, $rf6 }\n    end\n");
+        assert!(op_shape(&p, &p.blocks[0].bundles[0].ops[0].inst).is_ok());
     }
 }

@@ -649,3 +649,57 @@ fn finish(m: &mut Machine, block: &Block, mut cycle: u64) {
     m.run.regs = m.cur.iter().map(|(r, (t, _))| (*r, *t)).collect();
     m.run.mem = m.mem.iter().map(|(s, (t, _))| (*s, *t)).collect();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(target: &str, body: &str) -> Program {
+        let text = format!("target {target}\nform machine\n{body}");
+        schedra_ir::parse::parse(text.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    #[test]
+    fn bundles_read_in_parallel() {
+        let p = machine("r600", "b0:\n    { x: mov $R1.x, $R1.y ; y: mov $R1.y, $R1.x }\n    end\n");
+        let mut t = Terms::new();
+        let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
+        let entry = HashMap::from([(Loc::R(4), x), (Loc::R(5), y)]);
+        let run = run_machine(&mut t, &p, &p.blocks[0], &entry);
+        assert_eq!((run.regs.get(&4), run.regs.get(&5)), (Some(&y), Some(&x)));
+        assert!(run.issues.is_empty());
+    }
+
+    #[test]
+    fn a_read_before_the_write_lands_sees_the_old_value() {
+        let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
+        let mut t = Terms::new();
+        let old = t.intern(Node::Reg(0));
+        let run = run_machine(&mut t, &p, &p.blocks[0], &HashMap::from([(Loc::R(0), old)]));
+        let vary = t.intern(Node::Varying(0, 0));
+        assert_eq!(run.regs.get(&4), Some(&old), "one cycle after ldvary rf0 is unchanged");
+        assert_eq!(run.regs.get(&5), Some(&vary), "two cycles after, it has landed");
+        assert_eq!(run.cycles, 3);
+    }
+
+    #[test]
+    fn writes_landing_together_and_writes_in_flight_are_reported() {
+        let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
+        let mut t = Terms::new();
+        let run = run_machine(&mut t, &p, &p.blocks[0], &HashMap::new());
+        assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
+    }
+
+    #[test]
+    fn interlocked_targets_stall_instead_of_reading_old_values() {
+        let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
+        let mut t = Terms::new();
+        let g2 = t.intern(Node::Reg(2));
+        let run = run_machine(&mut t, &p, &p.blocks[0], &HashMap::from([(Loc::R(2), g2)]));
+        let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
+        let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
+        assert_eq!(run.regs.get(&11), Some(&want));
+        assert_eq!(run.issue_cycle, vec![0, 14]);
+        assert!(run.issues.is_empty());
+    }
+}
