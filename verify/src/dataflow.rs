@@ -274,11 +274,15 @@ pub struct Fixpoint {
     pub converged: bool,
 }
 
+/// A transfer function: block index and its entry facts → the exit facts
+/// for each successor.
+pub type Step<'a> = dyn FnMut(usize, &Facts) -> Vec<(usize, Facts)> + 'a;
+
 /// Iterate `step` (block index, its entry facts → exit facts per successor)
 /// from `start` at block 0 until no entry state changes. Each block's state
 /// only shrinks (meet), so this terminates; a budget of 64 visits per block
 /// guards against a non-monotone step, reported as `converged == false`.
-pub fn fixpoint(n: usize, start: Facts, step: &mut dyn FnMut(usize, &Facts) -> Vec<(usize, Facts)>) -> Fixpoint {
+pub fn fixpoint(n: usize, start: Facts, step: &mut Step) -> Fixpoint {
     let mut entry: Vec<Option<Facts>> = vec![None; n];
     if n == 0 {
         return Fixpoint { entry, converged: true };
