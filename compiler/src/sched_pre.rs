@@ -8,15 +8,20 @@
 //!   (all predecessors placed) prefer those whose operands have arrived,
 //!   highest critical path first (the longest latency-weighted path to the
 //!   block end). When the live values (sizes summed, live-ins and live-outs
-//!   from a block-level liveness fixpoint counted) reach three quarters of the
+//!   from a block-level liveness fixpoint counted) reach half of the
 //!   target's allocatable registers, switch to the register-pressure
 //!   heuristic in the spirit of i965's pre-RA mode: prefer the op that frees
 //!   the most registers (last uses of values not live out) net of what it
-//!   defines, then critical path. Each step looks at the best-ranked
-//!   [`WINDOW`] ready ops only, so a step costs O(window), not O(ready).
+//!   defines (a net loss counts as zero), then program order (the input order is usually a good
+//!   low-pressure order). Each step looks at [`WINDOW`] ready ops of each of
+//!   three views only (best critical path among loads, among other ops, and
+//!   earliest in program order), so a step costs O(window), not O(ready).
 //! - `Sched::BottomUp`: the mirror image: start from the block end, place an
 //!   op once all its successors are placed, deepest first (the longest path
-//!   from the block start), and reverse the result.
+//!   from the block start), and reverse the result; under pressure (values
+//!   live below the placed ops) prefer the op whose definition ends the most
+//!   live registers net of the operands it makes live, then the latest in
+//!   program order.
 //!
 //! Invariant: the result is a topological order of the dependency graph, so
 //! every value reaching a use, every preallocated register's contents at its
@@ -164,7 +169,7 @@ fn schedule_block(target: &Target, b: &Block, live_out: &HashSet<u32>, limit: us
     live_out.extend(cond_virt(b, names));
     match dir {
         Sched::TopDown => top_down(&g, &deps, &live_out, limit, names),
-        Sched::BottomUp => bottom_up(&g, &deps),
+        Sched::BottomUp => bottom_up(&g, &deps, &live_out, limit, names),
     }
 }
 
@@ -240,30 +245,51 @@ fn own_latency(deps: &[OpDeps]) -> Vec<u32> {
 /// (keeps a step O(window) when thousands of loads are ready at once).
 const WINDOW: usize = 64;
 
-/// Ready ops kept sorted by a static rank (best first).
+/// Ready ops kept sorted by a static rank (best first), in two lists: ops
+/// that read no virtual register (loads: they can only add pressure) and the
+/// rest, so that a window over each always shows the consumers that end live
+/// ranges even when thousands of loads are ready; plus all of them in
+/// program order (the register-pressure fallback).
 struct Ready {
-    items: Vec<usize>,
+    lists: [Vec<usize>; 2],
+    by_index: std::collections::BTreeSet<usize>,
     rank: Vec<(i64, std::cmp::Reverse<usize>)>,
+    fresh: Vec<bool>,
+    /// Bottom-up: the program-order view offers the latest ops.
+    backwards: bool,
 }
 
 impl Ready {
-    fn new(rank: Vec<(i64, std::cmp::Reverse<usize>)>) -> Ready {
-        Ready { items: Vec::new(), rank }
+    fn new(rank: Vec<(i64, std::cmp::Reverse<usize>)>, deps: &[OpDeps], backwards: bool) -> Ready {
+        let fresh = deps.iter().map(|d| if backwards { virt_writes(d).next().is_none() } else { virt_reads(d).next().is_none() }).collect();
+        Ready { lists: [Vec::new(), Vec::new()], by_index: Default::default(), rank, fresh, backwards }
     }
     fn key(&self, i: usize) -> (i64, std::cmp::Reverse<usize>) {
         self.rank.get(i).copied().unwrap_or((i64::MIN, std::cmp::Reverse(i)))
     }
+    fn which(&self, i: usize) -> usize {
+        usize::from(self.fresh.get(i).copied().unwrap_or(false))
+    }
     fn insert(&mut self, i: usize) {
         let k = self.key(i);
-        let pos = self.items.partition_point(|&j| self.key(j) > k);
-        self.items.insert(pos, i);
+        let w = self.which(i);
+        let pos = self.lists[w].partition_point(|&j| self.key(j) > k);
+        self.lists[w].insert(pos, i);
+        self.by_index.insert(i);
     }
-    /// Remove and return the best of the first [`WINDOW`] items by `score`
-    /// (ties: the better rank).
+    /// Remove and return the best by `score` (ties: rank) among the first
+    /// [`WINDOW`] items of each list and the [`WINDOW`] earliest in program
+    /// order.
     fn take_best<K: Ord>(&mut self, score: impl Fn(usize) -> K) -> Option<usize> {
-        let n = self.items.len().min(WINDOW);
-        let pos = (0..n).rev().max_by_key(|&k| score(self.items[k]))?;
-        Some(self.items.remove(pos))
+        let order: Box<dyn Iterator<Item = &usize>> = if self.backwards { Box::new(self.by_index.iter().rev()) } else { Box::new(self.by_index.iter()) };
+        let cands = self.lists.iter().flat_map(|l| l.iter().take(WINDOW)).chain(order.take(WINDOW)).copied();
+        let i = cands.max_by(|&a, &b| (score(a), self.key(a)).cmp(&(score(b), self.key(b))))?;
+        let w = self.which(i);
+        if let Some(pos) = self.lists[w].iter().position(|&j| j == i) {
+            self.lists[w].remove(pos);
+        }
+        self.by_index.remove(&i);
+        Some(i)
     }
 }
 
@@ -272,18 +298,23 @@ fn top_down(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize
     let height = g.heights(&own_latency(deps));
     let mut left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
     let mut earliest = vec![0i64; n];
-    let mut ready = Ready::new((0..n).map(|i| (height[i], std::cmp::Reverse(i))).collect());
+    let mut ready = Ready::new((0..n).map(|i| (height[i], std::cmp::Reverse(i))).collect(), deps, false);
     (0..n).filter(|&i| left[i] == 0).for_each(|i| ready.insert(i));
     let mut pressure = Pressure::new(deps, live_out, names);
-    let threshold = (limit * 3 / 4).max(1);
+    let threshold = (limit / 2).max(1);
     let mut order = Vec::with_capacity(n);
     let mut clock = 0i64;
     loop {
         let high = pressure.regs >= threshold;
+        // Normal: operands arrived, then critical path (the rank). Under
+        // pressure (i965 pre-RA style): registers freed, then program order.
         let key = |i: usize| {
-            let due = earliest.get(i).copied().unwrap_or(0) <= clock;
-            let gain = if high { deps.get(i).map_or(0, |d| pressure.gain(d, names)) } else { 0 };
-            (gain, due)
+            if high {
+                let gain = deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0);
+                (gain, true, std::cmp::Reverse(i))
+            } else {
+                (0, earliest.get(i).copied().unwrap_or(0) <= clock, std::cmp::Reverse(0))
+            }
         };
         let Some(i) = ready.take_best(key) else { break };
         clock = clock.max(earliest.get(i).copied().unwrap_or(0));
@@ -307,7 +338,46 @@ fn top_down(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize
     order
 }
 
-fn bottom_up(g: &DepGraph, deps: &[OpDeps]) -> Vec<usize> {
+/// Register pressure seen from the block end (bottom-up): the values live
+/// below the ops placed so far.
+struct ReversePressure {
+    live: HashSet<u32>,
+    regs: usize,
+}
+
+impl ReversePressure {
+    fn new(live_out: &HashSet<u32>, names: &Names) -> ReversePressure {
+        ReversePressure { live: live_out.clone(), regs: live_out.iter().map(|&v| names.size(v) as usize).sum() }
+    }
+    /// Registers freed (a definition ends a live range, seen upwards) minus
+    /// registers a placement makes live (its operands).
+    fn gain(&self, d: &OpDeps, names: &Names) -> i64 {
+        let freed: i64 = virt_writes(d).filter(|w| self.live.contains(w)).map(|w| names.size(w) as i64).sum();
+        let mut added = 0i64;
+        let mut seen = Vec::new();
+        for v in virt_reads(d) {
+            if !seen.contains(&v) && (!self.live.contains(&v) || virt_writes(d).any(|w| w == v)) {
+                added += names.size(v) as i64;
+            }
+            seen.push(v);
+        }
+        freed - added
+    }
+    fn place(&mut self, d: &OpDeps, names: &Names) {
+        for w in virt_writes(d) {
+            if self.live.remove(&w) {
+                self.regs = self.regs.saturating_sub(names.size(w) as usize);
+            }
+        }
+        for v in virt_reads(d) {
+            if self.live.insert(v) {
+                self.regs += names.size(v) as usize;
+            }
+        }
+    }
+}
+
+fn bottom_up(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize, names: &Names) -> Vec<usize> {
     let n = deps.len();
     let depth = g.depths();
     let own = own_latency(deps);
@@ -316,13 +386,26 @@ fn bottom_up(g: &DepGraph, deps: &[OpDeps]) -> Vec<usize> {
     // reverse cycles behind it.
     let mut earliest: Vec<i64> = own.iter().map(|&l| l as i64 - 1).collect();
     // Latest in program order first among equals.
-    let mut ready = Ready::new((0..n).map(|i| (depth[i], std::cmp::Reverse(n - i))).collect());
+    let mut ready = Ready::new((0..n).map(|i| (depth[i], std::cmp::Reverse(n - i))).collect(), deps, true);
     (0..n).filter(|&i| left[i] == 0).for_each(|i| ready.insert(i));
+    let mut pressure = ReversePressure::new(live_out, names);
+    let threshold = (limit / 2).max(1);
     let mut order = Vec::with_capacity(n);
     let mut clock = 0i64;
     loop {
-        let Some(i) = ready.take_best(|i| earliest.get(i).copied().unwrap_or(0) <= clock) else { break };
+        let high = pressure.regs >= threshold;
+        let key = |i: usize| {
+            if high {
+                (deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0), true, i)
+            } else {
+                (0, earliest.get(i).copied().unwrap_or(0) <= clock, 0)
+            }
+        };
+        let Some(i) = ready.take_best(key) else { break };
         clock = clock.max(earliest.get(i).copied().unwrap_or(0));
+        if let Some(d) = deps.get(i) {
+            pressure.place(d, names);
+        }
         order.push(i);
         for e in g.preds_of(i) {
             if let Some(x) = earliest.get_mut(e.from) {
