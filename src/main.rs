@@ -35,6 +35,13 @@ enum Command {
 }
 
 fn main() {
+    // Like other Unix tools, end quietly when the reader of our output goes
+    // away (`schedra run x.ir | head -1`) instead of failing on the write.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread
+    // starts has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -2,6 +2,7 @@
 //! files they are given.
 
 pub mod compile;
+pub mod flags;
 pub mod fmt;
 pub mod fuzz;
 pub mod input;

@@ -1,9 +1,10 @@
-//! `schedra verify SRC.ir [OUT.s] [--target T] [--json] [--timeout-ms N]`:
+//! `schedra verify SRC.ir [OUT.s] [--target T] [--json] [--timeout-ms N]
+//! [--sched S] [--ra R] [--inject FAULT]`:
 //! prove that a machine program implements a source program (cli.md).
 //!
 //! With two files the machine program is verified as given, whoever produced
 //! it; with one the source is compiled (`schedra_compiler::compile` with the
-//! default options) and the result verified. The compiled program is printed
+//! options of `--sched`, `--ra` and `--inject`) and the result verified. The compiled program is printed
 //! and parsed back so that diagnostics point at lines of a real text.
 //!
 //! Status: 0 proven, 1 violation (or the compiler failed), 2 bad input (a
@@ -32,6 +33,9 @@ pub struct Args {
     /// Per-query solver timeout in milliseconds (a timeout makes the verdict unknown).
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,
+    /// How to compile SRC when no OUT is given.
+    #[command(flatten)]
+    pub compiler: super::flags::CompilerFlags,
 }
 
 fn read_text(path: &str) -> Result<String, String> {
@@ -51,7 +55,8 @@ fn machine(args: &Args, src: &Program, default: Option<&'static Target>) -> Resu
         let p = parse(out, &text, default.or(Some(src.target))).map_err(|e| (input::BAD_INPUT, e))?;
         return Ok((out.clone(), text, p));
     }
-    let compiled = schedra_compiler::compile(src, &schedra_compiler::Options::default())
+    let opts = args.compiler.options().map_err(|e| (input::BAD_INPUT, e))?;
+    let compiled = schedra_compiler::compile(src, &opts)
         .map_err(|e| (1, format!("{}: the compiler failed: {e}", args.src)))?;
     let text = schedra_ir::print::print(&compiled.program);
     let path = format!("{} (compiled)", args.src);

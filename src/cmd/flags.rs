@@ -1,0 +1,35 @@
+//! The compiler flags shared by every subcommand that compiles
+//! (`--sched`, `--ra`, `--inject`), turned into [`Options`].
+
+use schedra_compiler::{Fault, Options, Ra, Sched};
+
+/// `--sched topdown|bottomup --ra split|graph --inject FAULT`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CompilerFlags {
+    /// Pre-RA scheduling direction.
+    #[arg(long, value_parser = ["topdown", "bottomup"], default_value = "topdown")]
+    pub sched: String,
+    /// Register allocation mode.
+    #[arg(long, value_parser = ["split", "graph"], default_value = "split")]
+    pub ra: String,
+    /// Switch on one named compiler fault (`schedra compile --inject list` prints them).
+    #[arg(long)]
+    pub inject: Option<String>,
+}
+
+impl CompilerFlags {
+    /// The compiler options these flags name; `Err` is a usage message for an
+    /// unknown fault.
+    pub fn options(&self) -> Result<Options, String> {
+        let sched = if self.sched == "bottomup" { Sched::BottomUp } else { Sched::TopDown };
+        let ra = if self.ra == "graph" { Ra::Graph } else { Ra::Split };
+        let inject = match self.inject.as_deref() {
+            None => None,
+            Some(n) => Some(Fault::from_name(n).ok_or_else(|| {
+                let names: Vec<_> = Fault::all().iter().map(|f| f.name()).collect();
+                format!("unknown fault `{n}` (known: {})", names.join(", "))
+            })?),
+        };
+        Ok(Options { sched, ra, inject })
+    }
+}
