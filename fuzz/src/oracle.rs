@@ -114,6 +114,32 @@ impl Finding {
     }
 }
 
+/// The shape of a verifier message, for signatures: the plain words that
+/// say which rule is broken, without the registers, values, cycles, terms
+/// (anything in parentheses or after `=`), opcodes or labels that differ
+/// from program to program. At most 16 words.
+pub fn rule_shape(message: &str, target: &Target) -> String {
+    let head = message.split("e.g.").next().unwrap_or(message);
+    let mut depth = 0usize;
+    let mut flat = String::with_capacity(head.len());
+    for c in head.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => flat.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = flat
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, ',' | ';' | ':' | '.')))
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+        .filter(|w| target.op(w).is_none() || matches!(*w, "and" | "or"))
+        .take(16)
+        .collect();
+    words.join(" ")
+}
+
 /// Replace digit runs by `#` and the target's opcode names by `OP`, so that
 /// messages about the same rule on different registers, cycles and ops
 /// compare equal.
@@ -215,7 +241,7 @@ pub fn verify_proves(src: &Program, machine: &Program, vopts: &VerifyOptions) ->
         }
         Verdict::Violation => {
             let (rule, message) = match report.violations.first() {
-                Some(v) => (format!("{}: {}", v.kind.as_str(), normalize(&v.message, Some(src.target))), format!("{} at {} bundle {}: {}", v.kind.as_str(), v.block, v.bundle, v.message)),
+                Some(v) => (format!("{}: {}", v.kind.as_str(), rule_shape(&v.message, src.target)), format!("{} at {} bundle {}: {}", v.kind.as_str(), v.block, v.bundle, v.message)),
                 None => ("violation".into(), "violation".into()),
             };
             let f = Finding::new(Kind::Violation, src.target.name, rule, message);
@@ -376,6 +402,17 @@ mod tests {
         let b = normalize("fadd reads rf0 at cycle 7; ldvary issued at cycle 6 lands at cycle 8", Some(t));
         assert_eq!(a, b);
         assert!(a.contains("OP reads rf# at cycle #"), "{a}");
+    }
+
+    #[test]
+    fn rule_shape_keeps_only_the_rule() {
+        let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+        let a = rule_shape("`fmul` reads $rf5 = fadd(unif[0], 0x3) at cycle 4, but the source has %3 there; e.g. with unif[0]=1", t);
+        let b = rule_shape("`add` reads $rf9 = ?rf9@b2 at cycle 7, but the source has %12 there", t);
+        assert_eq!(a, b);
+        assert_eq!(a, "reads at cycle but the source has there");
+        let c = rule_shape("%4 (= fmax(in1, 0x0)) is live into block b3 but no register or scratch slot holds it", t);
+        assert_eq!(c, "is live into block but no register or scratch slot holds it");
     }
 
     #[test]
