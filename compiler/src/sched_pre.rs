@@ -243,7 +243,7 @@ fn own_latency(deps: &[OpDeps]) -> Vec<u32> {
 
 /// How many of the best-ranked ready ops the heuristics look at per step
 /// (keeps a step O(window) when thousands of loads are ready at once).
-const WINDOW: usize = 64;
+const WINDOW: usize = 24;
 
 /// Ready ops kept sorted by a static rank (best first), in two lists: ops
 /// that read no virtual register (loads: they can only add pressure) and the
