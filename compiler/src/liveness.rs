@@ -88,6 +88,11 @@ impl VarMap {
     pub fn new(f: &Func, implicit_writes: bool, track_scratch: bool) -> VarMap {
         VarMap { nv: f.vals.len(), nregs: f.target.regs.count as usize, implicit_writes, track_scratch }
     }
+    /// A map that tracks physical registers only (values are invisible):
+    /// enough to place spill code, and much smaller.
+    pub fn phys_only(f: &Func) -> VarMap {
+        VarMap { nv: 0, nregs: f.target.regs.count as usize, implicit_writes: true, track_scratch: true }
+    }
     /// Total number of variables.
     pub fn nvars(&self) -> usize {
         self.nv + self.nregs
@@ -103,7 +108,11 @@ impl VarMap {
     /// Push the variables of `l` onto `out`.
     pub fn loc_vars(&self, l: Loc, out: &mut Vec<usize>) {
         match l {
-            Loc::Val(v) => out.push(v as usize),
+            Loc::Val(v) => {
+                if (v as usize) < self.nv {
+                    out.push(v as usize)
+                }
+            }
             Loc::Phys(p) => out.extend(p.regs().filter(|r| (*r as usize) < self.nregs).map(|r| self.phys_var(r))),
             Loc::Scratch(p) => {
                 if self.track_scratch {

@@ -112,16 +112,14 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
                 Err(Failure::Values(vs)) => victims = choose_victims(&f, &graph, &costs, vs),
                 Err(Failure::AtGap(v, b, g)) => {
                     let occ = liveness::occupancy(&f, &vm, &lv, b);
-                    let short: Vec<ValId> = (0..f.vals.len() as ValId).filter(|&x| costs.span[x as usize] <= 2).collect();
+                    let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
                     let alt = occ.get(g).and_then(|set| spill::victim_at(&f, &vm, set, b, g, &costs, &short));
                     victims = vec![alt.unwrap_or(v)];
                 }
             }
         }
         let sp_env = spill::SpillEnv { alloc: &env.allocatable, cons: &cons, skip_fill_rule: env.skip_fill_rule };
-        for v in victims {
-            remats += spill::spill_value(&mut f, v, &sp_env)? as usize;
-        }
+        remats += spill::spill_values(&mut f, &victims, &sp_env)?;
     }
     Err(CompileError::Allocation("spilling did not converge".into()))
 }

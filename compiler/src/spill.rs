@@ -88,17 +88,30 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
 }
 
 /// Whether `v` can be rematerialised: defined exactly once, by a uniform or
-/// constant load with only immediate operands. Returns that definition.
+/// constant load with only immediate operands, and block-local (every
+/// occurrence in one block, the definition first): a value live across a
+/// block boundary must be held in a register or scratch slot there
+/// (semantics.md), so it is spilled instead. Returns the definition.
 pub fn remat_def(f: &Func, v: ValId) -> Option<RInst> {
     let mut found = None;
-    for b in &f.blocks {
+    let mut home = None;
+    for (bi, b) in f.blocks.iter().enumerate() {
         for i in &b.insts {
-            if i.dest == Some(Loc::Val(v)) {
-                if found.is_some() {
-                    return None;
-                }
+            let defines = i.dest == Some(Loc::Val(v));
+            let uses = i.use_locs().any(|l| l == Loc::Val(v));
+            if !(defines || uses) {
+                continue;
+            }
+            if home.is_some_and(|h| h != bi) || (found.is_none() && !defines) || (found.is_some() && defines) || (defines && uses) {
+                return None;
+            }
+            home = Some(bi);
+            if defines {
                 found = Some(i.clone());
             }
+        }
+        if b.cond.as_ref().and_then(ROperand::loc) == Some(Loc::Val(v)) && home != Some(bi) {
+            return None;
         }
     }
     found.filter(|i| matches!(i.desc.sem, Sem::Uniform | Sem::Const) && i.kind == Kind::Source && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_))))
@@ -170,13 +183,13 @@ fn adjacent(f: &Func, b: usize, g: usize) -> Vec<ValId> {
 }
 
 /// The cheapest value occupying gap `g` of block `b` whose spilling frees a
-/// register there, not in `exclude`.
-pub fn victim_at(f: &Func, vm: &VarMap, occ: &BitSet, b: usize, g: usize, c: &Costs, exclude: &[ValId]) -> Option<ValId> {
+/// register there, not marked in `exclude` (indexed by value).
+pub fn victim_at(f: &Func, vm: &VarMap, occ: &BitSet, b: usize, g: usize, c: &Costs, exclude: &[bool]) -> Option<ValId> {
     let adj = adjacent(f, b, g);
     occ.iter()
         .take_while(|&x| x < vm.nv)
         .map(|x| x as ValId)
-        .filter(|v| !adj.contains(v) && !exclude.contains(v))
+        .filter(|v| !adj.contains(v) && !exclude.get(*v as usize).copied().unwrap_or(false))
         .min_by(|a, b| c.cost[*a as usize].total_cmp(&c.cost[*b as usize]))
 }
 
@@ -184,17 +197,19 @@ pub fn victim_at(f: &Func, vm: &VarMap, occ: &BitSet, b: usize, g: usize, c: &Co
 /// occupying values plus allocatable physical registers occupied).
 pub fn pressure_victims(f: &Func, vm: &VarMap, lv: &Liveness, alloc: &RegSet, k: usize, c: &Costs) -> Vec<ValId> {
     let mut chosen: Vec<ValId> = Vec::new();
+    let mut is_chosen = vec![false; vm.nv];
     for b in 0..f.blocks.len() {
         let occ = liveness::occupancy(f, vm, lv, b);
         for (g, set) in occ.iter().enumerate() {
             let mut p: usize = set.iter().map(|x| match vm.as_val(x) {
-                Some(v) if chosen.contains(&v) => 0,
+                Some(v) if is_chosen[v as usize] => 0,
                 Some(v) => f.size(Loc::Val(v)) as usize,
                 None => alloc.contains((x - vm.nv) as Reg) as usize,
             }).sum();
             while p > k {
-                let Some(v) = victim_at(f, vm, set, b, g, c, &chosen) else { break };
+                let Some(v) = victim_at(f, vm, set, b, g, c, &is_chosen) else { break };
                 p = p.saturating_sub(f.size(Loc::Val(v)) as usize);
+                is_chosen[v as usize] = true;
                 chosen.push(v);
             }
         }
@@ -261,66 +276,95 @@ fn replace_uses(i: &mut RInst, v: ValId, by: Loc) {
 /// Replace value `v` by spill code (or rematerialise it). Returns whether it
 /// was rematerialised.
 pub fn spill_value(f: &mut Func, v: ValId, env: &SpillEnv) -> Result<bool, CompileError> {
-    let vm = VarMap::new(f, true, true);
+    spill_values(f, &[v], env).map(|n| n == 1)
+}
+
+/// How one victim is replaced.
+struct Plan {
+    v: ValId,
+    remat: Option<RInst>,
+    slot: ROperand,
+}
+
+/// Replace every value in `vs` by spill code (or rematerialise it), in one
+/// pass. Scratch registers of one instruction avoid each other and every
+/// physical register occupied around it; those of different instructions
+/// never live at once. Returns how many values were rematerialised.
+pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize, CompileError> {
+    let vm = VarMap::phys_only(f);
     let lv = liveness::analyze(f, &vm);
-    let remat = remat_def(f, v);
-    let size = f.size(Loc::Val(v));
-    let slot = f.next_slot;
-    if remat.is_none() {
-        f.next_slot += size as u32;
+    let mut plans = Vec::with_capacity(vs.len());
+    for &v in vs {
+        let remat = remat_def(f, v);
+        let slot = ROperand::Imm(Imm::int(f.next_slot as i64));
+        if remat.is_none() {
+            f.next_slot += f.size(Loc::Val(v)) as u32;
+        }
+        plans.push(Plan { v, remat, slot });
     }
     let read = desc_by_sem(f.target, Sem::ScratchRead)?;
     let write = desc_by_sem(f.target, Sem::ScratchWrite)?;
-    let fill_check = if env.skip_fill_rule { None } else { Some(read) };
-    let slot_imm = ROperand::Imm(Imm::int(slot as i64));
+    let cx = Ctx { read, write, fill_check: if env.skip_fill_rule { None } else { Some(read) }, env };
     for b in 0..f.blocks.len() {
         let occ = liveness::occupancy(f, &vm, &lv, b);
         let old = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(old.len() + 4);
         for (k, mut i) in old.into_iter().enumerate() {
-            let uses = i.use_locs().any(|l| l == Loc::Val(v));
-            let defs = i.dest == Some(Loc::Val(v));
-            if remat.is_some() && defs {
+            let used: Vec<&Plan> = plans.iter().filter(|p| i.use_locs().any(|l| l == Loc::Val(p.v))).collect();
+            let def = plans.iter().find(|p| i.dest == Some(Loc::Val(p.v)));
+            if def.is_some_and(|p| p.remat.is_some()) {
                 continue;
             }
-            let mut busy = busy_around(&vm, &occ, &i, k, defs);
-            if uses {
-                let s = pick_scratch(f, env, v, &busy, if remat.is_some() { None } else { fill_check })?;
-                busy.insert_run(s);
-                let ins = match &remat {
-                    Some(d) => RInst { dest: Some(Loc::Scratch(s)), span: Span::default(), kind: Kind::Remat, ..d.clone() },
-                    None => RInst { desc: read, dest: Some(Loc::Scratch(s)), srcs: vec![slot_imm.clone()], span: Span::default(), kind: Kind::Fill },
-                };
-                out.push(ins);
-                replace_uses(&mut i, v, Loc::Scratch(s));
+            let mut busy = busy_around(&vm, &occ, &i, k, def.is_some());
+            for p in used {
+                let s = cx.reload(f, p, &mut busy, &mut out)?;
+                replace_uses(&mut i, p.v, Loc::Scratch(s));
             }
-            if defs {
-                let s = pick_scratch(f, env, v, &busy, None)?;
-                i.dest = Some(Loc::Scratch(s));
-                out.push(i);
-                out.push(RInst { desc: write, dest: None, srcs: vec![slot_imm.clone(), ROperand::Loc(Loc::Scratch(s))], span: Span::default(), kind: Kind::SpillStore });
-            } else {
-                out.push(i);
+            match def {
+                Some(p) => {
+                    let s = pick_scratch(f, env, p.v, &busy, None)?;
+                    i.dest = Some(Loc::Scratch(s));
+                    out.push(i);
+                    out.push(RInst { desc: write, dest: None, srcs: vec![p.slot.clone(), ROperand::Loc(Loc::Scratch(s))], span: Span::default(), kind: Kind::SpillStore });
+                }
+                None => out.push(i),
             }
         }
-        let n = out.len();
-        if f.blocks[b].cond == Some(ROperand::Loc(Loc::Val(v))) {
-            let busy = occ.last().map(|set| {
-                let mut s = RegSet::default();
-                set.iter().filter(|&x| x >= vm.nv).for_each(|x| s.insert((x - vm.nv) as Reg));
-                s
-            }).unwrap_or_default();
-            let s = pick_scratch(f, env, v, &busy, if remat.is_some() { None } else { fill_check })?;
-            let ins = match &remat {
-                Some(d) => RInst { dest: Some(Loc::Scratch(s)), span: Span::default(), kind: Kind::Remat, ..d.clone() },
-                None => RInst { desc: read, dest: Some(Loc::Scratch(s)), srcs: vec![slot_imm.clone()], span: Span::default(), kind: Kind::Fill },
-            };
-            out.insert(n, ins);
+        let cond = f.blocks[b].cond.as_ref().and_then(ROperand::loc);
+        if let Some(p) = plans.iter().find(|p| cond == Some(Loc::Val(p.v))) {
+            let mut busy = RegSet::default();
+            if let Some(set) = occ.last() {
+                set.iter().for_each(|x| busy.insert(x as Reg));
+            }
+            let s = cx.reload(f, p, &mut busy, &mut out)?;
             f.blocks[b].cond = Some(ROperand::Loc(Loc::Scratch(s)));
         }
         f.blocks[b].insts = out;
     }
-    Ok(remat.is_some())
+    Ok(plans.iter().filter(|p| p.remat.is_some()).count())
+}
+
+/// The ops and rules spill code is made with.
+struct Ctx<'a> {
+    read: &'static OpDesc,
+    write: &'static OpDesc,
+    fill_check: Option<&'static OpDesc>,
+    env: &'a SpillEnv<'a>,
+}
+
+impl Ctx<'_> {
+    /// Emit a fill (or the rematerialised load) of `p` into a fresh scratch
+    /// register outside `busy`, which then holds it.
+    fn reload(&self, f: &Func, p: &Plan, busy: &mut RegSet, out: &mut Vec<RInst>) -> Result<PhysReg, CompileError> {
+        let s = pick_scratch(f, self.env, p.v, busy, if p.remat.is_some() { None } else { self.fill_check })?;
+        busy.insert_run(s);
+        out.push(match &p.remat {
+            Some(d) => RInst { dest: Some(Loc::Scratch(s)), span: Span::default(), kind: Kind::Remat, ..d.clone() },
+            None => RInst { desc: self.read, dest: Some(Loc::Scratch(s)), srcs: vec![p.slot.clone()], span: Span::default(), kind: Kind::Fill },
+        });
+        let _ = self.write;
+        Ok(s)
+    }
 }
 
 #[cfg(test)]
