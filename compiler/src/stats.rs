@@ -1,7 +1,8 @@
 //! Shader-db style statistics of a machine-form program.
 //!
-//! Algorithm: walk the blocks in layout order as one straight line (the
-//! issue order) with a clock. Each bundle costs one cycle. On interlocked
+//! Algorithm: walk the blocks in layout order with a clock, each block
+//! costed once from a quiet machine (no write in flight at its start, as
+//! the verifier counts), and sum. Each bundle costs one cycle. On interlocked
 //! targets a bundle first waits until every register it reads (and a `brnz`
 //! condition) has landed — those are stall cycles, counted in `cycles`, and
 //! as `sfu_stalls` when the awaited write came from an SFU op. On
@@ -24,10 +25,12 @@ use std::collections::HashMap;
 pub fn machine_stats(prog: &Program) -> Stats {
     let t = prog.target;
     let mut st = Stats::default();
-    // register -> (cycle its latest write lands, written by an SFU op)
-    let mut ready: HashMap<Reg, (usize, bool)> = HashMap::new();
     let mut clock = 0usize;
     for b in &prog.blocks {
+        // register -> (cycle its latest write lands, written by an SFU op);
+        // each block is costed from a quiet machine, like the verifier's
+        // per-block cycle count.
+        let mut ready: HashMap<Reg, (usize, bool)> = HashMap::new();
         let mut sfu_until = 0usize;
         for bundle in &b.bundles {
             st.instructions += 1;
