@@ -286,3 +286,19 @@ fn fault_gen8_r127_spill_fill_breaks_the_r127_rule() {
         assert!(e.contains("g127") && e.contains("send.scratch_read"), "{e}");
     }
 }
+
+#[test]
+fn machine_programs_are_proven_by_the_verifier() {
+    let mut failures = Vec::new();
+    for path in shaders() {
+        let src = load(&path);
+        for opts in combos() {
+            let Ok(c) = compile(&src, &opts) else { continue };
+            let r = schedra_verify::verify(&src, &c.program, &schedra_verify::VerifyOptions::default());
+            if r.verdict == schedra_verify::Verdict::Violation {
+                failures.push(format!("{} {opts:?}: {:?}", path.display(), r.violations.first()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
