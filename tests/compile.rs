@@ -249,6 +249,7 @@ fn fault_v3d_rf0_across_implicit_clobbers_a_varying() {
         assert_eq!(differs(&src, &good.program), None);
         let bad = compile(&src, &with(ra, Some(Fault::V3dRf0AcrossImplicit))).expect("compile with fault");
         assert!(differs(&src, &bad.program).is_some(), "{ra:?}: the fault did not change behaviour:\n{}", bad.program);
+        assert_eq!(verdict(&src, &bad.program), schedra_verify::Verdict::Violation);
     }
 }
 
@@ -261,6 +262,7 @@ fn fault_ra_split_preallocated_clobbers_a_swapped_input() {
     assert_eq!(differs(&src, &good.program), None);
     let bad = compile(&src, &with(Ra::Split, Some(Fault::RaSplitPreallocated))).expect("compile with fault");
     assert!(differs(&src, &bad.program).is_some(), "the fault did not change behaviour:\n{}", bad.program);
+    assert_eq!(verdict(&src, &bad.program), schedra_verify::Verdict::Violation);
 }
 
 #[test]
@@ -271,6 +273,7 @@ fn fault_spill_no_reserve_clobbers_a_live_value() {
         let bad = compile(&src, &with(ra, Some(Fault::SpillNoReserve))).expect("compile with fault");
         assert!(bad.stats.fills > 0);
         assert!(differs(&src, &bad.program).is_some(), "{ra:?}: the fault did not change behaviour");
+        assert_eq!(verdict(&src, &bad.program), schedra_verify::Verdict::Violation);
     }
 }
 
@@ -284,6 +287,7 @@ fn fault_gen8_r127_spill_fill_breaks_the_r127_rule() {
         let bad = compile(&src, &with(ra, Some(Fault::Gen8R127SpillFill))).expect("compile with fault");
         let e = rule_break(&bad.program).expect("a fill returns into g127");
         assert!(e.contains("g127") && e.contains("send.scratch_read"), "{e}");
+        assert_eq!(verdict(&src, &bad.program), schedra_verify::Verdict::Violation);
     }
 }
 
@@ -301,4 +305,9 @@ fn machine_programs_are_proven_by_the_verifier() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The verifier's verdict on `machine` against `src`.
+fn verdict(src: &Program, machine: &Program) -> schedra_verify::Verdict {
+    schedra_verify::verify(src, machine, &schedra_verify::VerifyOptions::default()).verdict
 }
