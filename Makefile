@@ -8,7 +8,7 @@ BIN := target/release/schedra
 FUZZ_TIME ?= 30s
 TARGETS := v3d71 gen8 r600
 
-.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench fuzz coverage clean
+.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench shaderdb fuzz coverage clean
 
 ## Install what is missing: Z3's C library (Debian libz3-dev).
 deps:
@@ -54,8 +54,13 @@ run: fuzz-deps build
 test: deps
 	$(CARGO) test --workspace --no-fail-fast
 
+## Every benchmark (std::time harnesses; see docs/performance.md).
 bench: deps
 	$(CARGO) bench --workspace
+
+## shader-db style totals, mode comparison and obligation split over the corpus.
+shaderdb: build
+	scripts/shaderdb.sh $(BIN)
 
 ## Overnight: every cargo-fuzz target on all cores (FUZZ_SECONDS each, default 8h).
 FUZZ_SECONDS ?= 28800
