@@ -72,6 +72,9 @@ pub struct FoundEntry {
     pub minimized_instructions: usize,
     /// Its directory.
     pub dir: String,
+    /// Seconds from the campaign's start to this finding (before its
+    /// reduction): the time-to-find.
+    pub found_s: f64,
 }
 
 /// What a campaign did: cli.md's `fuzz --json` object.
@@ -91,6 +94,8 @@ pub struct Summary {
     pub resumed: usize,
     /// Whether Ctrl-C ended the run.
     pub interrupted: bool,
+    /// Seconds from the start to the first new finding (`null` when none).
+    pub first_finding_s: Option<f64>,
 }
 
 impl Summary {
@@ -132,6 +137,7 @@ struct Shared {
     seen: Mutex<HashSet<String>>,
     found: Mutex<Vec<FoundEntry>>,
     notes: Mutex<Vec<String>>,
+    start: Instant,
     deadline: Instant,
 }
 
@@ -168,6 +174,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
     let start = Instant::now();
     let plan = case::Plan { inject: opts.inject, vopts: VerifyOptions { timeout_ms: opts.timeout_ms }, soundness_every: 4, roundtrip_every: 16 };
     let shared = Arc::new(Shared {
+        start,
         deadline: start + opts.time,
         plan,
         dir,
@@ -194,6 +201,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
     let elapsed = start.elapsed().as_secs_f64();
     let execs = shared.execs.load(Ordering::SeqCst);
     let findings = shared.found.lock().map(|f| f.clone()).unwrap_or_default();
+    let first_finding_s = findings.iter().map(|f| f.found_s).min_by(f64::total_cmp);
     Ok(Summary {
         execs,
         execs_per_sec: if elapsed > 0.0 { execs as f64 / elapsed } else { 0.0 },
@@ -202,6 +210,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
         features: Features(shared.features.load(Ordering::SeqCst)).names(),
         resumed,
         interrupted: INTERRUPTED.load(Ordering::SeqCst),
+        first_finding_s,
     })
 }
 
@@ -262,6 +271,7 @@ fn worker(shared: &Shared) {
 /// Write a finding if its signature is new, then reduce it.
 fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
     let sig = f.signature();
+    let found_s = shared.start.elapsed().as_secs_f64();
     let fresh = shared.seen.lock().map(|mut s| s.insert(sig.clone())).unwrap_or(false);
     if !fresh {
         return;
@@ -281,6 +291,7 @@ fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
         target: f.target.clone(),
         minimized_instructions: f.source.as_ref().map(|p| p.op_count()).unwrap_or(0),
         dir: dir.display().to_string(),
+        found_s,
     };
     if let Ok(mut found) = shared.found.lock() {
         found.push(entry.clone());
