@@ -43,13 +43,11 @@ impl Graph {
     }
     fn add(&mut self, vm: &VarMap, x: usize, y: usize) {
         match (vm.as_val(x), vm.as_val(y)) {
-            (Some(a), Some(b)) if a != b => {
-                if !self.matrix.contains(x * self.nv + y) {
-                    self.matrix.insert(x * self.nv + y);
-                    self.matrix.insert(y * self.nv + x);
-                    self.adj[x].push(b);
-                    self.adj[y].push(a);
-                }
+            (Some(a), Some(b)) if a != b && !self.matrix.contains(x * self.nv + y) => {
+                self.matrix.insert(x * self.nv + y);
+                self.matrix.insert(y * self.nv + x);
+                self.adj[x].push(b);
+                self.adj[y].push(a);
             }
             (Some(a), None) => self.phys[a as usize].insert((y - vm.nv) as Reg),
             (None, Some(b)) => self.phys[b as usize].insert((x - vm.nv) as Reg),

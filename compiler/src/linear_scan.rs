@@ -207,7 +207,7 @@ pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBloc
 
 /// The run of local `v` read at gap `g` (after any split copy there).
 fn use_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Option<PhysReg> {
-    segs.get(&v)?.iter().flatten().filter(|s| s.start <= g && g <= s.end).last().map(|s| s.run)
+    segs.get(&v)?.iter().flatten().rfind(|s| s.start <= g && g <= s.end).map(|s| s.run)
 }
 
 /// The run of local `v` written just before gap `g` (before any split copy).

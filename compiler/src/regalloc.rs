@@ -109,7 +109,7 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
             let graph = interference::build(&f, &vm, &lv);
             match assign(&f, opts, &env, &vm, &lv, &graph, &cons, &costs) {
                 Ok(blocks) => return finish(f, blocks, remats, max_live),
-                Err(Failure::Values(vs)) => victims = choose_victims(&f, &graph, &costs, vs),
+                Err(Failure::Values(vs)) => victims = choose_victims(&graph, &costs, vs),
                 Err(Failure::AtGap(v, b, g)) => {
                     let occ = liveness::occupancy(&f, &vm, &lv, b);
                     let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
@@ -134,7 +134,7 @@ enum Failure {
 
 /// Values that actually free registers when spilled: a failed value that
 /// lives long, else its cheapest long-lived neighbour.
-fn choose_victims(f: &Func, graph: &Graph, costs: &spill::Costs, failed: Vec<ValId>) -> Vec<ValId> {
+fn choose_victims(graph: &Graph, costs: &spill::Costs, failed: Vec<ValId>) -> Vec<ValId> {
     let mut out: Vec<ValId> = Vec::new();
     for v in failed {
         let pick = if costs.span[v as usize] > 2 {
@@ -146,7 +146,6 @@ fn choose_victims(f: &Func, graph: &Graph, costs: &spill::Costs, failed: Vec<Val
             out.push(pick);
         }
     }
-    let _ = f;
     out
 }
 

@@ -304,7 +304,7 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
     }
     let read = desc_by_sem(f.target, Sem::ScratchRead)?;
     let write = desc_by_sem(f.target, Sem::ScratchWrite)?;
-    let cx = Ctx { read, write, fill_check: if env.skip_fill_rule { None } else { Some(read) }, env };
+    let cx = Ctx { read, fill_check: if env.skip_fill_rule { None } else { Some(read) }, env };
     for b in 0..f.blocks.len() {
         let occ = liveness::occupancy(f, &vm, &lv, b);
         let old = std::mem::take(&mut f.blocks[b].insts);
@@ -347,7 +347,6 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
 /// The ops and rules spill code is made with.
 struct Ctx<'a> {
     read: &'static OpDesc,
-    write: &'static OpDesc,
     fill_check: Option<&'static OpDesc>,
     env: &'a SpillEnv<'a>,
 }
@@ -362,7 +361,6 @@ impl Ctx<'_> {
             Some(d) => RInst { dest: Some(Loc::Scratch(s)), span: Span::default(), kind: Kind::Remat, ..d.clone() },
             None => RInst { desc: self.read, dest: Some(Loc::Scratch(s)), srcs: vec![p.slot.clone()], span: Span::default(), kind: Kind::Fill },
         });
-        let _ = self.write;
         Ok(s)
     }
 }
