@@ -1,7 +1,11 @@
 //! The allocated program → the machine-form program.
 //!
 //! Algorithm, per block: lower the ops (`lower`), build the post-RA
-//! dependency graph and list-schedule it into bundles (`sched_post`); in a
+//! dependency graph and list-schedule it into bundles (`sched_post`); when
+//! implicit results can be forwarded past their copies (the copied value
+//! dies in the block, physical liveness from [`phys_live_out`]), schedule
+//! that variant too and keep the shorter (it lengthens the fixed register's
+//! life, which can delay the next implicit write); in a
 //! block ending with `end` on a target with an end-of-program sequence
 //! (`rules.end_delay_slots()`), place the marker op (the target's
 //! machine-only thread-switch op, v3d71 `thrsw`) as early as the rules allow
@@ -14,7 +18,7 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{lower_block, LoweredOp};
+use crate::lower::{forward_implicit_copies, lower_block, LoweredOp};
 use crate::sched_post::{build_graph, bundle_ops, landing_end, schedule, Schedule};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
@@ -62,9 +66,10 @@ pub fn bundle_program_with(alloc: &Program, opts: &Options, hints: &Hints) -> Re
         return Err(CompileError::NotSource);
     }
     let target = alloc.target;
+    let live = phys_live_out(alloc);
     let mut blocks = Vec::with_capacity(alloc.blocks.len());
-    for b in &alloc.blocks {
-        blocks.push(bundle_block(target, b, opts, hints)?);
+    for (i, b) in alloc.blocks.iter().enumerate() {
+        blocks.push(bundle_block(target, b, live.get(i).map(Vec::as_slice).unwrap_or(&[]), opts, hints)?);
     }
     let inputs = alloc.inputs.iter().map(|i| Input { vreg: None, reg: i.reg, span: i.span }).collect();
     let program = Program { name: alloc.name.clone(), target, stage: alloc.stage, form: Form::Machine, inputs, blocks };
@@ -72,16 +77,19 @@ pub fn bundle_program_with(alloc: &Program, opts: &Options, hints: &Hints) -> Re
     Ok((program, stats))
 }
 
-fn bundle_block(target: &'static Target, b: &Block, opts: &Options, hints: &Hints) -> Result<Block, CompileError> {
-    let ops = lower_block(target, &b.insts, opts)?;
-    let g = build_graph(&ops, &hints.pinned, opts);
-    let mut s = schedule(target, &ops, &g)?;
+fn bundle_block(target: &'static Target, b: &Block, live_out: &[Reg], opts: &Options, hints: &Hints) -> Result<Block, CompileError> {
+    let plain = lower_block(target, &b.insts, opts)?;
+    let forwarded = forward_implicit_copies(target, plain.clone(), live_out, &term_reads(b), opts);
+    let mut best = schedule_block(target, b, plain, opts, hints)?;
+    if forwarded.len() < best.0.len() {
+        let other = schedule_block(target, b, forwarded, opts, hints)?;
+        if other.1.bundles.len() < best.1.bundles.len() {
+            best = other;
+        }
+    }
+    let (ops, s, at) = best;
+    let marker = end_marker_of(target, b)?;
     let mut bundles: Vec<Bundle> = Vec::new();
-    let marker = match (b.term.kind == TermKind::End, target.rules.end_delay_slots()) {
-        (true, Some(k)) => Some((end_marker(target)?, k)),
-        _ => None,
-    };
-    let at = marker.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
     for (i, bundle) in s.bundles.iter().enumerate() {
         let mut ops_here = bundle_ops(target, &ops, bundle);
         if let (Some(p), Some((m, _))) = (at, marker) {
@@ -93,6 +101,75 @@ fn bundle_block(target: &'static Target, b: &Block, opts: &Options, hints: &Hint
         bundles.push(Bundle { ops: ops_here, span: Default::default() });
     }
     Ok(Block { label: b.label.clone(), insts: Vec::new(), bundles, term: b.term.clone(), span: b.span })
+}
+
+/// The end marker and its delay-slot count if block `b` ends the program on
+/// a target with an end sequence.
+fn end_marker_of(target: &'static Target, b: &Block) -> Result<Option<(&'static OpDesc, usize)>, CompileError> {
+    match (b.term.kind == TermKind::End, target.rules.end_delay_slots()) {
+        (true, Some(k)) => Ok(Some((end_marker(target)?, k))),
+        _ => Ok(None),
+    }
+}
+
+/// Schedule lowered ops of `b` and place the end marker: the ops, the
+/// schedule, and the marker's bundle if any.
+fn schedule_block(target: &'static Target, b: &Block, ops: Vec<LoweredOp>, opts: &Options, hints: &Hints) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
+    let g = build_graph(&ops, &hints.pinned, opts);
+    let mut s = schedule(target, &ops, &g)?;
+    let at = end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
+    Ok((ops, s, at))
+}
+
+/// The registers a block's terminator reads (a `brnz` condition).
+fn term_reads(b: &Block) -> Vec<Reg> {
+    match &b.term.kind {
+        TermKind::Brnz { cond: Operand::Phys(p), .. } => p.regs().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Physical registers live out of each block of the allocated program
+/// (backward fixpoint over the CFG; an op's destination is a definition,
+/// its register sources and the terminator's condition are uses).
+pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
+    use std::collections::BTreeSet;
+    let n = p.blocks.len();
+    let mut uses: Vec<BTreeSet<Reg>> = vec![BTreeSet::new(); n];
+    let mut defs: Vec<BTreeSet<Reg>> = vec![BTreeSet::new(); n];
+    for (bi, b) in p.blocks.iter().enumerate() {
+        let (u, d) = (&mut uses[bi], &mut defs[bi]);
+        for inst in &b.insts {
+            for r in inst.srcs.iter().filter_map(Operand::phys).flat_map(|x| x.regs()) {
+                if !d.contains(&r) {
+                    u.insert(r);
+                }
+            }
+            d.extend(inst.dest.iter().filter_map(Operand::phys).flat_map(|x| x.regs()));
+        }
+        for r in term_reads(b) {
+            if !d.contains(&r) {
+                u.insert(r);
+            }
+        }
+    }
+    let succs: Vec<Vec<usize>> = p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| p.block_index(l)).collect()).collect();
+    let mut live_in = uses.clone();
+    let mut out: Vec<BTreeSet<Reg>> = vec![BTreeSet::new(); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for bi in (0..n).rev() {
+            let lo: BTreeSet<Reg> = succs[bi].iter().filter_map(|&s| live_in.get(s)).flatten().copied().collect();
+            if lo != out[bi] {
+                let li: BTreeSet<Reg> = uses[bi].iter().copied().chain(lo.iter().copied().filter(|r| !defs[bi].contains(r))).collect();
+                live_in[bi] = li;
+                out[bi] = lo;
+                changed = true;
+            }
+        }
+    }
+    out.into_iter().map(|s| s.into_iter().collect()).collect()
 }
 
 /// The target's end-of-program marker: its machine-only thread-switch op.

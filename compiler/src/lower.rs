@@ -180,6 +180,73 @@ pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
     out
 }
 
+/// Readers of one copied value that may be redirected to the fixed register.
+const MAX_FORWARDED_READERS: usize = 3;
+/// How far (in lowered ops) after the copy those readers may sit.
+const MAX_FORWARD_SPAN: usize = 8;
+
+/// Copy forwarding of implicit results: where an implicit op (v3d71
+/// `ldvary`, `ldconst`) is followed by `mov $k, $r` and the few ops reading
+/// that value of `$k` sit shortly after it with no other write of `$r` in
+/// between, those ops read `$r` directly and the copy goes. Only when `$k`'s
+/// new value dies inside the block: it is redefined later in the block, or
+/// it is neither in `live_out` nor read by the terminator (`term_reads`).
+/// The dependency graph then keeps `$r` unchanged until the last redirected
+/// read, exactly as it kept it for the copy.
+pub fn forward_implicit_copies(target: &Target, mut ops: Vec<LoweredOp>, live_out: &[schedra_ir::Reg], term_reads: &[schedra_ir::Reg], opts: &Options) -> Vec<LoweredOp> {
+    let mut i = 0;
+    while i + 1 < ops.len() {
+        let pair = match (ops.get(i).map(|o| o.desc.dest), ops.get(i + 1)) {
+            (Some(Dest::Implicit(r)), Some(m)) if m.inst.opcode == "mov" || m.desc.sem == Sem::Mov => {
+                let src = m.inst.srcs.first().and_then(Operand::phys);
+                let dst = m.inst.dest.as_ref().and_then(Operand::phys);
+                match (src, dst) {
+                    (Some(sp), Some(dp)) if sp == PhysReg::one(r) && dp.size == 1 && dp.base != r && m.inst.srcs.len() == 1 => Some((r, dp.base)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((fixed, k)) = pair {
+            if let Some(readers) = forward_readers(&ops, i + 1, fixed, k, live_out, term_reads) {
+                for j in readers {
+                    if let Some(op) = ops.get_mut(j) {
+                        for o in op.inst.srcs.iter_mut().filter(|o| o.phys() == Some(PhysReg::one(k))) {
+                            *o = Operand::Phys(PhysReg::one(fixed));
+                        }
+                        op.deps = machine_deps(target, op.desc, &op.inst, opts);
+                    }
+                }
+                ops.remove(i + 1);
+            }
+        }
+        i += 1;
+    }
+    ops
+}
+
+/// The ops reading the value the copy at `m` puts in `k`, if all of them can
+/// read `fixed` instead (see [`forward_implicit_copies`]).
+fn forward_readers(ops: &[LoweredOp], m: usize, fixed: schedra_ir::Reg, k: schedra_ir::Reg, live_out: &[schedra_ir::Reg], term_reads: &[schedra_ir::Reg]) -> Option<Vec<usize>> {
+    let mut readers = Vec::new();
+    let mut fixed_written = false;
+    for (j, op) in ops.iter().enumerate().skip(m + 1) {
+        let reads_k = op.deps.reads.contains(&Loc::Phys(k));
+        if reads_k {
+            let whole = op.inst.srcs.iter().filter_map(Operand::phys).all(|p| p == PhysReg::one(k) || !p.regs().any(|x| x == k));
+            if fixed_written || !whole || j - m > MAX_FORWARD_SPAN || readers.len() == MAX_FORWARDED_READERS {
+                return None;
+            }
+            readers.push(j);
+        }
+        if op.deps.writes.iter().any(|(l, _)| *l == Loc::Phys(k)) {
+            return (!readers.is_empty()).then_some(readers);
+        }
+        fixed_written |= op.deps.writes.iter().any(|(l, _)| *l == Loc::Phys(fixed));
+    }
+    (!readers.is_empty() && !live_out.contains(&k) && !term_reads.contains(&k)).then_some(readers)
+}
+
 /// Whether the op ends the thread and must stay the block's last op (gen8
 /// `send.eot`: "last op of the program"), per `rules.ends_thread`.
 pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
@@ -219,6 +286,9 @@ mod tests {
     }
     fn imm(v: i64) -> Operand {
         Operand::Imm(Imm::int(v))
+    }
+    fn reg(r: u16) -> Operand {
+        Operand::Phys(PhysReg::one(r))
     }
 
     #[test]
@@ -264,6 +334,28 @@ mod tests {
         let i = Inst { opcode: "send.scratch_write".into(), dest: None, srcs: vec![imm(4), Operand::Phys(PhysReg { base: 10, size: 2 })], span: Span::default() };
         assert_eq!(effects(&GEN8, sw, &i), vec![Effect::Scratch { write: true, lo: 4, hi: 6 }]);
         assert!(!ends_thread(&GEN8, GEN8.op("send.tex").unwrap()));
+    }
+
+    #[test]
+    fn ldvary_copy_is_forwarded_only_when_the_value_dies_in_the_block() {
+        let o = Options::default();
+        let insts = [inst("ldvary", Some(5), vec![imm(0)]), inst("fmul", Some(5), vec![reg(5), reg(1)]), inst("tlbw", None, vec![reg(5)])];
+        let l = lower_block(&V3D71, &insts, &o).unwrap();
+        let f = forward_implicit_copies(&V3D71, l.clone(), &[], &[], &o);
+        assert_eq!(f.iter().map(|x| x.inst.opcode.as_str()).collect::<Vec<_>>(), ["ldvary", "fmul", "tlbw"]);
+        assert_eq!(f[1].inst.srcs[0], reg(0));
+        assert_eq!(f[1].deps.reads, vec![Loc::Phys(0), Loc::Phys(1)]);
+        // Live out without a redefinition: the copy stays.
+        let insts = [inst("ldvary", Some(5), vec![imm(0)]), inst("tlbw", None, vec![reg(5)])];
+        let l = lower_block(&V3D71, &insts, &o).unwrap();
+        assert_eq!(forward_implicit_copies(&V3D71, l.clone(), &[5], &[], &o).len(), 3);
+        assert_eq!(forward_implicit_copies(&V3D71, l.clone(), &[], &[5], &o).len(), 3);
+        assert_eq!(forward_implicit_copies(&V3D71, l, &[], &[], &o).len(), 2);
+        // Another rf0 write before the read: the copy stays.
+        let insts = [inst("ldvary", Some(5), vec![imm(0)]), inst("ldvary", Some(6), vec![imm(1)]), inst("fadd", Some(7), vec![reg(5), reg(6)]), inst("tlbw", None, vec![reg(7)])];
+        let l = lower_block(&V3D71, &insts, &o).unwrap();
+        let f = forward_implicit_copies(&V3D71, l, &[], &[], &o);
+        assert_eq!(f.iter().filter(|x| x.inst.opcode == "mov").count(), 1);
     }
 
     #[test]
