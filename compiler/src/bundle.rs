@@ -115,7 +115,7 @@ fn end_marker_of(target: &'static Target, b: &Block) -> Result<Option<(&'static 
 /// Schedule lowered ops of `b` and place the end marker: the ops, the
 /// schedule, and the marker's bundle if any.
 fn schedule_block(target: &'static Target, b: &Block, ops: Vec<LoweredOp>, opts: &Options, hints: &Hints) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
-    let g = build_graph(&ops, &hints.pinned, opts);
+    let g = build_graph(target, &ops, &hints.pinned, opts);
     let mut s = schedule(target, &ops, &g)?;
     let at = end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
     Ok((ops, s, at))

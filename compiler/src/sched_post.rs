@@ -42,9 +42,11 @@ pub struct Schedule {
 /// registers the source program preallocated. This is the single decision
 /// point of the faults `SchedIgnoreWar` (write-after-read edges on physical
 /// registers are dropped) and `R600PinnedWar` (those on pinned registers
-/// are dropped: the group interference check ignores them).
-pub fn build_graph(ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
+/// are dropped: the group interference check ignores them; only on the
+/// fault's own target, r600).
+pub fn build_graph(target: &Target, ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
     let deps: Vec<_> = ops.iter().map(|o| o.deps.clone()).collect();
+    let pinned_fault = opts.has(Fault::R600PinnedWar) && Fault::R600PinnedWar.target().is_none_or(|t| t == target.name);
     DepGraph::build(&deps, |e: &Edge| {
         let phys = match e.loc {
             Some(Loc::Phys(r)) if e.kind == EdgeKind::War => Some(r),
@@ -54,7 +56,7 @@ pub fn build_graph(ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGrap
         if opts.has(Fault::SchedIgnoreWar) {
             return false;
         }
-        !(opts.has(Fault::R600PinnedWar) && pinned.contains(&r))
+        !(pinned_fault && pinned.contains(&r))
     })
 }
 
@@ -258,7 +260,7 @@ mod tests {
     }
     fn run(t: &'static Target, insts: &[Inst], opts: &Options) -> (Vec<LoweredOp>, Schedule) {
         let ops = lower_block(t, insts, opts).unwrap();
-        let g = build_graph(&ops, &[], opts);
+        let g = build_graph(t, &ops, &[], opts);
         let s = schedule(t, &ops, &g).unwrap();
         (ops, s)
     }
@@ -318,6 +320,18 @@ mod tests {
         assert!(s.cycle_of[0] < s.cycle_of[1]);
         // The independent mov fills the latency gap between mul and add.
         assert_eq!(s.cycle_of[2], 1);
+    }
+
+    #[test]
+    fn pinned_war_fault_drops_pinned_war_edges_on_r600_only() {
+        let insts = [inst("mov", Some(8), vec![reg(4)]), inst("mov", Some(4), vec![reg(5)])];
+        let f = Options { inject: Some(Fault::R600PinnedWar), ..Default::default() };
+        for (t, dropped) in [(&R600, true), (&V3D71, false)] {
+            let ops = lower_block(t, &insts, &f).unwrap();
+            let war = |pinned: &[Reg]| build_graph(t, &ops, pinned, &f).edges.iter().any(|e| e.kind == EdgeKind::War);
+            assert!(war(&[9]));
+            assert_eq!(war(&[4]), !dropped, "{}", t.name);
+        }
     }
 
     #[test]
