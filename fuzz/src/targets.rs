@@ -93,6 +93,38 @@ pub fn decode(data: &[u8]) -> Option<String> {
     Some(format!("# compile with: {}\n{}", crate::campaign::options_line(&opts), schedra_ir::print::print(&c.program)))
 }
 
+/// The cargo-fuzz targets whose inputs are generated cases.
+pub const CASE_TARGETS: [&str; 3] = ["compile_verify", "run_equiv", "verifier_soundness"];
+
+/// Write seed inputs for the cargo-fuzz targets under `dir`: `n` generated
+/// cases (4 KiB of seeded bytes each) for each of [`CASE_TARGETS`], and
+/// every `.ir`/`.s` file found (recursively) under `texts` for
+/// `parse_roundtrip`. Returns how many files were written.
+pub fn write_corpus(dir: &std::path::Path, texts: &[std::path::PathBuf], n: u64) -> std::io::Result<usize> {
+    let mut written = 0;
+    for t in CASE_TARGETS {
+        let d = dir.join(t);
+        std::fs::create_dir_all(&d)?;
+        for i in 0..n {
+            std::fs::write(d.join(format!("seed-{i:04}")), crate::gen::seed_bytes(i, 4096))?;
+            written += 1;
+        }
+    }
+    let d = dir.join("parse_roundtrip");
+    std::fs::create_dir_all(&d)?;
+    let mut stack: Vec<std::path::PathBuf> = texts.to_vec();
+    while let Some(p) = stack.pop() {
+        if p.is_dir() {
+            stack.extend(std::fs::read_dir(&p)?.flatten().map(|e| e.path()));
+        } else if p.extension().is_some_and(|e| e == "ir" || e == "s") {
+            let name = p.to_string_lossy().replace(['/', '.'], "_");
+            std::fs::copy(&p, d.join(name))?;
+            written += 1;
+        }
+    }
+    Ok(written)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +135,16 @@ mod tests {
         let text = decode(&data).expect("decodes");
         let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
         assert!(schedra_ir::validate::validate(&p).is_ok());
+    }
+
+    #[test]
+    fn write_corpus_writes_cases_and_texts() {
+        let dir = std::env::temp_dir().join(format!("schedra-corpus-test-{}", std::process::id()));
+        let examples = std::path::PathBuf::from(format!("{}/../../shared/spec/examples", env!("CARGO_MANIFEST_DIR")));
+        let n = write_corpus(&dir, &[examples], 2).expect("writes");
+        assert!(n >= 6 + 7, "wrote {n}");
+        assert!(dir.join("compile_verify/seed-0001").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -47,6 +47,11 @@ pub struct Args {
     /// Per-query solver timeout in milliseconds.
     #[arg(long, default_value_t = 2000)]
     pub timeout_ms: u64,
+    /// Write seed inputs for the cargo-fuzz targets into DIR/<target>/
+    /// (generated cases, and the texts of corpus/ and the spec examples for
+    /// parse_roundtrip), and exit.
+    #[arg(long, value_name = "DIR")]
+    pub write_corpus: Option<PathBuf>,
     /// Print the program a libFuzzer artifact stands for, and exit.
     #[arg(long, value_name = "ARTIFACT")]
     pub decode: Option<PathBuf>,
@@ -79,6 +84,15 @@ fn usage(msg: &str) -> i32 {
 pub fn main(args: Args) -> i32 {
     if let Some(path) = &args.decode {
         return decode(path);
+    }
+    if let Some(dir) = &args.write_corpus {
+        return match schedra_fuzz::targets::write_corpus(dir, &[PathBuf::from("corpus"), PathBuf::from("../shared/spec/examples")], 64) {
+            Ok(n) => {
+                eprintln!("wrote {n} seed inputs under {}", dir.display());
+                0
+            }
+            Err(e) => usage(&format!("{}: {e}", dir.display())),
+        };
     }
     let Some(time) = parse_time(&args.time) else { return usage(&format!("--time {}: expected 30s, 10m, 8h or seconds", args.time)) };
     let inject = match args.inject.as_deref().map(|n| (n, Fault::from_name(n))) {
@@ -126,7 +140,7 @@ fn print_summary(s: &campaign::Summary) {
     println!("fuzz: {} execs in {:.1}s ({:.0}/s){stop}, {} new findings, {} already known", s.execs, s.time_s, s.execs_per_sec, s.findings.len(), s.resumed);
     println!("features: {}", s.features.join(" "));
     for f in &s.findings {
-        println!("  {} [{} instructions] {}", f.signature, f.minimized_instructions, f.dir);
+        println!("  {} [{} instructions, after {:.1}s] {}", f.signature, f.minimized_instructions, f.found_s, f.dir);
     }
 }
 

@@ -61,7 +61,7 @@ fn candidate(op: &OpDesc, cfg: &Config) -> bool {
 impl<'a, 'u> Gen<'a, 'u> {
     /// A generator for `t` under `cfg`, drawing from `u`.
     pub fn new(u: &'a mut Unstructured<'u>, t: &'static Target, cfg: &'a Config) -> Gen<'a, 'u> {
-        let prof = Profile::of(t);
+        let prof = Profile::cached(t);
         let mut ops: Vec<&'static OpDesc> = t.ops.iter().enumerate().filter(|(i, o)| cfg.op_enabled(*i) && candidate(o, cfg)).map(|(_, o)| o).collect();
         if !ops.iter().any(|o| o.dest != Dest::None) {
             ops = t.ops.iter().filter(|o| candidate(o, cfg) && o.dest != Dest::None).collect();
@@ -149,8 +149,9 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// configured).
     pub(super) fn imm(&mut self) -> Result<Imm> {
         let classes = if self.cfg.imm_classes & 0x1f == 0 { 0x1f } else { self.cfg.imm_classes & 0x1f };
-        let bits: Vec<u8> = (0..5).map(|b| 1u8 << b).filter(|b| classes & b != 0).collect();
-        let class = bits[self.pick(bits.len())?];
+        let n = classes.count_ones() as usize;
+        let k = self.pick(n)?;
+        let class = (0..5).map(|b| 1u8 << b).filter(|b| classes & b != 0).nth(k).unwrap_or(imm_class::SMALL_INT);
         Ok(match class {
             imm_class::SMALL_INT => Imm::int(self.u.int_in_range(-16..=15i64)?),
             imm_class::POW2_FLOAT => {
@@ -173,17 +174,23 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// A register operand of `size` defined here; emits a producer first
     /// when none exists. `None` when the target cannot make such a value.
     pub(super) fn reg_operand(&mut self, size: u8) -> Result<Option<Loc>> {
-        let cands = self.scope.of_size(size, |_| true);
-        let def = if cands.is_empty() {
+        let n = self.scope.count(size, |_| true);
+        let def = if n == 0 {
             match self.produce(size)? {
                 Some(loc) => loc,
                 None => return Ok(None),
             }
-        } else if self.chance(self.cfg.chain_percent())? {
-            self.features.insert(Features::CHAIN);
-            cands[cands.len() - 1].loc
         } else {
-            cands[self.pick(cands.len())?].loc
+            let k = if self.chance(self.cfg.chain_percent())? {
+                self.features.insert(Features::CHAIN);
+                n - 1
+            } else {
+                self.pick(n)?
+            };
+            match self.scope.nth(size, k, |_| true) {
+                Some(d) => d.loc,
+                None => return Ok(None),
+            }
         };
         if matches!(def, Loc::Phys(_)) {
             self.features.insert(Features::PREALLOC_READ);
@@ -303,11 +310,17 @@ impl<'a, 'u> Gen<'a, 'u> {
             }
         }
         if self.cfg.redefine && !force_new && self.chance(20)? {
-            let locked = self.locked.clone();
-            let cands: Vec<Def> = self.scope.of_size(size, |d| matches!(d.loc, Loc::Virt(id) if !locked.contains(&id)));
-            if !cands.is_empty() {
-                self.features.insert(Features::REDEFINE);
-                return Ok(cands[self.pick(cands.len())?].loc);
+            let locked = &self.locked;
+            let redefinable = |d: &Def| matches!(d.loc, Loc::Virt(id) if !locked.contains(&id));
+            let n = self.scope.count(size, redefinable);
+            if n > 0 {
+                let k = self.pick(n)?;
+                let locked = &self.locked;
+                let redefinable = |d: &Def| matches!(d.loc, Loc::Virt(id) if !locked.contains(&id));
+                if let Some(d) = self.scope.nth(size, k, redefinable) {
+                    self.features.insert(Features::REDEFINE);
+                    return Ok(d.loc);
+                }
             }
         }
         Ok(Loc::Virt(self.fresh(size)))

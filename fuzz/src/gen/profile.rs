@@ -118,6 +118,15 @@ fn pool_regs(t: &'static Target, inputs: &[PhysReg]) -> Vec<PhysReg> {
 }
 
 impl Profile {
+    /// The profile of `t`, computed once per target and process.
+    pub fn cached(t: &'static Target) -> Profile {
+        static CACHE: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
+        let all = CACHE.get_or_init(|| schedra_ir::target::all().iter().map(|t| Profile::of(t)).collect());
+        match schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)) {
+            Some(i) if i < all.len() => all[i].clone(),
+            _ => Profile::of(t),
+        }
+    }
     /// The profile of `t`.
     pub fn of(t: &'static Target) -> Profile {
         let mov = t.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit && o.operands == [OperandKind::Value]);

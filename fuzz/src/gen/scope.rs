@@ -66,6 +66,15 @@ impl Scope {
     pub fn defs(&self) -> &[Def] {
         &self.defs
     }
+    /// How many definitions of `size` registers satisfy `keep`.
+    pub fn count(&self, size: u8, keep: impl Fn(&Def) -> bool) -> usize {
+        self.defs.iter().filter(|d| d.size == size && keep(d)).count()
+    }
+    /// The `k`-th (oldest first) definition of `size` registers satisfying
+    /// `keep`.
+    pub fn nth(&self, size: u8, k: usize, keep: impl Fn(&Def) -> bool) -> Option<Def> {
+        self.defs.iter().filter(|d| d.size == size && keep(d)).nth(k).copied()
+    }
     /// Definitions of `size` registers for which `keep` holds, oldest first.
     pub fn of_size(&self, size: u8, keep: impl Fn(&Def) -> bool) -> Vec<Def> {
         self.defs.iter().filter(|d| d.size == size && keep(d)).copied().collect()
