@@ -58,11 +58,6 @@ pub fn write_latency(target: &Target, desc: &OpDesc, implicit: bool, opts: &Opti
     desc.latency
 }
 
-/// The true latency of a write of `desc` (the target table's).
-pub fn true_latency(desc: &OpDesc) -> u32 {
-    desc.latency
-}
-
 /// Lower the ops of one block of the allocated program.
 pub fn lower_block(target: &'static Target, insts: &[Inst], opts: &Options) -> Result<Vec<LoweredOp>, CompileError> {
     let mut out = Vec::with_capacity(insts.len());

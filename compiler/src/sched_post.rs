@@ -240,11 +240,6 @@ pub fn bundle_ops(target: &Target, ops: &[LoweredOp], bundle: &[(usize, &'static
     v
 }
 
-/// Whether `o` is a register operand naming `r`.
-pub fn names_reg(o: &Operand, r: Reg) -> bool {
-    o.phys().is_some_and(|p| p.regs().any(|x| x == r))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
