@@ -9,7 +9,7 @@
 //! history and exits 0.
 
 use super::input;
-use schedra_compiler::{compile, Fault, Options, Ra, Sched};
+use schedra_compiler::{compile, Fault};
 
 /// Arguments of `schedra compile`.
 #[derive(clap::Args)]
@@ -22,18 +22,12 @@ pub struct Args {
     /// Target for a file without a `target` line.
     #[arg(long)]
     pub target: Option<String>,
-    /// Pre-RA scheduling direction.
-    #[arg(long, value_parser = ["topdown", "bottomup"], default_value = "topdown")]
-    pub sched: String,
-    /// Register allocation mode.
-    #[arg(long, value_parser = ["split", "graph"], default_value = "split")]
-    pub ra: String,
+    /// `--sched`, `--ra`, `--inject` (`--inject list` prints the faults).
+    #[command(flatten)]
+    pub compiler: super::flags::CompilerFlags,
     /// Write the shader-db statistics line to standard error.
     #[arg(long)]
     pub stats: bool,
-    /// Switch on one named compiler fault (`list` prints them).
-    #[arg(long)]
-    pub inject: Option<String>,
 }
 
 /// One line per fault: name, target, history.
@@ -41,27 +35,14 @@ fn fault_list() -> String {
     Fault::all().iter().map(|f| format!("{}\t{}\t{}\n", f.name(), f.target().unwrap_or("any"), f.history())).collect()
 }
 
-fn options(args: &Args) -> Result<Options, String> {
-    let sched = if args.sched == "bottomup" { Sched::BottomUp } else { Sched::TopDown };
-    let ra = if args.ra == "graph" { Ra::Graph } else { Ra::Split };
-    let inject = match args.inject.as_deref() {
-        None => None,
-        Some(n) => Some(Fault::from_name(n).ok_or_else(|| {
-            let names: Vec<_> = Fault::all().iter().map(|f| f.name()).collect();
-            format!("unknown fault `{n}` (known: {})", names.join(", "))
-        })?),
-    };
-    Ok(Options { sched, ra, inject })
-}
-
 /// Run the subcommand; returns the exit status.
 pub fn main(args: Args) -> i32 {
-    if args.inject.as_deref() == Some("list") {
+    if args.compiler.inject.as_deref() == Some("list") {
         print!("{}", fault_list());
         return 0;
     }
     let Some(file) = args.file.as_deref() else { return input::bad("compile: missing SRC.ir (or `--inject list`)") };
-    let opts = match options(&args) {
+    let opts = match args.compiler.options() {
         Ok(o) => o,
         Err(e) => return input::bad(e),
     };
