@@ -445,3 +445,23 @@ fn the_verifier_catches_each_scheduler_fault_in_random_programs() {
         assert!(caught, "{f} on {} never caught", gen.t.name);
     }
 }
+
+#[test]
+fn bundling_never_fails_under_any_fault_or_scheduler() {
+    for gen in [Gen::v3d(), Gen::r600(), Gen::gen8()] {
+        let mut rng = Rng(0xabad ^ gen.t.name.len() as u64);
+        for case in 0..60 {
+            let p = gen.program(&mut rng);
+            let hints = Hints::from_source(&p);
+            for f in Fault::all().iter().copied().map(Some).chain([None]) {
+                for sched in [Sched::TopDown, Sched::BottomUp] {
+                    let opts = Options { inject: f, sched, ..Default::default() };
+                    let q = sched_pre::schedule_program(&p, &opts);
+                    if let Err(e) = bundle_program_with(&q, &opts, &hints) {
+                        panic!("{} case {case} {f:?}: {e}", gen.t.name);
+                    }
+                }
+            }
+        }
+    }
+}
