@@ -120,17 +120,22 @@ fn reduces_300_instructions_to_the_recip_in_under_10s() {
 }
 
 /// A valid 300-instruction v3d71 program: one serial chain through float
-/// ops with a `recip` every 37 instructions, uniforms and `tlbw`s mixed in;
-/// each `recip` result is read by the next op, so a scheduler that takes
-/// SFU results to land after one cycle reads them too soon.
+/// ops with a `recip` every 37 instructions, uniforms and `tlbw`s mixed in.
+/// Each `recip` result is read by the next op, so a scheduler that takes
+/// SFU results to land after one cycle reads them too soon; each is also
+/// written out at the end, so its register stays taken and the primary
+/// violation is that early read (not a same-cycle landing on a reused
+/// register, which would need enough pressure to wrap the allocator).
 fn sfu_chain() -> String {
     const OPS: [&str; 4] = ["fadd", "fmul", "fsub", "fmax"];
     let mut rng = Lcg(3);
-    let mut out = String::from("shader chain\ntarget v3d71\nstage fragment\ninput %w = $rf1\n\nb0:\n    %v0 = ldunif 0\n");
-    let (mut prev, mut vals) = ("%v0".to_string(), vec!["%w".to_string(), "%v0".to_string()]);
-    for k in 1..299 {
+    let mut body: Vec<String> = vec!["%v0 = ldunif 0".to_string()];
+    let (mut prev, mut vals, mut recips) = ("%v0".to_string(), vec!["%w".to_string(), "%v0".to_string()], Vec::new());
+    let mut k = 1;
+    while body.len() + 1 + recips.len() < 300 {
         let d = format!("%v{k}");
         let line = if k % 37 == 0 {
+            recips.push(d.clone());
             format!("{d} = recip {prev}")
         } else if k % 11 == 0 {
             vals.push(d.clone());
@@ -140,13 +145,20 @@ fn sfu_chain() -> String {
         } else {
             format!("{d} = {} {prev}, {}", OPS[rng.next(OPS.len())], vals[rng.next(vals.len())])
         };
-        out.push_str(&format!("    {line}\n"));
         if !line.starts_with("tlbw") && k % 11 != 0 {
             prev = d.clone();
             vals.push(d);
         }
+        body.push(line);
+        k += 1;
     }
-    out.push_str(&format!("    tlbw {prev}\n    end\n"));
+    body.push(format!("tlbw {prev}"));
+    body.extend(recips.iter().map(|r| format!("tlbw {r}")));
+    let mut out = String::from("shader chain\ntarget v3d71\nstage fragment\ninput %w = $rf1\n\nb0:\n");
+    for line in body {
+        out.push_str(&format!("    {line}\n"));
+    }
+    out.push_str("    end\n");
     out
 }
 
