@@ -8,7 +8,8 @@
 //! Extension beyond the spec's minimum table: `scratchw OFF, a` and
 //! `d = scratchr OFF` (add slot) model the TMU spill path; `scratchr`'s result
 //! lands after 4 cycles. Neither may sit in a thread-end delay slot (TMU
-//! access).
+//! access), and neither may `tlbw` (TLB access) — a rule from the real chip
+//! that is stricter than the spec's minimum.
 
 use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
@@ -133,6 +134,10 @@ impl Rules for V3d71Rules {
         }
         if matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite) {
             return Err(format!("TMU access `{}` in thread-end delay slot {}", op.name, k + 1));
+        }
+        if matches!(op.sem, Sem::Output(..)) {
+            // hardware.md: no TMU/TLB access in the thread-end delay slots.
+            return Err(format!("TLB access `{}` in thread-end delay slot {}", op.name, k + 1));
         }
         if k == 1 && op.sem == Sem::Varying {
             return Err("`ldvary` in the second thread-end delay slot".to_string());
