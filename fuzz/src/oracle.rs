@@ -20,6 +20,10 @@
 //! Invariant: an oracle returns `Ok` only when the promise held on the
 //! inputs it was given; it never panics itself.
 
+// A `Finding` carries the programs and the report it is about; it is built
+// only on the cold path (a broken promise), so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use crate::interp::{self, Outcome};
 use crate::mutate::{self, Mutation};
 use schedra_compiler::{CompileError, Compiled, Options};

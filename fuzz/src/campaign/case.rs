@@ -6,6 +6,8 @@
 //! and `k` alone, so a campaign with a given seed explores the same cases
 //! in the same order whatever the number of threads.
 
+#![allow(clippy::result_large_err)] // see oracle.rs: findings are the cold path
+
 use crate::gen::{self, Features, GeneratedCase};
 use crate::oracle::{self, Finding, Kind};
 use arbitrary::Unstructured;
@@ -73,11 +75,11 @@ pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> 
 /// cases.
 fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, u: &mut Unstructured, seeds: &[u64]) -> Result<(), Finding> {
     let passed = oracle::check_case(src, opts, &plan.vopts, seeds)?;
-    if plan.roundtrip_every > 0 && index % plan.roundtrip_every == 0 {
+    if plan.roundtrip_every > 0 && index.is_multiple_of(plan.roundtrip_every) {
         oracle::parse_roundtrip(schedra_ir::print::print(src).as_bytes())?;
         oracle::parse_roundtrip(schedra_ir::print::print(&passed.compiled.program).as_bytes())?;
     }
-    if plan.soundness_every > 0 && index % plan.soundness_every == 0 {
+    if plan.soundness_every > 0 && index.is_multiple_of(plan.soundness_every) {
         oracle::soundness(src, &passed.compiled.program, u, &plan.vopts).map_err(|mut f| {
             f.options = Some(*opts);
             f
