@@ -169,7 +169,7 @@ fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
 
 fn main() {
     let sizes = env_list("SCHEDRA_SCALING_SIZES", &[1_000, 10_000]);
-    let runs = env_list("SCHEDRA_SCALING_RUNS", &[3]).first().copied().unwrap_or(3);
+    let runs = std::env::var("SCHEDRA_SCALING_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(3usize).max(1);
     println!("compile+verify scaling, straight-line v3d71, best of {runs} runs (wall time; shared machine: compare ratios)");
     let mut rows = Vec::new();
     let mut failed = false;
