@@ -25,11 +25,13 @@ pub fn summary(original: usize, reduced: usize, tests: usize) -> String {
 }
 
 /// Shows progress on standard error: a bar when it is a terminal, plain
-/// lines otherwise (one per pass that changed the program).
+/// lines otherwise (one per pass that made the program smaller).
 pub struct Display {
     bar: Option<ProgressBar>,
-    /// The last pass seen and the instruction count last printed.
-    last: Option<(&'static str, usize)>,
+    /// Plain mode: the pass, round and instruction count of the last
+    /// snapshot, and the count last printed.
+    last: Option<(&'static str, usize, usize)>,
+    printed: Option<usize>,
 }
 
 impl Display {
@@ -41,27 +43,24 @@ impl Display {
             b.set_style(style);
             b
         });
-        Display { bar, last: None }
+        Display { bar, last: None, printed: None }
     }
 
     /// Show one snapshot.
     pub fn update(&mut self, p: &Progress) {
-        let msg = format!("round {} {}: {} -> {} instructions", p.round, p.pass, p.original_instructions, p.instructions);
-        match &self.bar {
-            Some(b) => {
-                b.set_position(p.tests_run as u64);
-                b.set_message(msg);
-            }
-            None => {
-                let (pass, shown) = self.last.unwrap_or((p.pass, p.original_instructions));
-                if pass != p.pass && shown != p.instructions {
-                    eprintln!("reduce: {msg} after {} tests", p.tests_run);
-                    self.last = Some((p.pass, p.instructions));
-                } else {
-                    self.last = Some((p.pass, shown));
-                }
+        if let Some(b) = &self.bar {
+            b.set_position(p.tests_run as u64);
+            b.set_message(format!("round {} {}: {} -> {} instructions", p.round, p.pass, p.original_instructions, p.instructions));
+            return;
+        }
+        if let Some((pass, round, n)) = self.last {
+            let shown = self.printed.unwrap_or(p.original_instructions);
+            if pass != p.pass && n != shown {
+                eprintln!("reduce: round {round} {pass}: {} -> {n} instructions after {} tests", p.original_instructions, p.tests_run.saturating_sub(1));
+                self.printed = Some(n);
             }
         }
+        self.last = Some((p.pass, p.round, p.instructions));
     }
 
     /// Remove the bar.
