@@ -25,30 +25,19 @@ build: deps
 
 ## Compile and verify every corpus shader on its target, in all four modes.
 corpus-check: build
-	@pass=0; fail=0; \
-	for f in corpus/*/*.ir corpus/*/*/*.ir; do \
-	  [ -f "$$f" ] || continue; \
-	  case "$$f" in corpus/bugzoo/*) continue;; esac; \
-	  for ra in split graph; do for sched in topdown bottomup; do \
-	    if $(BIN) verify "$$f" --ra $$ra --sched $$sched >/dev/null 2>&1; then pass=$$((pass+1)); \
-	    else fail=$$((fail+1)); echo "NOT PROVEN: $$f --ra $$ra --sched $$sched"; fi; \
-	  done; done; \
-	done; \
-	echo "corpus: $$pass proven, $$fail not proven"; \
-	[ $$fail -eq 0 ]
+	scripts/shaderdb.sh $(BIN) >/dev/null && echo "corpus: every shader proven in all four modes"
 
 ## A short fuzz campaign on every target.
 fuzz-short: build
 	$(BIN) fuzz --target all --time $(FUZZ_TIME) --out fuzz-out/short
 
-## make run: install, build, compile+verify the corpus, fuzz briefly, summarise.
+## make run: install, build, compile+verify the corpus in all four modes
+## (shader-db tables; fails if anything is not proven), fuzz briefly.
 run: fuzz-deps build
 	@echo "== targets"; $(BIN) targets | grep -E '^[a-z0-9]+ ' || true
-	@echo "== corpus (compile + verify, 4 modes each)"; $(MAKE) --no-print-directory corpus-check
-	@echo "== shader-db totals"; for f in corpus/*/*.ir; do $(BIN) compile "$$f" --stats -o /dev/null; done 2>&1 | \
-	  awk '{t=$$3; i[t]+=$$5; c[t]+=$$7; s[t]+=$$9; f[t]+=$$11} END {for (t in i) printf "%s: %d inst, %d cycles, %d spills, %d fills\n", t, i[t], c[t], s[t], f[t]}'
-	@echo "== fuzz ($(FUZZ_TIME))"; $(BIN) fuzz --target all --time $(FUZZ_TIME) --out fuzz-out/run --json | tail -1
-	@echo "== done: see README.md for the everyday commands"
+	@echo "== corpus: compile + verify in all four modes, shader-db totals"; scripts/shaderdb.sh $(BIN)
+	@echo "== fuzz ($(FUZZ_TIME), all targets)"; $(BIN) fuzz --target all --time $(FUZZ_TIME) --out fuzz-out/run --json | tail -1
+	@echo "== done: every corpus shader proven; fuzz findings (if any) are in fuzz-out/run"
 
 ## make test: every unit, property and end-to-end test.
 test: deps
@@ -62,12 +51,31 @@ bench: deps
 shaderdb: build
 	scripts/shaderdb.sh $(BIN)
 
-## Overnight: every cargo-fuzz target on all cores (FUZZ_SECONDS each, default 8h).
-FUZZ_SECONDS ?= 28800
-fuzz: fuzz-deps
+## Overnight: every cargo-fuzz target on all cores, FUZZ_SECONDS each
+## (default 2h each, 8h for the four targets), seeded from corpus/.
+FUZZ_SECONDS ?= 7200
+fuzz: fuzz-deps build
+	$(BIN) fuzz --write-corpus fuzz/corpus
 	@for t in $$(cargo fuzz list); do \
-	  cargo fuzz run --sanitizer none --features libfuzzer $$t -- -fork=$$(nproc) -max_total_time=$(FUZZ_SECONDS) -ignore_crashes=1 || true; \
+	  cargo fuzz run --sanitizer none --features libfuzzer -O $$t fuzz/corpus/$$t -- \
+	    -fork=$$(nproc) -max_total_time=$(FUZZ_SECONDS) -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+	    -timeout=60 || true; \
 	done
+	@ls fuzz/artifacts/*/ 2>/dev/null || echo "no crashes"
+
+## Line coverage of compiler/ reached by the compile_verify corpus (needs llvm-tools).
+HOST = $(shell rustc -vV | sed -n 's/host: //p')
+LLVM_BIN = $(shell rustc --print sysroot)/lib/rustlib/$(HOST)/bin
+COV_BIN = target/$(HOST)/coverage/$(HOST)/release/compile_verify
+coverage: fuzz-deps build
+	rustup component add llvm-tools-preview
+	$(BIN) fuzz --write-corpus fuzz/corpus
+	cargo fuzz coverage --sanitizer none --features libfuzzer compile_verify fuzz/corpus/compile_verify
+	$(LLVM_BIN)/llvm-cov report $(COV_BIN) -instr-profile=fuzz/coverage/compile_verify/coverage.profdata \
+	  $$(pwd)/compiler/src | tee fuzz/coverage/compiler.txt
+	$(LLVM_BIN)/llvm-cov show -format=html -output-dir=fuzz/coverage/html $(COV_BIN) \
+	  -instr-profile=fuzz/coverage/compile_verify/coverage.profdata $$(pwd)/compiler/src
+	@echo "report: fuzz/coverage/compiler.txt, fuzz/coverage/html/index.html"
 
 clean:
 	$(CARGO) clean

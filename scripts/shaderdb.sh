@@ -126,3 +126,13 @@ awk -F'\t' -v modes="$MODES" '
         printf "| %s | %s | %d | %d | %d | %d | %s |\n", tg, M[j], n[k], a[k], s[k], z[k], share(s[k], a[k]) }
       printf "| **%s** | all four | %d | %d | %d | %d | **%s** |\n", tg, tn[tg], ta[tg], ts[tg], tz[tg], share(ts[tg], ta[tg]) }
     printf "| **all** | all four | %d | %d | %d | %d | **%s** |\n", N, A, S, Z, share(S, A) }' "$RAW"
+
+# The exit status says whether every shader compiled and was proven in every
+# mode (make run uses this as its corpus gate).
+bad=$(awk -F'\t' '$4 == "failed" || $10 != "proven" { print $1 " " $3 }' "$RAW")
+if [ -n "$bad" ]; then
+  echo
+  echo "NOT PROVEN (mode file):"
+  echo "$bad"
+  exit 1
+fi
