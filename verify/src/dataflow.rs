@@ -148,7 +148,10 @@ pub fn describe_var(v: &Var, p: &Program) -> String {
 
 /// Block-entry terms from the facts: the source's live-in variables and the
 /// machine's known locations. Variables that share a location share one
-/// symbol (`%a@b1`); a variable with a closed term uses it.
+/// symbol (`%a@b1`); a class with a closed term (of one of its variables,
+/// or of a location holding it) uses it, and every location holding a
+/// class gets the class's term, so that source and machine agree
+/// syntactically on what an untouched location holds.
 pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (HashMap<Var, Term>, HashMap<Loc, Term>) {
     // Union-find over variables that share a location.
     let mut parent: BTreeMap<Var, Var> = BTreeMap::new();
@@ -180,6 +183,14 @@ pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_
         let r = find(&mut parent, v);
         class_term.entry(r).or_insert(*t);
     }
+    // A location that holds a class on every path and equals a closed term
+    // on every path makes the whole class equal to that term.
+    for (loc, vs) in &facts.held {
+        if let (Some(v), Some(t)) = (vs.iter().next(), facts.loc_closed.get(loc)) {
+            let r = find(&mut parent, v);
+            class_term.entry(r).or_insert(*t);
+        }
+    }
     let mut class_of = |terms: &mut Terms, v: &Var| -> Term {
         let r = find(&mut parent, v);
         if let Some(t) = class_term.get(&r) {
@@ -199,8 +210,12 @@ pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_
             mach_env.insert(*loc, class_of(terms, v));
         }
     }
+    // A location holding variables takes their class term (above), so that
+    // an unwritten location still matches its variables syntactically at
+    // the block exit even when its closed term and theirs are only
+    // semantically equal (`sub(u, 0)` and `u`).
     for (loc, t) in &facts.loc_closed {
-        mach_env.insert(*loc, *t);
+        mach_env.entry(*loc).or_insert(*t);
     }
     (src_env, mach_env)
 }
