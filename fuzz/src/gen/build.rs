@@ -47,6 +47,9 @@ pub struct Gen<'a, 'u> {
     /// Candidate ops for straight-line code.
     pub(super) ops: Vec<&'static OpDesc>,
     pub(super) inputs: Vec<schedra_ir::Input>,
+    /// Inside the pressure burst: prefer the widest values (gen8 `:2`
+    /// spills and fills).
+    pub(super) in_pressure: bool,
 }
 
 /// Whether `op` may be a straight-line candidate under `cfg`.
@@ -83,6 +86,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             features: Features::default(),
             ops,
             inputs: Vec::new(),
+            in_pressure: false,
         }
     }
 
@@ -263,7 +267,12 @@ impl<'a, 'u> Gen<'a, 'u> {
         Ok(match op.sizes {
             Sizes::Fixed { dest, src } => (dest, src),
             Sizes::Uniform => {
-                let n = if self.cfg.multi_reg && self.t.max_alu_size > 1 && self.chance(50)? { self.u.int_in_range(1..=self.t.max_alu_size)? } else { 1 };
+                let wide = if self.in_pressure { 80 } else { 50 };
+                let n = match (self.cfg.multi_reg && self.t.max_alu_size > 1, self.chance(wide)?) {
+                    (true, true) if self.in_pressure => self.t.max_alu_size,
+                    (true, true) => self.u.int_in_range(1..=self.t.max_alu_size)?,
+                    _ => 1,
+                };
                 (n, n)
             }
             Sizes::Any => {

@@ -127,8 +127,8 @@ impl Config {
             _ => 100 + c.max_insts % 400,
         };
         c.imm_overflow = c.imm_overflow && c.op_mask % 8 == 0;
-        // Pressure is rare but, when on, large enough to spill.
-        c.pressure = if c.pressure % 4 == 0 { c.pressure % (MAX_PRESSURE as u8 + 1) } else { 0 };
+        // Pressure is rare but, when on, large enough to spill (48..=96).
+        c.pressure = if c.pressure % 4 == 0 { (MAX_PRESSURE / 2 + c.pressure as usize % (MAX_PRESSURE / 2 + 1)) as u8 } else { 0 };
         Ok(c)
     }
     /// The body's instruction budget.

@@ -60,12 +60,14 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// the end and force spills.
     pub(super) fn gen_pressure(&mut self) -> Result<()> {
         let n = self.cfg.pressure_values();
+        self.in_pressure = true;
         for _ in 0..n {
             if let Some(Loc::Virt(id)) = self.op(true)? {
                 self.locked.push(id);
                 self.features.insert(Features::PRESSURE);
             }
         }
+        self.in_pressure = false;
         Ok(())
     }
 
