@@ -77,18 +77,13 @@ fn shader(n: usize, seed: u64) -> String {
 
 /// Best wall time of `runs` calls of `f` (at least one), and the last result.
 fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut out = None;
-    for _ in 0..runs.max(1) {
-        let t = Instant::now();
-        let v = f();
-        best = best.min(t.elapsed());
-        out = Some(v);
+    let (mut best, mut out) = once(&mut f);
+    for _ in 1..runs.max(1) {
+        let (t, v) = once(&mut f);
+        best = best.min(t);
+        out = v;
     }
-    match out {
-        Some(v) => (best, v),
-        None => unreachable!("runs.max(1) >= 1"),
-    }
+    (best, out)
 }
 
 fn ms(d: Duration) -> f64 {
