@@ -72,7 +72,8 @@ pub fn parse_time(s: &str) -> Option<Duration> {
         "d" => 86400.0,
         _ => return None,
     };
-    (n.is_finite() && n >= 0.0).then(|| Duration::from_secs_f64(n * mult))
+    // `try_from`: a time too long for a Duration is a usage error, not a panic.
+    Duration::try_from_secs_f64(n * mult).ok()
 }
 
 fn usage(msg: &str) -> i32 {
@@ -171,5 +172,7 @@ mod tests {
         assert_eq!(parse_time("1.5m"), Some(Duration::from_secs(90)));
         assert_eq!(parse_time("soon"), None);
         assert_eq!(parse_time("3x"), None);
+        assert_eq!(parse_time("99999999999999999999999h"), None);
+        assert_eq!(parse_time("0s"), Some(Duration::ZERO));
     }
 }

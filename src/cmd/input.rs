@@ -42,9 +42,21 @@ pub fn load(path: &str, default_target: Option<&'static Target>) -> Result<Progr
     schedra_ir::parse::parse(&bytes, default_target).map_err(|e| e.at(path).to_string())
 }
 
-/// Read, parse and validate a source-form program.
+/// Read, parse and validate a source-form program. A machine-form file is
+/// bad input here (`Err` with `path:1:1:`), never something for the caller
+/// to discover later.
 pub fn load_source(path: &str, default_target: Option<&'static Target>) -> Result<Program, String> {
     let p = load(path, default_target)?;
+    require_source(path, &p)?;
     schedra_ir::validate::validate(&p).map_err(|e| e.at(path).to_string())?;
     Ok(p)
+}
+
+/// `Ok` for a source-form program; for a machine-form one, the one-line
+/// bad-input message saying a source was expected.
+pub fn require_source(path: &str, p: &Program) -> Result<(), String> {
+    match p.form {
+        schedra_ir::Form::Source => Ok(()),
+        schedra_ir::Form::Machine => Err(format!("{path}:1:1: expected a source-form program, found `form machine`")),
+    }
 }

@@ -38,9 +38,14 @@ pub struct Args {
     pub compiler: super::flags::CompilerFlags,
 }
 
+/// The text of `path`; bytes that are not UTF-8 are bad input located at
+/// the first invalid byte (as the parser reports them), never replaced.
 fn read_text(path: &str) -> Result<String, String> {
     let bytes = input::read(path)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    String::from_utf8(bytes).map_err(|e| match schedra_ir::lex::utf8(e.as_bytes()) {
+        Err(located) => located.at(path).to_string(),
+        Ok(_) => format!("{path}:1:1: invalid UTF-8; expected UTF-8 text"), // cannot happen: from_utf8 just failed
+    })
 }
 
 fn parse(path: &str, text: &str, default: Option<&'static Target>) -> Result<Program, String> {
@@ -81,8 +86,8 @@ pub fn main(args: Args) -> i32 {
         Ok(p) => p,
         Err(e) => return input::bad(e),
     };
-    if src.form != schedra_ir::Form::Source {
-        return input::bad(format!("{}:1:1: expected a source-form program, found `form machine`", args.src));
+    if let Err(e) = input::require_source(&args.src, &src) {
+        return input::bad(e);
     }
     if let Err(e) = schedra_ir::validate::validate(&src) {
         return input::bad(e.at(&args.src));
