@@ -18,6 +18,8 @@
 //! op with an implicit destination carrying the physical register its value
 //! must end up in. `bundle::bundle` turns it into the machine form.
 
+#![warn(missing_docs)]
+
 pub mod bundle;
 pub mod color;
 pub mod depgraph;

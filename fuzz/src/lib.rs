@@ -1,5 +1,7 @@
 //! schedra-fuzz: interpreters, generators, oracles and the reducer.
 
+#![warn(missing_docs)]
+
 pub mod interp;
 pub mod gen;
 pub mod reduce;

@@ -17,15 +17,50 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mutation {
     /// Two bundles of one block swapped.
-    SwapBundles { block: String, a: usize, b: usize },
+    SwapBundles {
+        /// Label of the block.
+        block: String,
+        /// 0-based index of the first bundle swapped.
+        a: usize,
+        /// 0-based index of the second bundle swapped.
+        b: usize,
+    },
     /// A source register of an op changed.
-    ChangeRegister { block: String, bundle: usize, from: u16, to: u16 },
+    ChangeRegister {
+        /// Label of the block.
+        block: String,
+        /// 0-based index of the bundle holding the op.
+        bundle: usize,
+        /// Register index read before the mutation.
+        from: u16,
+        /// Register index read after it.
+        to: u16,
+    },
     /// An op removed from its bundle.
-    DropOp { block: String, bundle: usize },
+    DropOp {
+        /// Label of the block.
+        block: String,
+        /// 0-based index of the bundle the op was removed from.
+        bundle: usize,
+    },
     /// An op moved into the bundle before (its slot there was free).
-    MoveEarlier { block: String, bundle: usize },
+    MoveEarlier {
+        /// Label of the block.
+        block: String,
+        /// 0-based index of the bundle the op was moved out of.
+        bundle: usize,
+    },
     /// The destination of a write changed.
-    RetargetWrite { block: String, bundle: usize, from: u16, to: u16 },
+    RetargetWrite {
+        /// Label of the block.
+        block: String,
+        /// 0-based index of the bundle holding the op.
+        bundle: usize,
+        /// Destination register index before the mutation.
+        from: u16,
+        /// Destination register index after it.
+        to: u16,
+    },
 }
 
 impl Mutation {

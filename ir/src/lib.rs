@@ -12,6 +12,8 @@
 //! [`print`] (program → canonical text), [`validate`] (source-form validity),
 //! [`error`] (located errors), [`lex`] (the text format's tokens).
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod ir;
 pub mod lex;

@@ -21,6 +21,8 @@
 //! for quick refutations), `smt` (Z3 bridge), `rules`,
 //! `diagnose`, `compare` (obligations per block), `report`.
 
+#![warn(missing_docs)]
+
 pub mod compare;
 pub mod dataflow;
 pub mod diagnose;
