@@ -63,14 +63,23 @@ pub static R600: Target = Target {
 /// The rules of R600 that do not fit the tables.
 pub struct R600Rules;
 
+/// Most ALU ops in one group: one per slot `x`, `y`, `z`, `w`, `t`.
+pub const MAX_ALU_OPS: usize = 5;
+
 /// The six bank swizzles: for each, the read cycle of source 0, 1, 2.
 pub const SWIZZLES: [[usize; 3]; 6] = [[0, 1, 2], [0, 2, 1], [1, 2, 0], [1, 0, 2], [2, 0, 1], [2, 1, 0]];
 
 /// Whether one bank swizzle per op makes the group's register reads fit the
 /// ports: in each read cycle each channel fetches one GPR index. `reads[i]`
 /// lists op i's register sources in source order. Returns the chosen swizzle
-/// index per op, or `None`.
+/// index per op, or `None`. A group of more than [`MAX_ALU_OPS`] ops, or an
+/// op with more than three register sources, never fits (`None`): this also
+/// bounds the backtracking search to 6^5 choices and its recursion to five
+/// levels, whatever the input.
 pub fn find_bank_swizzle(reads: &[Vec<Reg>]) -> Option<Vec<usize>> {
+    if reads.len() > MAX_ALU_OPS || reads.iter().any(|r| r.len() > 3) {
+        return None;
+    }
     // ports[cycle][chan] = (gpr, users)
     let mut ports = [[(0u16, 0u32); 4]; 3];
     let mut choice = vec![0; reads.len()];
@@ -88,6 +97,7 @@ pub fn find_bank_swizzle(reads: &[Vec<Reg>]) -> Option<Vec<usize>> {
                 }
                 seen.push(r);
                 let (gpr, ch) = (r / 4, (r % 4) as usize);
+                // cannot fail: k < 3 (guarded above), ch = r % 4 < 4.
                 let slot = &mut ports[sw[k]][ch];
                 if slot.1 > 0 && slot.0 != gpr {
                     ok = false;
@@ -149,5 +159,32 @@ impl Rules for R600Rules {
     }
     fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swizzle_search_is_bounded() {
+        // Ops with more than three register sources, or more ops than slots,
+        // never fit (and neither panics nor recurses deeply).
+        assert_eq!(find_bank_swizzle(&[vec![4, 5, 6, 7]]), None);
+        assert_eq!(find_bank_swizzle(&vec![vec![4]; 100_000]), None);
+        assert_eq!(find_bank_swizzle(&vec![vec![4]; MAX_ALU_OPS + 1]), None);
+        // Five ops all reading R1.x share one port: they fit.
+        assert!(find_bank_swizzle(&vec![vec![4]; MAX_ALU_OPS]).is_some());
+    }
+
+    #[test]
+    fn swizzle_conflict_is_found() {
+        // R1.x and R2.x both read in cycle 0 on channel x by two ops with one
+        // source each: every swizzle puts source 0 in some cycle; three ops
+        // reading R1.x, R2.x, R3.x fit only in three distinct cycles.
+        let fits = find_bank_swizzle(&[vec![4], vec![8], vec![12]]);
+        assert!(fits.is_some());
+        let four = find_bank_swizzle(&[vec![4], vec![8], vec![12], vec![16]]);
+        assert_eq!(four, None, "four GPRs on channel x need four read cycles");
     }
 }
