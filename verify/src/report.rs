@@ -175,15 +175,24 @@ fn line_range(text: &str, line: u32) -> std::ops::Range<usize> {
     text.len()..text.len()
 }
 
+/// Most violations [`render_human`] draws in full; `--json` lists them all.
+pub const MAX_RENDERED: usize = 20;
+
 /// A human rendering of the report: one diagnostic per violation showing the
-/// offending machine line and the related source line, then a summary line.
+/// offending machine line and the related source line (the first
+/// [`MAX_RENDERED`] violations, then a count of the rest, so the output stays
+/// linear in the input), then a summary line.
 pub fn render_human(report: &Report, src_path: &str, src_text: &str, mach_path: &str, mach_text: &str) -> String {
     let mut files = SimpleFiles::new();
     let src_id = files.add(src_path.to_string(), src_text.to_string());
     let mach_id = files.add(mach_path.to_string(), mach_text.to_string());
     let config = Config::default();
     let mut out = String::new();
-    for v in &report.violations {
+    let rest = report.violations.len().saturating_sub(MAX_RENDERED);
+    if rest > 0 {
+        out.push_str(&format!("({} violations; the first {MAX_RENDERED} are shown, `--json` lists them all)\n", report.violations.len()));
+    }
+    for v in report.violations.iter().take(MAX_RENDERED) {
         let mut labels = Vec::new();
         if v.line > 0 {
             labels.push(Label::primary(mach_id, line_range(mach_text, v.line)).with_message(format!("block {}, bundle {}", v.block, v.bundle)));
@@ -263,5 +272,15 @@ mod tests {
         assert!(s.contains("fmul $rf5"), "{s}");
         assert!(s.contains("ldunif 0"), "{s}");
         assert!(s.contains("latency"), "{s}");
+    }
+
+    #[test]
+    fn human_output_is_capped() {
+        let many: Vec<Violation> = (0..MAX_RENDERED + 5).map(|i| Violation::new(Kind::Slot, "b0", i, 2, format!("bad bundle {i}"))).collect();
+        let r = report(many, 0);
+        let s = render_human(&r, "a.ir", "", "a.s", "b0:\n  { }\n");
+        assert!(s.contains("bad bundle 0") && s.contains(&format!("bad bundle {}", MAX_RENDERED - 1)), "{s}");
+        assert!(!s.contains(&format!("bad bundle {MAX_RENDERED}")), "{s}");
+        assert!(s.contains(&format!("{} violations", MAX_RENDERED + 5)), "{s}");
     }
 }

@@ -177,6 +177,12 @@ pub fn bundles(mach: &Program) -> Vec<Violation> {
     let mut out = Vec::new();
     for b in &mach.blocks {
         for (bi, bundle) in b.bundles.iter().enumerate() {
+            if let Some(v) = too_many_ops(mach, b, bi, bundle) {
+                // One violation for the bundle: its per-op checks would be
+                // quadratic and their reports as many as its ops.
+                out.push(v);
+                continue;
+            }
             slot_rules(mach, b, bi, bundle, &mut out);
             for op in &bundle.ops {
                 if let Some(desc) = mach.target.op(&op.inst.opcode) {
@@ -194,6 +200,16 @@ pub fn bundles(mach: &Program) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// A bundle with more ops than the target has slots (one op per slot) is
+/// one `slot` violation, whatever else is wrong with its ops.
+fn too_many_ops(mach: &Program, b: &Block, bi: usize, bundle: &Bundle) -> Option<Violation> {
+    let (n, slots) = (bundle.ops.len(), mach.target.slots.len());
+    (n > slots).then(|| {
+        let msg = format!("{n} ops in one bundle; {} has {slots} slot(s), one op each", mach.target.name);
+        Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, msg)
+    })
 }
 
 fn slot_rules(mach: &Program, b: &Block, bi: usize, bundle: &Bundle, out: &mut Vec<Violation>) {
@@ -349,6 +365,13 @@ mod tests {
         assert_eq!(kinds(&wrong_slot), vec![(Kind::Slot, 0)]);
         let same_dest = machine("v3d71", &format!("b0:\n    {{ add: mov $rf4, $rf5 ; mul: mov $rf4, $rf6 }}\n{END}"));
         assert_eq!(kinds(&same_dest), vec![(Kind::Slot, 0)]);
+    }
+
+    #[test]
+    fn oversized_bundle_is_one_violation() {
+        let ops = vec!["add: mov $rf4, 1"; 20_000].join(" ; ");
+        let p = machine("v3d71", &format!("b0:\n    {{ {ops} }}\n{END}"));
+        assert_eq!(bundles(&p).iter().map(|v| (v.kind, v.bundle)).collect::<Vec<_>>(), vec![(Kind::Slot, 0)]);
     }
 
     #[test]
