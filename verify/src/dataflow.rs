@@ -67,43 +67,44 @@ pub struct Liveness {
     pub live_in: Vec<BTreeSet<Var>>,
 }
 
-/// Backward liveness over the source CFG (iterated to a fixpoint).
+/// Strong (faint-variable) backward liveness over the source CFG, iterated
+/// to a fixpoint: a variable is live where its value can still reach an
+/// effect or a branch condition. An instruction's operands are live before
+/// it only if the instruction is a root (it has an effect, or defines
+/// nothing the analysis can see) or one of the words it defines is live
+/// after it. A value whose only uses feed dead computations is therefore
+/// not live: a compiler may drop those computations (an identity move, a
+/// dead copy) and keep the value in different places on different paths.
 pub fn liveness(src: &Program, sizes: &HashMap<String, u8>) -> Liveness {
     let n = src.blocks.len();
-    let mut gen = vec![BTreeSet::new(); n];
-    let mut kill = vec![BTreeSet::new(); n];
-    for (b, block) in src.blocks.iter().enumerate() {
-        for inst in &block.insts {
-            let (uses, defs) = inst_uses_defs(inst, src.target.op(&inst.opcode), sizes);
-            for u in uses {
-                if !kill[b].contains(&u) {
-                    gen[b].insert(u);
-                }
-            }
-            kill[b].extend(defs);
-        }
-        if let TermKind::Brnz { cond, .. } = &block.term.kind {
-            for u in crate::symbolic::operand_vars(cond, sizes) {
-                if !kill[b].contains(&u) {
-                    gen[b].insert(u);
-                }
-            }
-        }
-    }
     let succs = successors(src);
-    let mut live_in: Vec<BTreeSet<Var>> = gen.clone();
+    let mut live_in: Vec<BTreeSet<Var>> = vec![BTreeSet::new(); n];
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..n).rev() {
-            let mut out = BTreeSet::new();
+            let mut live = BTreeSet::new();
             for &s in &succs[b] {
-                out.extend(live_in[s].iter().cloned());
+                live.extend(live_in[s].iter().cloned());
             }
-            let mut inn = gen[b].clone();
-            inn.extend(out.into_iter().filter(|v| !kill[b].contains(v)));
-            if inn != live_in[b] {
-                live_in[b] = inn;
+            let Some(block) = src.blocks.get(b) else { continue };
+            if let TermKind::Brnz { cond, .. } = &block.term.kind {
+                live.extend(crate::symbolic::operand_vars(cond, sizes));
+            }
+            for inst in block.insts.iter().rev() {
+                let desc = src.target.op(&inst.opcode);
+                let (uses, defs) = inst_uses_defs(inst, desc, sizes);
+                let root = defs.is_empty() || desc.is_none_or(|d| matches!(d.sem, schedra_ir::target::Sem::Output(..)));
+                let needed = root || defs.iter().any(|d| live.contains(d));
+                for d in &defs {
+                    live.remove(d);
+                }
+                if needed {
+                    live.extend(uses);
+                }
+            }
+            if live != live_in[b] {
+                live_in[b] = live;
                 changed = true;
             }
         }
@@ -294,21 +295,24 @@ pub struct Fixpoint {
 pub type Step<'a> = dyn FnMut(usize, &Facts) -> Vec<(usize, Facts)> + 'a;
 
 /// Iterate `step` (block index, its entry facts → exit facts per successor)
-/// from `start` at block 0 until no entry state changes. Each block's state
-/// only shrinks (meet), so this terminates; a budget of 64 visits per block
-/// guards against a non-monotone step, reported as `converged == false`.
-pub fn fixpoint(n: usize, start: Facts, step: &mut Step) -> Fixpoint {
+/// from `start` at block 0 until no entry state changes. The worklist always
+/// takes the queued block with the smallest `prio` (callers pass reverse
+/// post-order positions), so a block is normally visited after all its
+/// forward predecessors and an acyclic CFG needs one visit per block; the
+/// order changes only the work, not the result, because each block's state
+/// only shrinks (meet) and the caller re-checks the fixpoint. A budget of 64
+/// visits per block guards against a non-monotone step, reported as
+/// `converged == false`. Blocks missing from `prio` come last.
+pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixpoint {
     let mut entry: Vec<Option<Facts>> = vec![None; n];
     if n == 0 {
         return Fixpoint { entry, converged: true };
     }
     entry[0] = Some(start);
-    let mut queued = vec![false; n];
-    let mut work = std::collections::VecDeque::from([0usize]);
-    queued[0] = true;
+    let key = |b: usize| (prio.get(b).copied().unwrap_or(usize::MAX), b);
+    let mut work = BTreeSet::from([key(0)]);
     let mut budget = 64 * n + 64;
-    while let Some(b) = work.pop_front() {
-        queued[b] = false;
+    while let Some((_, b)) = work.pop_first() {
         if budget == 0 {
             return Fixpoint { entry, converged: false };
         }
@@ -322,10 +326,7 @@ pub fn fixpoint(n: usize, start: Facts, step: &mut Step) -> Fixpoint {
             };
             if slot.as_ref() != Some(&new) {
                 *slot = Some(new);
-                if !queued[s] {
-                    queued[s] = true;
-                    work.push_back(s);
-                }
+                work.insert(key(s));
             }
         }
     }
