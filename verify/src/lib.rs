@@ -42,7 +42,8 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VerifyOptions {
     /// Per-query solver timeout in milliseconds; a query that runs out makes
-    /// the verdict `unknown`, never `proven`.
+    /// the verdict `unknown`, never `proven`. 0 means "give up at once"
+    /// (every solver query is `unknown`), never "no limit".
     pub timeout_ms: u64,
 }
 

@@ -58,6 +58,13 @@ pub enum Answer {
     Unknown,
 }
 
+/// Z3's `timeout` parameter for a budget of `ms`: Z3 reads 0 as "no
+/// timeout", so a budget of 0 becomes 1 ms (give up at once, `unknown`)
+/// rather than a query that may never end; budgets past `u32::MAX` saturate.
+pub fn z3_timeout(ms: u64) -> u32 {
+    u32::try_from(ms).unwrap_or(u32::MAX).max(1)
+}
+
 /// A solver session: memoised conversions and cached answers. Lives on one
 /// thread (z3's context is thread-local).
 pub struct Smt {
@@ -123,7 +130,7 @@ impl Smt {
         };
         let solver = Solver::new();
         let mut params = Params::new();
-        params.set_u32("timeout", self.timeout_ms.min(u64::from(u32::MAX)) as u32);
+        params.set_u32("timeout", z3_timeout(self.timeout_ms));
         solver.set_params(&params);
         solver.assert(&differ);
         match solver.check() {
@@ -240,6 +247,13 @@ mod tests {
 
     fn v3d() -> &'static Target {
         by_name("v3d71").expect("v3d71 exists")
+    }
+
+    #[test]
+    fn zero_budget_is_not_unlimited() {
+        assert_eq!(z3_timeout(0), 1);
+        assert_eq!(z3_timeout(250), 250);
+        assert_eq!(z3_timeout(u64::MAX), u32::MAX);
     }
 
     #[test]

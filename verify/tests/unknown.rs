@@ -50,3 +50,12 @@ fn a_solver_timeout_is_unknown_not_proven() {
     assert_eq!(r.obligations.unknown, 1);
     assert_eq!(r.exit_status(), 3);
 }
+
+#[test]
+fn a_zero_timeout_gives_up_at_once() {
+    // Z3 reads a timeout of 0 as "none": the verifier must not pass it on.
+    let start = std::time::Instant::now();
+    let r = run(0);
+    assert_eq!(r.verdict, Verdict::Unknown, "{}", r.to_json());
+    assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
+}
