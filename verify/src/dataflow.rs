@@ -332,3 +332,40 @@ pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixp
     }
     Fixpoint { entry, converged: true }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbolic::vreg_sizes;
+
+    fn live_in(text: &str) -> Vec<BTreeSet<Var>> {
+        let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
+        liveness(&p, &vreg_sizes(&p)).live_in
+    }
+
+    fn v(name: &str) -> Var {
+        Var::V(name.to_string(), 0)
+    }
+
+    const JOIN: &str = "target v3d71\nb0:\n    %a = ldunif 0\n    %b = ldunif 1\n    %n = ldunif 2\n    brnz %n, b1, b2\nb1:\n    jmp b3\nb2:\n    jmp b3\nb3:\n    %d = fmov %a\n    %e = fadd %d, %d\n    tlbw %b\n    end\n";
+
+    #[test]
+    fn a_value_only_dead_computations_read_is_not_live() {
+        let live = live_in(JOIN);
+        assert!(!live[3].contains(&v("a")), "%a only feeds a dead chain: {:?}", live[3]);
+        assert!(live[3].contains(&v("b")), "%b reaches an output");
+        assert!(live[1].contains(&v("b")) && !live[1].contains(&v("n")));
+    }
+
+    #[test]
+    fn outputs_branch_conditions_and_loop_carried_values_are_live() {
+        let out = JOIN.replace("tlbw %b", "tlbw %e");
+        assert!(live_in(&out)[3].contains(&v("a")), "%a now reaches tlbw through %d and %e");
+        let lp = "target v3d71\nb0:\n    %n = mov 3\n    %x = ldunif 0\n    jmp b1\nb1:\n    %x = fadd %x, %x\n    %n = sub %n, 1\n    brnz %n, b2, b3\nb2:\n    jmp b1\nb3:\n    tlbw %x\n    end\n";
+        let live = live_in(lp);
+        assert!(live[1].contains(&v("n")) && live[1].contains(&v("x")), "{:?}", live[1]);
+        assert!(live[2].contains(&v("n")) && live[2].contains(&v("x")), "{:?}", live[2]);
+        let dead = lp.replace("tlbw %x", "tlbw %n");
+        assert!(!live_in(&dead)[1].contains(&v("x")), "a loop-carried value nothing observes is not live");
+    }
+}
