@@ -87,34 +87,56 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
     depth
 }
 
-/// Whether `v` can be rematerialised: defined exactly once, by a uniform or
-/// constant load with only immediate operands, and block-local (every
-/// occurrence in one block, the definition first): a value live across a
-/// block boundary must be held in a register or scratch slot there
-/// (semantics.md), so it is spilled instead. Returns the definition.
-pub fn remat_def(f: &Func, v: ValId) -> Option<RInst> {
-    let mut found = None;
-    let mut home = None;
+/// For every value, its definition if it can be rematerialised: defined
+/// exactly once, by a uniform or constant load with only immediate operands,
+/// and block-local (every occurrence in one block, the definition first): a
+/// value live across a block boundary must be held in a register or scratch
+/// slot there (semantics.md), so it is spilled instead. One pass over the
+/// function (indexed by value id).
+pub fn remat_defs(f: &Func) -> Vec<Option<RInst>> {
+    #[derive(Clone)]
+    enum St {
+        Unseen,
+        Def(usize, RInst),
+        No,
+    }
+    let mut st = vec![St::Unseen; f.vals.len()];
+    let mut visit = |v: ValId, bi: usize, def: Option<&RInst>, also_used: bool| {
+        let Some(slot) = st.get_mut(v as usize) else { return };
+        *slot = match (std::mem::replace(slot, St::No), def) {
+            (St::Unseen, Some(i)) if !also_used => St::Def(bi, i.clone()),
+            (St::Def(h, i), None) if h == bi => St::Def(h, i),
+            _ => St::No,
+        };
+    };
     for (bi, b) in f.blocks.iter().enumerate() {
         for i in &b.insts {
-            let defines = i.dest == Some(Loc::Val(v));
-            let uses = i.use_locs().any(|l| l == Loc::Val(v));
-            if !(defines || uses) {
-                continue;
+            let dest = match i.dest {
+                Some(Loc::Val(v)) => Some(v),
+                _ => None,
+            };
+            let also_used = dest.is_some_and(|d| i.use_locs().any(|l| l == Loc::Val(d)));
+            for l in i.use_locs() {
+                if let Loc::Val(v) = l {
+                    if Some(v) != dest {
+                        visit(v, bi, None, false);
+                    }
+                }
             }
-            if home.is_some_and(|h| h != bi) || (found.is_none() && !defines) || (found.is_some() && defines) || (defines && uses) {
-                return None;
-            }
-            home = Some(bi);
-            if defines {
-                found = Some(i.clone());
+            if let Some(d) = dest {
+                visit(d, bi, Some(i), also_used);
             }
         }
-        if b.cond.as_ref().and_then(ROperand::loc) == Some(Loc::Val(v)) && home != Some(bi) {
-            return None;
+        if let Some(Loc::Val(v)) = b.cond.as_ref().and_then(ROperand::loc) {
+            visit(v, bi, None, false);
         }
     }
-    found.filter(|i| matches!(i.desc.sem, Sem::Uniform | Sem::Const) && i.kind == Kind::Source && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_))))
+    st.into_iter()
+        .map(|s| match s {
+            St::Def(_, i) if matches!(i.desc.sem, Sem::Uniform | Sem::Const) && i.kind == Kind::Source && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_))) => Some(i),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Spill costs and occupied-gap counts of every value.
@@ -148,10 +170,11 @@ pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
             set.iter().take_while(|&x| x < nv).for_each(|x| span[x] += 1);
         }
     }
+    let remat = remat_defs(f);
     let cost = (0..nv)
         .map(|v| {
             let c = weight[v] / (2.0 + span[v] as f64).ln();
-            if remat_def(f, v as ValId).is_some() {
+            if remat.get(v).is_some_and(Option::is_some) {
                 c * 0.25
             } else {
                 c
@@ -294,8 +317,9 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
     let vm = VarMap::phys_only(f);
     let lv = liveness::analyze(f, &vm);
     let mut plans = Vec::with_capacity(vs.len());
+    let defs = remat_defs(f);
     for &v in vs {
-        let remat = remat_def(f, v);
+        let remat = defs.get(v as usize).cloned().flatten();
         let slot = ROperand::Imm(Imm::int(f.next_slot as i64));
         if remat.is_none() {
             f.next_slot += f.size(Loc::Val(v)) as u32;
