@@ -119,6 +119,12 @@ pub enum CampaignError {
     /// No target to fuzz.
     #[error("no target to fuzz")]
     NoTarget,
+    /// Not even one worker thread could be started.
+    #[error("cannot start a worker thread: {source}")]
+    Thread {
+        /// What the system said.
+        source: std::io::Error,
+    },
 }
 
 /// Set by Ctrl-C.
@@ -175,7 +181,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
     let plan = case::Plan { inject: opts.inject, vopts: VerifyOptions { timeout_ms: opts.timeout_ms }, soundness_every: 4, roundtrip_every: 16 };
     let shared = Arc::new(Shared {
         start,
-        deadline: start + opts.time,
+        deadline: deadline(start, opts.time),
         plan,
         dir,
         next: AtomicU64::new(0),
@@ -188,13 +194,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
         notes: Mutex::new(Vec::new()),
         opts,
     });
-    for _ in 0..shared.opts.jobs.max(1) {
-        let s = Arc::clone(&shared);
-        std::thread::spawn(move || {
-            worker(&s);
-            s.running.fetch_sub(1, Ordering::SeqCst);
-        });
-    }
+    spawn_workers(&shared)?;
     let mut display = Display::new(shared.opts.time, shared.opts.terminal, !shared.opts.progress);
     watch(&shared, &mut display, start);
     display.finish();
@@ -212,6 +212,36 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
         interrupted: INTERRUPTED.load(Ordering::SeqCst),
         first_finding_s,
     })
+}
+
+/// The campaign's end: `time` after `start`, or a century after it when
+/// `time` reaches past what an `Instant` can hold (never a panic).
+fn deadline(start: Instant, time: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
+    // The last fallback (`start`) cannot happen on a 64-bit clock.
+    start.checked_add(time).or_else(|| start.checked_add(CENTURY)).unwrap_or(start)
+}
+
+/// Start `opts.jobs` workers (at least one). When the system refuses a
+/// thread, the campaign runs with the workers it got; it fails only when it
+/// got none.
+fn spawn_workers(shared: &Arc<Shared>) -> Result<(), CampaignError> {
+    let wanted = shared.opts.jobs.max(1);
+    for started in 0..wanted {
+        let s = Arc::clone(shared);
+        let spawned = std::thread::Builder::new().name(format!("fuzz-{started}")).spawn(move || {
+            worker(&s);
+            s.running.fetch_sub(1, Ordering::SeqCst);
+        });
+        if let Err(source) = spawned {
+            shared.running.fetch_sub(wanted - started, Ordering::SeqCst);
+            if started == 0 {
+                return Err(CampaignError::Thread { source });
+            }
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// How long the main thread waits for workers after the stop.
@@ -325,4 +355,17 @@ fn minimize(shared: &Shared, f: &Finding, opts: &Options, seeds: &[u64], sig: &s
     let text = format!("# {sig}\n# reproduce: schedra verify min.ir {}\n{}", options_line(opts), schedra_ir::print::print(&reduced.program));
     shared.dir.write_min(dir, &text).ok()?;
     Some(reduced.final_instructions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadline_never_overflows() {
+        let start = Instant::now();
+        assert_eq!(deadline(start, Duration::from_secs(30)), start + Duration::from_secs(30));
+        let far = deadline(start, Duration::MAX);
+        assert!(far > start + Duration::from_secs(365 * 86_400), "a huge --time runs (practically) forever");
+    }
 }
