@@ -20,6 +20,7 @@ use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::{Inst, Operand, PhysReg, Reg};
 use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 /// The interference graph of a function's values.
 #[derive(Clone, Debug)]
@@ -134,7 +135,27 @@ impl Constraints {
 
 /// Registers `r` for which the target rejects `desc` with a one-register
 /// operand in `r` (as destination when `as_dest`, else as every source).
+/// [`rule_forbidden_uncached`], memoised for the whole process: the set
+/// depends only on the target's rules (static data) and the op, so each
+/// (target, op, role) is computed once instead of once per compile.
 fn rule_forbidden(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
+    type Memo = Mutex<HashMap<(usize, usize, bool), RegSet>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let key = (std::ptr::from_ref(f.target) as usize, std::ptr::from_ref(desc) as usize, as_dest);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
+        return s;
+    }
+    let s = rule_forbidden_uncached(f, desc, as_dest);
+    if let Ok(mut m) = memo.lock() {
+        m.insert(key, s);
+    }
+    s
+}
+
+/// Registers `desc` may not use as its destination (`as_dest`) or as a
+/// source, by asking the target's rules about every single register.
+fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
     let mut s = RegSet::default();
     for r in 0..f.target.regs.count {
         let run = Operand::Phys(PhysReg::one(r));
