@@ -78,6 +78,9 @@ pub fn main(args: Args) -> i32 {
         Ok(t) => t,
         Err(e) => return input::bad(e),
     };
+    if args.src == "-" && args.out.as_deref() == Some("-") {
+        return input::bad("verify: `-` (standard input) can stand for one of the two files only");
+    }
     let src_text = match read_text(&args.src) {
         Ok(t) => t,
         Err(e) => return input::bad(e),
