@@ -21,8 +21,10 @@ use crate::term::{fun_name, is_integer, Fun, Node, Term, Terms};
 use schedra_ir::target::Sem;
 use schedra_ir::Target;
 use std::collections::HashMap;
+use std::sync::mpsc;
+use std::time::Duration;
 use z3::ast::{Ast, Bool, BV};
-use z3::{FuncDecl, Params, SatResult, Solver, Sort};
+use z3::{Context, ContextHandle, FuncDecl, PrepareSynchronized, SatResult, Solver, Sort};
 
 /// Concrete inputs under which two terms differ.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -58,9 +60,9 @@ pub enum Answer {
     Unknown,
 }
 
-/// Z3's `timeout` parameter for a budget of `ms`: Z3 reads 0 as "no
-/// timeout", so a budget of 0 becomes 1 ms (give up at once, `unknown`)
-/// rather than a query that may never end; budgets past `u32::MAX` saturate.
+/// The effective per-query budget in ms for a requested `ms`: 0 becomes
+/// 1 ms (give up at once, `unknown`) rather than "no limit", as Z3's own
+/// `timeout` parameter would read it; budgets past `u32::MAX` saturate.
 pub fn z3_timeout(ms: u64) -> u32 {
     u32::try_from(ms).unwrap_or(u32::MAX).max(1)
 }
@@ -122,33 +124,26 @@ impl Smt {
     fn solve(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
         self.queries += 1;
         let (Some(za), Some(zb)) = (self.convert(terms, a), self.convert(terms, b)) else { return Answer::Unknown };
-        let differ: Bool = if truth {
-            let zero = BV::from_u64(0, 32);
-            za.eq(&zero).eq(zb.eq(&zero)).not()
-        } else {
-            za.eq(&zb).not()
-        };
-        let solver = Solver::new();
-        let mut params = Params::new();
-        params.set_u32("timeout", z3_timeout(self.timeout_ms));
-        solver.set_params(&params);
-        solver.assert(&differ);
-        match solver.check() {
-            SatResult::Unsat => Answer::Equal,
-            SatResult::Sat => match solver.get_model() {
-                Some(model) => {
-                    let val = |x: &BV| model.eval(x, true).and_then(|v| v.as_u64()).unwrap_or(0) as u32;
-                    let mut inputs = Vec::new();
-                    for leaf in self.leaves_of(terms, &[a, b]).into_iter().take(16) {
-                        if let (Some(z), Some(name)) = (self.memo.get(&leaf), self.leaves.get(&leaf)) {
-                            inputs.push((name.clone(), val(z)));
-                        }
-                    }
-                    Answer::Differ(Counterexample { inputs, source: val(&za), machine: val(&zb), uninterpreted: true })
-                }
-                None => Answer::Unknown,
+        let mut names = Vec::new();
+        let mut sides = vec![za, zb];
+        for leaf in self.leaves_of(terms, &[a, b]).into_iter().take(16) {
+            if let (Some(z), Some(name)) = (self.memo.get(&leaf), self.leaves.get(&leaf)) {
+                names.push(name.clone());
+                sides.push(z.clone());
+            }
+        }
+        match check_bounded(&sides, truth, self.timeout_ms) {
+            Verdict::Unsat => Answer::Equal,
+            Verdict::Sat(vals) => match vals.as_slice() {
+                [source, machine, ins @ ..] => Answer::Differ(Counterexample {
+                    inputs: names.into_iter().zip(ins.iter().copied()).collect(),
+                    source: *source,
+                    machine: *machine,
+                    uninterpreted: true,
+                }),
+                _ => Answer::Unknown,
             },
-            SatResult::Unknown => Answer::Unknown,
+            Verdict::Unknown => Answer::Unknown,
         }
     }
 
@@ -204,6 +199,102 @@ impl Smt {
         let refs: Vec<&dyn Ast> = args.iter().map(|a| a as &dyn Ast).collect();
         decl.apply(&refs).as_bv().unwrap_or_else(|| BV::from_u64(0, 32))
     }
+}
+
+/// What a bounded check found. `Sat` holds the model's values of the
+/// words it was given, in order (source side, machine side, leaves...).
+#[derive(Debug)]
+enum Verdict {
+    Unsat,
+    Sat(Vec<u32>),
+    Unknown,
+}
+
+/// Extra wall-clock time past the solver budget before the caller stops
+/// waiting for a worker that did not stop when interrupted.
+fn grace(budget_ms: u64) -> Duration {
+    Duration::from_millis(250 + budget_ms / 8)
+}
+
+/// Ask whether `sides[0]` and `sides[1]` can differ (as words, or in truth
+/// when `truth`), on a worker thread, waiting at most the budget plus
+/// [`grace`].
+///
+/// Why not Z3's own `timeout` parameter: the system libz3 (4.8.12) arms it
+/// through a pooled timer thread that can miss its wake-up (seen under
+/// load: the timer thread parked on its condition variable while
+/// `Z3_solver_check` bit-blasts a 24-bit product for minutes, and a
+/// trivial query spinning in the timer's teardown). So the budget is
+/// enforced from outside, twice: the worker interrupts its own context
+/// after the budget ([`check_here`]), and the caller stops waiting after
+/// the budget plus [`grace`] in case even that is ignored. The words are
+/// translated into a fresh context (`synchronized`) because z3's context
+/// is thread-local. A worker that never returns is left detached: it owns
+/// its context, touches nothing of ours, and dies with the process.
+fn check_bounded(sides: &[BV], truth: bool, budget_ms: u64) -> Verdict {
+    let job = sides.synchronized();
+    let budget = Duration::from_millis(u64::from(z3_timeout(budget_ms)));
+    let wait = budget.saturating_add(grace(budget_ms));
+    run_bounded(wait, move || check_here(&job.recover(), truth, budget)).unwrap_or(Verdict::Unknown)
+}
+
+/// Run `work` on a fresh thread and wait at most `wait` for its result;
+/// `None` when it is late, panicked or could not start. A late thread is
+/// left running detached (its result is dropped when it finishes).
+fn run_bounded<T: Send + 'static>(wait: Duration, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new().name("schedra-z3".into()).stack_size(256 << 20).spawn(move || {
+        let _ = tx.send(work());
+    });
+    spawned.ok()?;
+    rx.recv_timeout(wait).ok()
+}
+
+/// The check itself, in this thread's context, interrupted by a watchdog
+/// once `budget` has passed. A `sat` that races with the interrupt is
+/// `Unknown` (a cancelled context may not evaluate the model); `unsat` is a
+/// proof whenever it comes.
+fn check_here(sides: &[BV], truth: bool, budget: Duration) -> Verdict {
+    let [za, zb, ..] = sides else { return Verdict::Unknown };
+    let differ: Bool = if truth {
+        let zero = BV::from_u64(0, 32);
+        za.eq(&zero).eq(zb.eq(&zero)).not()
+    } else {
+        za.eq(zb).not()
+    };
+    let solver = Solver::new();
+    solver.assert(&differ);
+    let ctx = Context::thread_local();
+    let handle = ctx.handle();
+    let (result, interrupted) = std::thread::scope(|s| {
+        let (done, finished) = mpsc::channel::<()>();
+        let dog = s.spawn(move || interrupt_after(&handle, budget, &finished));
+        let result = solver.check();
+        drop(done);
+        (result, dog.join().unwrap_or(true))
+    });
+    match result {
+        SatResult::Unsat => Verdict::Unsat,
+        SatResult::Sat if !interrupted => match solver.get_model() {
+            Some(model) => Verdict::Sat(sides.iter().map(|x| model.eval(x, true).and_then(|v| v.as_u64()).unwrap_or(0) as u32).collect()),
+            None => Verdict::Unknown,
+        },
+        _ => Verdict::Unknown,
+    }
+}
+
+/// Interrupt the context behind `handle` once `budget` passes without a
+/// word on `finished` (the sender is dropped when the check returns), and
+/// again every 10 ms until it does. Returns whether it interrupted.
+fn interrupt_after(handle: &ContextHandle<'_>, budget: Duration, finished: &mpsc::Receiver<()>) -> bool {
+    let mut wait = budget;
+    let mut interrupted = false;
+    while let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(wait) {
+        handle.interrupt();
+        interrupted = true;
+        wait = Duration::from_millis(10);
+    }
+    interrupted
 }
 
 fn integer(sem: Sem, zs: &[BV]) -> Option<BV> {
@@ -315,5 +406,44 @@ mod tests {
         let mut smt = Smt::new(v3d(), 10_000);
         assert!(smt.convert(&t, z).is_some());
         assert_eq!(smt.same_truth(&t, x, y), Answer::Equal);
+    }
+
+    #[test]
+    fn a_late_worker_is_abandoned_not_awaited() {
+        let start = std::time::Instant::now();
+        let got = run_bounded(Duration::from_millis(50), || {
+            std::thread::sleep(Duration::from_secs(30));
+            1
+        });
+        assert_eq!(got, None);
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(run_bounded(Duration::from_secs(30), || 7), Some(7));
+    }
+
+    #[test]
+    fn a_hard_query_on_a_tiny_budget_is_unknown_and_prompt() {
+        // ((a&m)*(b&m))*(c&m) against (a&m)*((b&m)*(c&m)) with 24-bit
+        // products: equal, but not within 1 ms.
+        let mut t = Terms::new();
+        let m = t.lit(0xfff);
+        let [a, b, c] = [0, 1, 2].map(|i| {
+            let u = t.intern(Node::Uniform(i, 0));
+            t.app(Fun::Alu(Sem::And), vec![u, m])
+        });
+        let ab = t.app(Fun::Alu(Sem::UMul24), vec![a, b]);
+        let l = t.app(Fun::Alu(Sem::UMul24), vec![ab, c]);
+        let bc = t.app(Fun::Alu(Sem::UMul24), vec![b, c]);
+        let r = t.app(Fun::Alu(Sem::UMul24), vec![a, bc]);
+        let start = std::time::Instant::now();
+        let mut smt = Smt::new(v3d(), 1);
+        assert_eq!(smt.equal(&t, l, r), Answer::Unknown);
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+        // The worker itself stops when interrupted (not only abandoned).
+        let sides: Vec<BV> = [l, r].iter().filter_map(|&x| smt.convert(&t, x)).collect();
+        let job = sides.synchronized();
+        let start = std::time::Instant::now();
+        let got = run_bounded(Duration::from_secs(60), move || check_here(&job.recover(), false, Duration::from_millis(20)));
+        assert!(matches!(got, Some(Verdict::Unknown)), "{got:?}");
+        assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
     }
 }
