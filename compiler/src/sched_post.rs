@@ -26,7 +26,7 @@ use crate::depgraph::{DepGraph, Edge, EdgeKind, Loc};
 use crate::lower::LoweredOp;
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::OperandKind;
-use schedra_ir::{Inst, OpDesc, Operand, Reg, Target};
+use schedra_ir::{Inst, OpDesc, Reg, Target};
 
 /// A block's schedule: for each bundle, the ops it holds (index into the
 /// lowered op list) with their slots; and the cycle of each op.
@@ -245,7 +245,7 @@ mod tests {
     use super::*;
     use crate::lower::lower_block;
     use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71};
-    use schedra_ir::{Imm, PhysReg, Span};
+    use schedra_ir::{Imm, Operand, PhysReg, Span};
 
     fn reg(r: u16) -> Operand {
         Operand::Phys(PhysReg::one(r))
