@@ -31,6 +31,8 @@ pub fn decode_case<'a>(data: &'a [u8]) -> Option<(Options, GeneratedCase, Unstru
     Some((opts, c, u))
 }
 
+/// Report a finding to libFuzzer. A panic here is intended: it is how a
+/// cargo-fuzz target says "crash" (the finding, not the input, is at fault).
 fn fail(f: Finding) -> ! {
     let src = f.source.as_ref().map(schedra_ir::print::print).unwrap_or_default();
     panic!("{}\n{}\n{src}", f.signature(), f.message)
@@ -78,6 +80,7 @@ pub fn verifier_soundness(data: &[u8]) {
 pub fn parse_roundtrip(data: &[u8]) {
     oracle::install_panic_hook();
     if let Err(f) = oracle::parse_roundtrip(data) {
+        // Intended: a finding is reported to libFuzzer as a crash.
         panic!("{}\n{}", f.signature(), f.message);
     }
 }

@@ -51,6 +51,8 @@ impl RegFile {
         match self.naming {
             RegNaming::Numbered(p) => format!("{p}{r}"),
             RegNaming::Channels(p, ch) => {
+                // cannot fail: every channel-named file has channels (n > 0),
+                // and r % n < n indexes one of them.
                 let n = ch.len() as u16;
                 format!("{p}{}.{}", r / n, ch[(r % n) as usize])
             }
