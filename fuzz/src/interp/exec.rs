@@ -131,7 +131,7 @@ fn check_sizes(desc: &OpDesc, args: &[Arg], width: usize) -> Result<(), String> 
 
 /// Execute `desc` on `args`; `width` is the size of its destination (the
 /// number of words a result has). Reads scratch but does not change it.
-/// Fails when the sizes do not fit the opcode ([`check_sizes`]).
+/// Fails when the sizes do not fit the opcode (see `check_sizes`).
 pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch: &Scratch) -> Result<Action, String> {
     check_sizes(desc, args, width)?;
     let seq = |f: &dyn Fn(u32) -> u32| (0..width as u32).map(f).collect::<Vec<u32>>();
