@@ -8,7 +8,7 @@
 //! parallel reads let a write-after-read pair share one bundle). Each cycle
 //! the bundle is filled greedily with the ready ops whose earliest cycle has
 //! come, highest critical path first (ties: program order; the best
-//! [`WINDOW`] due ops are tried per slot), as long as the
+//! `WINDOW` due ops are tried per slot), as long as the
 //! bundle stays legal ([`fits`]): a slot per op, no two writes to one
 //! register, the immediate limit, `rules.bundle_ok` (r600 read ports). Ops
 //! released by a placement with delay <= 0 may join the same bundle. On

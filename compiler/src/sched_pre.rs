@@ -13,7 +13,7 @@
 //!   heuristic in the spirit of i965's pre-RA mode: prefer the op that frees
 //!   the most registers (last uses of values not live out) net of what it
 //!   defines (a net loss counts as zero), then program order (the input order is usually a good
-//!   low-pressure order). Each step looks at [`WINDOW`] ready ops of each of
+//!   low-pressure order). Each step looks at `WINDOW` ready ops of each of
 //!   three views only (best critical path among loads, among other ops, and
 //!   earliest in program order), so a step costs O(window), not O(ready).
 //! - `Sched::BottomUp`: the mirror image: start from the block end, place an

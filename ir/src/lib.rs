@@ -9,7 +9,7 @@
 //!
 //! Modules: [`ir`] (the program types), [`target`] (target descriptions as
 //! data plus a small rules module per target), [`parse`] (text → program),
-//! [`print`] (program → canonical text), [`validate`] (source-form validity),
+//! [`print`](mod@print) (program → canonical text), [`validate`] (source-form validity),
 //! [`error`] (located errors), [`lex`] (the text format's tokens).
 
 #![warn(missing_docs)]

@@ -47,7 +47,7 @@ pub struct Args {
     /// Per-query solver timeout in milliseconds.
     #[arg(long, default_value_t = 2000)]
     pub timeout_ms: u64,
-    /// Write seed inputs for the cargo-fuzz targets into DIR/<target>/
+    /// Write seed inputs for the cargo-fuzz targets into `DIR/<target>/`
     /// (generated cases, and the texts of corpus/ and the spec examples for
     /// parse_roundtrip), and exit.
     #[arg(long, value_name = "DIR")]
