@@ -12,7 +12,7 @@
 use schedra_compiler::Fault;
 use schedra_fuzz::campaign::{self, CampaignOptions};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Arguments of `schedra fuzz`.
@@ -87,42 +87,11 @@ pub fn main(args: Args) -> i32 {
         return decode(path);
     }
     if let Some(dir) = &args.write_corpus {
-        return match schedra_fuzz::targets::write_corpus(dir, &[PathBuf::from("corpus"), PathBuf::from("../shared/spec/examples")], 64) {
-            Ok(n) => {
-                eprintln!("wrote {n} seed inputs under {}", dir.display());
-                0
-            }
-            Err(e) => usage(&format!("{}: {e}", dir.display())),
-        };
+        return write_corpus(dir);
     }
-    let Some(time) = parse_time(&args.time) else { return usage(&format!("--time {}: expected 30s, 10m, 8h or seconds", args.time)) };
-    let inject = match args.inject.as_deref().map(|n| (n, Fault::from_name(n))) {
-        None => None,
-        Some((_, Some(f))) => Some(f),
-        Some((n, None)) => {
-            let names: Vec<&str> = Fault::all().iter().map(|f| f.name()).collect();
-            return usage(&format!("--inject {n}: unknown fault; known: {}", names.join(", ")));
-        }
-    };
-    let targets = match (args.target.as_deref(), inject.and_then(|f| f.target())) {
-        (Some("all"), _) | (None, None) => schedra_ir::target::all().to_vec(),
-        (None, Some(t)) | (Some(t), _) => match schedra_ir::target::by_name(t) {
-            Some(t) => vec![t],
-            None => return usage(&format!("--target {t}: unknown target")),
-        },
-    };
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-    let opts = CampaignOptions {
-        targets,
-        time,
-        seed: args.seed,
-        jobs,
-        out: args.out.clone(),
-        inject,
-        progress: true,
-        terminal: std::io::stderr().is_terminal(),
-        reduce: !args.no_reduce,
-        timeout_ms: args.timeout_ms,
+    let opts = match campaign_options(&args) {
+        Ok(o) => o,
+        Err(msg) => return usage(&msg),
     };
     let summary = match campaign::run(opts) {
         Ok(s) => s,
@@ -136,6 +105,47 @@ pub fn main(args: Args) -> i32 {
     0
 }
 
+/// `--write-corpus DIR`: seed inputs for the cargo-fuzz targets.
+fn write_corpus(dir: &Path) -> i32 {
+    match schedra_fuzz::targets::write_corpus(dir, &[PathBuf::from("corpus"), PathBuf::from("../shared/spec/examples")], 64) {
+        Ok(n) => {
+            eprintln!("wrote {n} seed inputs under {}", dir.display());
+            0
+        }
+        Err(e) => usage(&format!("{}: {e}", dir.display())),
+    }
+}
+
+/// The campaign the flags describe; `Err` is the usage message for a bad
+/// `--time`, `--inject` or `--target`.
+fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
+    let time = parse_time(&args.time).ok_or_else(|| format!("--time {}: expected 30s, 10m, 8h or seconds", args.time))?;
+    let inject = match args.inject.as_deref() {
+        None => None,
+        Some(n) => Some(Fault::from_name(n).ok_or_else(|| {
+            let names: Vec<&str> = Fault::all().iter().map(|f| f.name()).collect();
+            format!("--inject {n}: unknown fault; known: {}", names.join(", "))
+        })?),
+    };
+    let targets = match (args.target.as_deref(), inject.and_then(|f| f.target())) {
+        (Some("all"), _) | (None, None) => schedra_ir::target::all().to_vec(),
+        (None, Some(t)) | (Some(t), _) => vec![schedra_ir::target::by_name(t).ok_or_else(|| format!("--target {t}: unknown target"))?],
+    };
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    Ok(CampaignOptions {
+        targets,
+        time,
+        seed: args.seed,
+        jobs,
+        out: args.out.clone(),
+        inject,
+        progress: true,
+        terminal: std::io::stderr().is_terminal(),
+        reduce: !args.no_reduce,
+        timeout_ms: args.timeout_ms,
+    })
+}
+
 fn print_summary(s: &campaign::Summary) {
     let stop = if s.interrupted { " (interrupted)" } else { "" };
     println!("fuzz: {} execs in {:.1}s ({:.0}/s){stop}, {} new findings, {} already known", s.execs, s.time_s, s.execs_per_sec, s.findings.len(), s.resumed);
@@ -146,7 +156,7 @@ fn print_summary(s: &campaign::Summary) {
 }
 
 /// `--decode`: print the source program of a cargo-fuzz artifact.
-fn decode(path: &PathBuf) -> i32 {
+fn decode(path: &Path) -> i32 {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => return usage(&format!("{}: {e}", path.display())),
