@@ -330,3 +330,22 @@ fn extreme_flags() {
     }
     expect(&["fuzz", "--decode", &scratch().to_string_lossy()], &[2]);
 }
+
+/// Output that cannot be written (`> /dev/full`) is a one-line error and
+/// status 2, not a panic in `print!`.
+#[test]
+fn unwritable_standard_output() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let src = example("v3d71-mul", "src.ir");
+    for args in [vec!["fmt", &src], vec!["run", &src], vec!["compile", &src], vec!["verify", &src, "--json"], vec!["targets"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_schedra"))
+            .args(&args)
+            .stdout(full.try_clone().expect("dup /dev/full"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("the schedra binary runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "schedra {args:?} > /dev/full:\n{stderr}");
+        assert!(stderr.contains("cannot write standard output"), "schedra {args:?}:\n{stderr}");
+    }
+}

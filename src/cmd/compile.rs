@@ -8,7 +8,7 @@
 //! standard error. `--inject list` prints every fault with its target and
 //! history and exits 0.
 
-use super::input;
+use super::{input, out};
 use schedra_compiler::{compile, Fault};
 
 /// Arguments of `schedra compile`.
@@ -38,8 +38,7 @@ fn fault_list() -> String {
 /// Run the subcommand; returns the exit status.
 pub fn main(args: Args) -> i32 {
     if args.compiler.inject.as_deref() == Some("list") {
-        print!("{}", fault_list());
-        return 0;
+        return out::finish(out::text(&fault_list()), 0);
     }
     let Some(file) = args.file.as_deref() else { return input::bad("compile: missing SRC.ir (or `--inject list`)") };
     let opts = match args.compiler.options() {
@@ -74,9 +73,6 @@ pub fn main(args: Args) -> i32 {
                 1
             }
         },
-        None => {
-            print!("{text}");
-            0
-        }
+        None => out::finish(out::text(&text), 0),
     }
 }

@@ -3,7 +3,7 @@
 //! form. Bad input is one line `path:line:col: message` and status 2.
 //! `fmt` of its own output is the same text.
 
-use super::input;
+use super::{input, out};
 use schedra_ir::Form;
 
 /// Arguments of `schedra fmt`.
@@ -31,6 +31,5 @@ pub fn main(args: Args) -> i32 {
             return input::bad(e.at(&args.file));
         }
     }
-    print!("{}", schedra_ir::print::print(&p));
-    0
+    out::finish(out::text(&schedra_ir::print::print(&p)), 0)
 }

@@ -9,6 +9,7 @@
 //! Status: 0 when the campaign finished (whatever it found); 2 for bad
 //! usage or an unusable work directory.
 
+use super::out;
 use schedra_compiler::Fault;
 use schedra_fuzz::campaign::{self, CampaignOptions};
 use std::io::IsTerminal;
@@ -97,12 +98,8 @@ pub fn main(args: Args) -> i32 {
         Ok(s) => s,
         Err(e) => return usage(&e.to_string()),
     };
-    if args.json {
-        println!("{}", summary.to_json());
-    } else {
-        print_summary(&summary);
-    }
-    0
+    let written = if args.json { out::line(&summary.to_json()) } else { out::text(&summary_text(&summary)) };
+    out::finish(written, 0)
 }
 
 /// `--write-corpus DIR`: seed inputs for the cargo-fuzz targets.
@@ -146,13 +143,15 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
     })
 }
 
-fn print_summary(s: &campaign::Summary) {
+/// The human summary: totals, features, one line per new finding.
+fn summary_text(s: &campaign::Summary) -> String {
     let stop = if s.interrupted { " (interrupted)" } else { "" };
-    println!("fuzz: {} execs in {:.1}s ({:.0}/s){stop}, {} new findings, {} already known", s.execs, s.time_s, s.execs_per_sec, s.findings.len(), s.resumed);
-    println!("features: {}", s.features.join(" "));
+    let mut t = format!("fuzz: {} execs in {:.1}s ({:.0}/s){stop}, {} new findings, {} already known\n", s.execs, s.time_s, s.execs_per_sec, s.findings.len(), s.resumed);
+    t += &format!("features: {}\n", s.features.join(" "));
     for f in &s.findings {
-        println!("  {} [{} instructions, after {:.1}s] {}", f.signature, f.minimized_instructions, f.found_s, f.dir);
+        t += &format!("  {} [{} instructions, after {:.1}s] {}\n", f.signature, f.minimized_instructions, f.found_s, f.dir);
     }
+    t
 }
 
 /// `--decode`: print the source program of a cargo-fuzz artifact.
@@ -162,10 +161,7 @@ fn decode(path: &Path) -> i32 {
         Err(e) => return usage(&format!("{}: {e}", path.display())),
     };
     match schedra_fuzz::targets::decode(&bytes) {
-        Some(text) => {
-            print!("{text}");
-            0
-        }
+        Some(text) => out::finish(out::text(&text), 0),
         None => usage(&format!("{}: not an input of schedra's fuzz targets", path.display())),
     }
 }

@@ -10,7 +10,9 @@ pub const BAD_INPUT: i32 = 2;
 /// Print a one-line error (it starts with `path:line:col:` when the message
 /// comes from a located error) and return the bad-input status.
 pub fn bad(msg: impl std::fmt::Display) -> i32 {
-    eprintln!("{msg}");
+    use std::io::Write;
+    // `let _`: a standard error that cannot be written changes nothing.
+    let _ = writeln!(std::io::stderr(), "{msg}");
     BAD_INPUT
 }
 

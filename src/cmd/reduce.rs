@@ -8,7 +8,7 @@
 //! is one line and status 2; the reduction is bounded by `--max-tests`, so
 //! the command always ends.
 
-use super::input;
+use super::{input, out};
 use schedra_compiler::{Fault, Options, Ra, Sched};
 use schedra_fuzz::reduce::interesting::{self, Check, Failure, Oracle};
 use schedra_fuzz::reduce::{self, command::CommandTest, report, ReduceError, ReduceOptions};
@@ -151,9 +151,6 @@ fn not_interesting(args: &Args) -> String {
 fn write_output(path: Option<&str>, text: &str) -> Result<(), String> {
     match path {
         Some(p) => std::fs::write(p, text).map_err(|e| format!("{p}:1:1: cannot write file: {e}")),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => out::text(text).map_err(|e| format!("error: cannot write standard output: {e}")),
     }
 }

@@ -11,7 +11,7 @@
 //! `path:line:col: message`). `--json` prints one object:
 //! `{"effects":[{"channel":..,"words":[..]}],"cycles":N,"stalls":N,"executed":N}`.
 
-use super::input;
+use super::{input, out};
 use schedra_fuzz::interp::{self, Outcome};
 use schedra_ir::Form;
 
@@ -51,14 +51,8 @@ pub fn main(args: Args) -> i32 {
         }
     }
     match interp::run(&p, args.seed, args.fuel) {
-        Ok(o) if args.json => {
-            println!("{}", json(&o));
-            0
-        }
-        Ok(o) => {
-            print!("{}", o.effects);
-            0
-        }
+        Ok(o) if args.json => out::finish(out::line(&json(&o).to_string()), 0),
+        Ok(o) => out::finish(out::text(&o.effects.to_string()), 0),
         Err(e) => {
             eprintln!("error: {}: {e}", args.file);
             1

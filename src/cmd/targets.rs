@@ -4,7 +4,7 @@
 //! and payload registers, then the opcode table with operands, destination,
 //! sizes, slots and latencies. An unknown name is a usage error (status 2).
 
-use super::input;
+use super::{input, out};
 use schedra_ir::target::{self, Dest, OpDesc, OperandKind, Sizes, Target};
 use schedra_ir::Stage;
 use std::fmt::Write;
@@ -24,8 +24,7 @@ pub fn main(args: Args) -> i32 {
         Err(e) => return input::bad(e),
     };
     let texts: Vec<String> = chosen.iter().map(|t| describe(t)).collect();
-    print!("{}", texts.join("\n"));
-    0
+    out::finish(out::text(&texts.join("\n")), 0)
 }
 
 fn regs(t: &Target, rs: &[u16]) -> String {

@@ -13,7 +13,7 @@
 //! Human output by default (the offending lines of both files); `--json`
 //! prints the one JSON object of cli.md.
 
-use super::input;
+use super::{input, out};
 use schedra_ir::{Program, Target};
 use schedra_verify::{render_human, verify, VerifyOptions};
 
@@ -103,10 +103,10 @@ pub fn main(args: Args) -> i32 {
         }
     };
     let report = verify(&src, &mach, &VerifyOptions { timeout_ms: args.timeout_ms });
-    if args.json {
-        println!("{}", report.to_json());
+    let written = if args.json {
+        out::line(&report.to_json())
     } else {
-        print!("{}", render_human(&report, &args.src, &src_text, &mach_path, &mach_text));
-    }
-    report.exit_status()
+        out::text(&render_human(&report, &args.src, &src_text, &mach_path, &mach_text))
+    };
+    out::finish(written, report.exit_status())
 }
