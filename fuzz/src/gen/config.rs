@@ -84,6 +84,14 @@ pub struct Config {
     /// Opcode subset: bit `i % 32` enables the target's `ops[i]`
     /// (an empty subset means all).
     pub op_mask: u32,
+    /// One more op after the final outputs whose result nothing reads (a
+    /// dead tail), so that register writes can reach the last bundles and
+    /// the thread-end bundle (fault `v3d-thrsw-rf-write`: since `tlbw` may
+    /// not sit in the delay slots, programs ending in outputs never put an
+    /// ALU write there). `swarm` draws it from `chain_bias` without taking
+    /// bytes of its own, so every other choice of a seed stays the same.
+    #[arbitrary(default)]
+    pub dead_tail: bool,
 }
 
 impl Default for Config {
@@ -110,6 +118,7 @@ impl Default for Config {
             swaps: true,
             imm_overflow: false,
             op_mask: u32::MAX,
+            dead_tail: false,
         }
     }
 }
@@ -127,6 +136,7 @@ impl Config {
             _ => 100 + c.max_insts % 400,
         };
         c.imm_overflow = c.imm_overflow && c.op_mask % 8 == 0;
+        c.dead_tail = c.chain_bias % 4 == 0;
         // Pressure is rare but, when on, large enough to spill (48..=96).
         c.pressure = if c.pressure % 4 == 0 { (MAX_PRESSURE / 2 + c.pressure as usize % (MAX_PRESSURE / 2 + 1)) as u8 } else { 0 };
         Ok(c)

@@ -1,7 +1,7 @@
 //! The program's shape: inputs, the pressure burst, structured control flow
 //! (if/else diamonds and counted loops, nested), register swaps, and the
-//! end of the program (outputs of the values still unused, the final
-//! output, `end`).
+//! end of the program (outputs of the values still unused, an optional
+//! dead tail op, the final output, `end`).
 //!
 //! Control flow is built from regions, each a sequence of straight-line ops
 //! and nested constructs. Every `brnz` goes to two fresh blocks that have
@@ -205,8 +205,9 @@ impl<'a, 'u> Gen<'a, 'u> {
         self.scope.get(Loc::Virt(id)).map(|d| d.loc)
     }
 
-    /// The end of the program: output the unused and kept values, then the
-    /// final output (if the target has one), then `end`.
+    /// The end of the program: output the unused and kept values, then
+    /// (with `dead_tail`) one op nothing reads, then the final output (if
+    /// the target has one), then `end`.
     pub(super) fn finish(&mut self) -> Result<()> {
         let sinks: Vec<(Loc, u8)> = self
             .scope
@@ -225,6 +226,9 @@ impl<'a, 'u> Gen<'a, 'u> {
                     self.output(loc, 1)?;
                 }
             }
+        }
+        if self.cfg.dead_tail {
+            self.op(true)?;
         }
         if let Some(eot) = self.prof.final_output {
             let payload = self.fold_payload(&sinks)?;
