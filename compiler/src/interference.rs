@@ -268,10 +268,7 @@ mod tests {
     use super::*;
     use crate::liveness::{analyze, VarMap};
 
-    fn func(src: &str) -> Func {
-        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
-        Func::from_program(&p).expect("lower")
-    }
+    use crate::ra_ir::test_func as func;
 
     #[test]
     fn gen8_rules_forbid_g127_for_send_results_and_low_registers_for_eot() {

@@ -256,12 +256,8 @@ pub fn max_live(f: &Func, vm: &VarMap, lv: &Liveness) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ra_ir::Func;
 
-    fn func(src: &str) -> Func {
-        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
-        Func::from_program(&p).expect("lower")
-    }
+    use crate::ra_ir::test_func as func;
 
     #[test]
     fn loop_carried_value_is_live_around_the_loop() {

@@ -391,3 +391,11 @@ fn legalize_imms(t: &'static Target, mut i: RInst, names: &mut Names, out: &mut 
     }
     out.push(i);
 }
+
+/// Test helper: parse `src` and lower it into the allocator's form; panics
+/// on bad text (tests only).
+#[cfg(test)]
+pub(crate) fn test_func(src: &str) -> Func {
+    let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+    Func::from_program(&p).expect("lower")
+}

@@ -221,10 +221,7 @@ fn finish(mut f: Func, blocks: Vec<RBlock>, remats: usize, max_live: usize) -> R
 mod tests {
     use super::*;
 
-    fn func(src: &str) -> Func {
-        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
-        Func::from_program(&p).expect("lower")
-    }
+    use crate::ra_ir::test_func as func;
 
     #[test]
     fn each_fault_flips_exactly_its_own_decision() {

@@ -394,10 +394,7 @@ mod tests {
     use super::*;
     use crate::interference::constraints;
 
-    fn func(src: &str) -> Func {
-        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
-        Func::from_program(&p).expect("lower")
-    }
+    use crate::ra_ir::test_func as func;
 
     #[test]
     fn loop_depth_counts_natural_loops() {

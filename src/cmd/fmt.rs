@@ -4,7 +4,6 @@
 //! `fmt` of its own output is the same text.
 
 use super::{input, out};
-use schedra_ir::Form;
 
 /// Arguments of `schedra fmt`.
 #[derive(clap::Args)]
@@ -18,18 +17,9 @@ pub struct Args {
 
 /// Run the subcommand; returns the exit status (0 printed, 2 bad input).
 pub fn main(args: Args) -> i32 {
-    let default = match input::target_arg(args.target.as_deref()) {
-        Ok(t) => t,
-        Err(e) => return input::bad(e),
-    };
-    let p = match input::load(&args.file, default) {
+    let p = match input::load_checked(&args.file, args.target.as_deref()) {
         Ok(p) => p,
         Err(e) => return input::bad(e),
     };
-    if p.form == Form::Source {
-        if let Err(e) = schedra_ir::validate::validate(&p) {
-            return input::bad(e.at(&args.file));
-        }
-    }
     out::finish(out::text(&schedra_ir::print::print(&p)), 0)
 }

@@ -62,3 +62,14 @@ pub fn require_source(path: &str, p: &Program) -> Result<(), String> {
         schedra_ir::Form::Machine => Err(format!("{path}:1:1: expected a source-form program, found `form machine`")),
     }
 }
+
+/// Resolve `--target`, read and parse `path` (either form), and validate it
+/// when it is a source-form program: what `fmt` and `run` accept.
+pub fn load_checked(path: &str, target: Option<&str>) -> Result<Program, String> {
+    let default = target_arg(target)?;
+    let p = load(path, default)?;
+    if p.form == schedra_ir::Form::Source {
+        schedra_ir::validate::validate(&p).map_err(|e| e.at(path).to_string())?;
+    }
+    Ok(p)
+}

@@ -13,7 +13,6 @@
 
 use super::{input, out};
 use schedra_fuzz::interp::{self, Outcome};
-use schedra_ir::Form;
 
 /// Arguments of `schedra run`.
 #[derive(clap::Args)]
@@ -37,19 +36,10 @@ pub struct Args {
 /// Run the subcommand; returns the exit status (0 ran, 1 fuel or runtime
 /// error, 2 bad input).
 pub fn main(args: Args) -> i32 {
-    let default = match input::target_arg(args.target.as_deref()) {
-        Ok(t) => t,
-        Err(e) => return input::bad(e),
-    };
-    let p = match input::load(&args.file, default) {
+    let p = match input::load_checked(&args.file, args.target.as_deref()) {
         Ok(p) => p,
         Err(e) => return input::bad(e),
     };
-    if p.form == Form::Source {
-        if let Err(e) = schedra_ir::validate::validate(&p) {
-            return input::bad(e.at(&args.file));
-        }
-    }
     match interp::run(&p, args.seed, args.fuel) {
         Ok(o) if args.json => out::finish(out::line(&json(&o).to_string()), 0),
         Ok(o) => out::finish(out::text(&o.effects.to_string()), 0),
