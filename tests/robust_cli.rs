@@ -152,6 +152,22 @@ fn malformed() -> Vec<String> {
     for seed in 1..=4 {
         v.push(file(&format!("random{seed}.bin"), bytes(seed, 4096)));
     }
+    v.extend(fixtures());
+    v
+}
+
+/// The bad-input fixtures of `tests/malformed/` (one per validation rule;
+/// `tests/fmt.rs` checks their messages).
+fn fixtures() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/malformed");
+    let mut v: Vec<String> = std::fs::read_dir(&dir)
+        .expect("tests/malformed")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ir" || x == "s"))
+        .filter_map(|p| p.to_str().map(str::to_string))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 40, "expected the malformed fixtures, found {}", v.len());
     v
 }
 

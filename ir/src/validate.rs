@@ -15,7 +15,14 @@
 //!    [`Sizes`]; registers that exist, are not implicitly written (v3d71
 //!    rf0) and, as destinations, are not reserved (gen8 g0–g1); labels are
 //!    not operands; an op that ends the thread (`Rules::ends_thread`, gen8
-//!    `send.eot`) is the last instruction of a block ending with `end`;
+//!    `send.eot`) is the last instruction of a block ending with `end`,
+//!    and on such a target every block ending with `end` ends with it;
+//!    the registers the instruction pins (its physical operands) keep the
+//!    target's per-op register rules (`Rules::op_regs_ok`: gen8's r127 rule
+//!    on sends whose source and destination overlap, the end-of-thread
+//!    payload range g112–g127, no partial overlap of a multi-register ALU
+//!    destination and a source), judged on the physical operands alone —
+//!    no allocation of the virtual ones could repair a breach there;
 //! 5. every block is reachable from the entry, and no edge is critical (from
 //!    a block with two successors to a block with two predecessors);
 //! 6. defined before use: a must-be-defined forward dataflow over the CFG
@@ -55,11 +62,28 @@ pub fn validate(p: &Program) -> Result<(), Located> {
         if let TermKind::Brnz { cond, .. } = &b.term.kind {
             cond_ok(p, &sizes, cond, b.term.span)?;
         }
+        thread_ends(p, b)?;
     }
     let cfg = Cfg::new(p, &labels);
     reachable(p, &cfg)?;
     critical_edges(p, &cfg)?;
     defined_before_use(p, &cfg)
+}
+
+/// On a target with an op that ends the thread (gen8 `send.eot`), a block
+/// that ends the program must end with that op: no machine program could
+/// end the thread otherwise, and the verifier rejects every such output.
+fn thread_ends(p: &Program, b: &Block) -> Result<(), Located> {
+    let t = p.target;
+    let Some(end_op) = t.ops.iter().find(|d| t.rules.ends_thread(d)) else { return Ok(()) };
+    if b.term.kind != TermKind::End {
+        return Ok(());
+    }
+    let ends = b.insts.last().and_then(|i| t.op(&i.opcode)).is_some_and(|d| t.rules.ends_thread(d));
+    match ends {
+        true => Ok(()),
+        false => Err(err(b.term.span, format!("block `{}` ends the program without `{}`; on target {} the last instruction before `end` must end the thread", show(&b.label), end_op.name, t.name))),
+    }
 }
 
 fn err(span: Span, msg: String) -> Located {
@@ -230,7 +254,17 @@ impl<'a> Inst_<'a> {
         for (k, (o, kind)) in self.i.srcs.iter().zip(self.d.operands).enumerate() {
             self.operand(k, o, *kind)?;
         }
-        self.sizes()
+        self.sizes()?;
+        self.pinned_rules()
+    }
+
+    /// The target's per-op register rules on the registers this instruction
+    /// pins. `op_regs_ok` reads only physical operands, so virtual ones (the
+    /// compiler's to place) never fail here; what fails is a breach the
+    /// source itself fixes, which every compilation would repeat.
+    fn pinned_rules(&self) -> Result<(), Located> {
+        let t = self.p.target;
+        t.rules.op_regs_ok(self.d, self.i).map_err(|msg| self.err(format!("the registers pinned here break a register rule of target {}: {msg}", t.name)))
     }
 
     fn err(&self, msg: String) -> Located {
@@ -599,6 +633,37 @@ mod tests {
         assert!(bad("gen8", "b0:\n %a = add 1, $g2\n end\n").contains("immediate 1 is not allowed as operand 1"));
         assert!(bad("gen8", "b0:\n send.eot $g120\n $g3 = mov 1\n end\n").contains("must be the last instruction"));
         assert!(bad("gen8", "b0:\n send.eot $g120\n jmp b1\nb1:\n end\n").contains("must be the last instruction"));
+    }
+
+    #[test]
+    fn pinned_registers_keep_the_target_register_rules() {
+        // r127: a send whose source and destination overlap (a scratch read's
+        // header is its destination) may not return into g127.
+        let fill = bad("gen8", "b0:\n $g126:2 = send.scratch_read 0\n send.eot $g126:2\n end\n");
+        assert!(fill.starts_with("3:12: ") && fill.contains("returns into g127"), "{fill}");
+        assert!(bad("gen8", "b0:\n $g127 = send.scratch_read 0\n send.eot $g127\n end\n").contains("returns into g127"));
+        let tex = "b0:\n $g126:2 = mov 1.0\n $g124:4 = send.tex $g126:2\n send.eot $g124:4\n end\n";
+        assert!(bad("gen8", tex).starts_with("4:12: ") && bad("gen8", tex).contains("returns into g127"));
+        // End-of-thread payload in g112-g127.
+        assert!(bad("gen8", "b0:\n $g20 = mov 1.0\n send.eot $g20\n end\n").contains("outside g112-g127"));
+        assert!(bad("gen8", "input %x:2 = $g110:2\nb0:\n $g112:2 = mov %x\n send.eot $g110:4\n end\n").contains("outside g112-g127"));
+        // A multi-register ALU destination partly overlapping a source.
+        let part = "input %x:2 = $g2:2\nb0:\n $g11:2 = mov %x\n $g10:2 = add $g11:2, $g11:2\n send.eot %x\n end\n";
+        assert!(bad("gen8", part).contains("partly overlaps a source"));
+        // What the compiler can place is not judged: virtual operands, exact
+        // overlap, a send into g127 whose source is elsewhere, g127 in
+        // ordinary ops.
+        check("target gen8\ninput %x:2 = $g2:2\nb0:\n %f:2 = send.scratch_read 0\n $g124:4 = send.tex %x\n $g10:2 = add %f, %f\n $g10:2 = add $g10:2, %f\n send.eot $g124:4\n end\n").unwrap();
+        check("target gen8\ninput %x:2 = $g2:2\nb0:\n $g127 = mov $g2\n %t:4 = send.tex %x\n send.eot %t\n end\n").unwrap();
+        check("target gen8\ninput %x:4 = $g112:4\nb0:\n send.eot $g112:4\n end\n").unwrap();
+    }
+
+    #[test]
+    fn programs_end_with_the_thread_ending_op() {
+        assert_eq!(bad("gen8", "input %x:2 = $g2:2\nb0:\n %y:2 = add %x, %x\n end\n"), "5:2: block `b0` ends the program without `send.eot`; on target gen8 the last instruction before `end` must end the thread");
+        let two_ends = "input %x:2 = $g2:2\nb0:\n brnz $g0, b1, b2\nb1:\n send.eot %x\n end\nb2:\n end\n";
+        assert!(bad("gen8", two_ends).starts_with("9:2: block `b2` ends the program without"));
+        check("target v3d71\nb0:\n end\n").unwrap();
     }
 
     #[test]

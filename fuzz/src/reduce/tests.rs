@@ -99,7 +99,9 @@ fn preallocations_and_inputs_go_away() {
 
 #[test]
 fn multi_register_values_shrink() {
-    let text = "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, %x\n %z:2 = add %y, %x\n %t:4 = send.tex %z\n send.eot %t\n end\n";
+    // The end-of-thread payload is an ALU value (a send.tex result has a
+    // fixed size 4, and a gen8 program must end with `send.eot`).
+    let text = "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, %x\n %z:2 = add %y, %x\n %t:4 = send.tex %z\n %u:2 = add %z, %x\n send.eot %u\n end\n";
     let r = reduce(&prog(text), &mut |c: &Program| has_op(c, "mul"), &ReduceOptions::default()).expect("reduces");
     let out = print(&r.program);
     assert!(!out.contains(":2") && !out.contains(":4"), "{out}");

@@ -313,7 +313,9 @@ pub trait Rules {
     fn bundle_ok(&self, ops: &[(&OpDesc, &Inst)]) -> Result<(), String>;
     /// Kind `register`: target register rules for one machine op (gen8 r127
     /// on overlapping sends, end-of-thread payload range, multi-register
-    /// overlap).
+    /// overlap). Source validation also calls it on source instructions, so
+    /// it must judge only the physical (`Operand::Phys`) operands and let
+    /// virtual ones pass.
     fn op_regs_ok(&self, op: &OpDesc, inst: &Inst) -> Result<(), String>;
     /// Number of bundles that must follow the end-of-program marker in the
     /// final block (v3d71: 2 after `thrsw`), or `None` if the target has no
