@@ -335,7 +335,10 @@ fn extreme_flags() {
     let out = scratch().join("fuzz-out");
     let out = out.to_str().expect("utf-8");
     expect(&["fuzz", "--time", "0s", "--out", out], &[0]);
-    expect(&["fuzz", "--time", "0s", "--jobs", "0", "--out", out, "--json"], &[0]);
+    expect(&["fuzz", "--time", "0s", "--jobs", "1", "--out", out, "--json"], &[0]);
+    for jobs in ["0", "100000", "18446744073709551615", "18446744073709551616", "-1"] {
+        expect(&["fuzz", "--time", "0s", "--jobs", jobs, "--out", out], &[2]);
+    }
     expect(&["fuzz", "--time", "99999999999999999999999h", "--out", out], &[2]);
     expect(&["fuzz", "--time", "soon", "--out", out], &[2]);
     expect(&["fuzz", "--target", "nope", "--time", "0s", "--out", out], &[2]);
@@ -345,6 +348,20 @@ fn extreme_flags() {
         expect(&["fuzz", "--decode", &p], &[0, 2]);
     }
     expect(&["fuzz", "--decode", &scratch().to_string_lossy()], &[2]);
+}
+
+/// `fuzz --time` is honoured within about a second, even when the time
+/// runs out while a finding is being reduced (the injected fault makes
+/// findings from the first cases; their reductions outlast the campaign).
+#[test]
+fn fuzz_ends_on_time() {
+    let out = scratch().join("fuzz-on-time");
+    let out = out.to_str().expect("utf-8");
+    let start = Instant::now();
+    expect(&["fuzz", "--time", "2s", "--jobs", "2", "--inject", "v3d-sfu-latency", "--out", out, "--json"], &[0]);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_secs(2), "the campaign ended early: {took:?}");
+    assert!(took < Duration::from_millis(3500), "`--time 2s` took {took:?}");
 }
 
 /// Output that cannot be written (`> /dev/full`) is a one-line error and

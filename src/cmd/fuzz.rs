@@ -29,7 +29,7 @@ pub struct Args {
     /// Campaign seed: the same seed generates the same cases.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Worker threads (default: all cores).
+    /// Worker threads, 1 to 4 × the cores (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Work directory for findings; existing findings there are kept and
@@ -128,7 +128,7 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         (Some("all"), _) | (None, None) => schedra_ir::target::all().to_vec(),
         (None, Some(t)) | (Some(t), _) => vec![schedra_ir::target::by_name(t).ok_or_else(|| format!("--target {t}: unknown target"))?],
     };
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let jobs = jobs(args.jobs, cores())?;
     Ok(CampaignOptions {
         targets,
         time,
@@ -141,6 +141,28 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         reduce: !args.no_reduce,
         timeout_ms: args.timeout_ms,
     })
+}
+
+/// The machine's cores (1 when the system cannot say).
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+/// Most workers per core `--jobs` accepts: more only share the same cores
+/// (each worker holds its own solver context and memory).
+const JOBS_PER_CORE: usize = 4;
+
+/// The worker count for `--jobs` on a machine with `cores` cores: all cores
+/// by default; `Err` (a usage message) for 0 or more than
+/// [`JOBS_PER_CORE`] × `cores`.
+fn jobs(asked: Option<usize>, cores: usize) -> Result<usize, String> {
+    let max = cores.max(1).saturating_mul(JOBS_PER_CORE);
+    match asked {
+        None => Ok(cores.max(1)),
+        Some(0) => Err("--jobs 0: expected at least one worker".to_string()),
+        Some(n) if n > max => Err(format!("--jobs {n}: at most {max} workers ({JOBS_PER_CORE} × the {cores} cores of this machine)")),
+        Some(n) => Ok(n),
+    }
 }
 
 /// The human summary: totals, features, one line per new finding.
@@ -180,5 +202,16 @@ mod tests {
         assert_eq!(parse_time("3x"), None);
         assert_eq!(parse_time("99999999999999999999999h"), None);
         assert_eq!(parse_time("0s"), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn jobs_are_bounded() {
+        assert_eq!(jobs(None, 2), Ok(2));
+        assert_eq!(jobs(None, 0), Ok(1));
+        assert_eq!(jobs(Some(1), 2), Ok(1));
+        assert_eq!(jobs(Some(8), 2), Ok(8));
+        assert!(jobs(Some(9), 2).is_err_and(|m| m.starts_with("--jobs 9: at most 8 workers")));
+        assert!(jobs(Some(0), 2).is_err_and(|m| m.contains("at least one")));
+        assert!(jobs(Some(usize::MAX), usize::MAX).is_ok());
     }
 }

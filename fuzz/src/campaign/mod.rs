@@ -9,12 +9,16 @@
 //! sequence of cases is fixed by the seed. A worker that finds a failure
 //! claims its signature in the shared set; only the claimant writes and
 //! reduces it. The main thread updates the display and, at the deadline or
-//! on Ctrl-C, raises the stop flag and waits (with a grace period, since a
-//! single verification can be slow) for the workers.
+//! on Ctrl-C, raises the stop flag and returns as soon as no worker is
+//! writing a finding: a case still running then (a large program can take
+//! seconds to verify) is abandoned, neither counted nor recorded, so the
+//! campaign ends within about a tick (100 ms) of `--time`.
 //!
 //! Invariant: each signature is written at most once per work directory
 //! (signatures already there are loaded at start), and everything written
-//! stays written when the campaign is interrupted.
+//! stays written when the campaign is interrupted: writes happen only
+//! inside a [`Writing`] guard taken before the stop (see its doc), and the
+//! main thread waits for every guard to be released.
 
 pub mod case;
 pub mod progress;
@@ -140,6 +144,8 @@ struct Shared {
     features: AtomicU32,
     stop: AtomicBool,
     running: AtomicUsize,
+    /// Workers inside a [`Writing`] guard.
+    writing: AtomicUsize,
     seen: Mutex<HashSet<String>>,
     found: Mutex<Vec<FoundEntry>>,
     notes: Mutex<Vec<String>>,
@@ -189,6 +195,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
         features: AtomicU32::new(0),
         stop: AtomicBool::new(false),
         running: AtomicUsize::new(opts.jobs.max(1)),
+        writing: AtomicUsize::new(0),
         seen: Mutex::new(seen),
         found: Mutex::new(Vec::new()),
         notes: Mutex::new(Vec::new()),
@@ -244,11 +251,35 @@ fn spawn_workers(shared: &Arc<Shared>) -> Result<(), CampaignError> {
     Ok(())
 }
 
-/// How long the main thread waits for workers after the stop.
+/// The most the main thread waits after the stop for workers that are
+/// writing a finding (a write takes milliseconds; this bounds a stuck disk).
 const GRACE: Duration = Duration::from_secs(10);
 
+/// A worker's permission to write to the work directory. Taken only before
+/// the stop: the count is raised first and the stop flag read after it
+/// (both sequentially consistent), so either the main thread sees the count
+/// and waits, or the worker sees the stop and writes nothing.
+struct Writing<'a>(&'a Shared);
+
+impl<'a> Writing<'a> {
+    /// The guard, or `None` once the campaign is stopping.
+    fn enter(shared: &'a Shared) -> Option<Writing<'a>> {
+        shared.writing.fetch_add(1, Ordering::SeqCst);
+        let guard = Writing(shared);
+        let stopped = shared.stop.load(Ordering::SeqCst) || shared.stopping();
+        (!stopped).then_some(guard)
+    }
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.0.writing.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Update the display until the deadline or Ctrl-C, then stop the workers
-/// and wait for them (at most [`GRACE`]).
+/// and wait until none is writing (at most [`GRACE`]); workers still in a
+/// case are left behind.
 fn watch(shared: &Shared, display: &mut Display, start: Instant) {
     let mut stopped_at: Option<Instant> = None;
     loop {
@@ -266,8 +297,11 @@ fn watch(shared: &Shared, display: &mut Display, start: Instant) {
             shared.stop.store(true, Ordering::SeqCst);
             stopped_at = Some(Instant::now());
         }
+        if stopped_at.is_some() && shared.writing.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         if stopped_at.is_some_and(|t| t.elapsed() > GRACE) {
-            display.note("fuzz: a worker is still busy with a slow case; leaving it");
+            display.note("fuzz: a finding is still being written; leaving it");
             return;
         }
     }
@@ -283,13 +317,17 @@ fn snapshot(shared: &Shared, start: Instant) -> Snapshot {
     }
 }
 
-/// Run cases until told to stop.
+/// Run cases until told to stop. A case that ends after the stop is
+/// abandoned: the campaign's time is over and the main thread may be gone.
 fn worker(shared: &Shared) {
     let targets = &shared.opts.targets;
     while !shared.stopping() {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let target = targets[(k % targets.len() as u64) as usize];
         let out = case::run_case(shared.opts.seed, k, target, &shared.plan);
+        if shared.stopping() {
+            return;
+        }
         shared.features.fetch_or(out.features.0, Ordering::Relaxed);
         shared.execs.fetch_add(1, Ordering::Relaxed);
         if let Some((f, seeds)) = out.finding {
@@ -302,6 +340,7 @@ fn worker(shared: &Shared) {
 fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
     let sig = f.signature();
     let found_s = shared.start.elapsed().as_secs_f64();
+    let Some(writing) = Writing::enter(shared) else { return };
     let fresh = shared.seen.lock().map(|mut s| s.insert(sig.clone())).unwrap_or(false);
     if !fresh {
         return;
@@ -326,6 +365,7 @@ fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
     if let Ok(mut found) = shared.found.lock() {
         found.push(entry.clone());
     }
+    drop(writing);
     if shared.opts.reduce && case::reproducible(&f) {
         if let Some(n) = minimize(shared, &f, &opts, &seeds, &sig, &dir) {
             entry.minimized_instructions = n;
@@ -353,6 +393,7 @@ fn minimize(shared: &Shared, f: &Finding, opts: &Options, seeds: &[u64], sig: &s
     let ropts = ReduceOptions { max_tests: 3000, time_limit: Some(Duration::from_secs(30)), ..ReduceOptions::default() };
     let reduced = reduce::reduce(src, &mut interesting, &ropts).ok()?;
     let text = format!("# {sig}\n# reproduce: schedra verify min.ir {}\n{}", options_line(opts), schedra_ir::print::print(&reduced.program));
+    let _writing = Writing::enter(shared)?;
     shared.dir.write_min(dir, &text).ok()?;
     Some(reduced.final_instructions)
 }
