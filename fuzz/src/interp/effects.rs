@@ -25,7 +25,12 @@ impl Effects {
 
     /// Record one effect of `words` on `channel` after the earlier ones.
     pub fn push(&mut self, channel: &str, words: Vec<u32>) {
-        self.channels.entry(channel.to_string()).or_default().push(words);
+        match self.channels.get_mut(channel) {
+            Some(effects) => effects.push(words),
+            None => {
+                self.channels.insert(channel.to_string(), vec![words]);
+            }
+        }
     }
 
     /// The total number of effects over all channels.

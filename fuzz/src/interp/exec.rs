@@ -17,9 +17,11 @@
 //!
 //! Invariant: nothing here panics; every malformed op is an `Err(sentence)`.
 
+use super::words::Words;
 use super::{eval, scratch::Scratch, world::World};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::Operand;
+use std::fmt;
 
 /// One resolved operand.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,40 +31,72 @@ pub enum Arg {
     /// An immediate value operand: applies to every word.
     Imm(u32),
     /// A register value: its words.
-    Words(Vec<u32>),
+    Words(Words),
+}
+
+/// The output channel an effect goes to (`tlb`, `rt`, `export 3`), kept
+/// unformatted until the effect is recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    /// A channel with a fixed name.
+    Plain(&'static str),
+    /// A numbered channel: name and number (`export 3`).
+    Indexed(&'static str, u32),
+}
+
+impl fmt::Display for Channel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Channel::Plain(name) => f.write_str(name),
+            Channel::Indexed(name, k) => write!(f, "{name} {k}"),
+        }
+    }
+}
+
+impl Channel {
+    /// Record an effect of `words` on this channel in `effects`.
+    pub fn record(self, effects: &mut super::Effects, words: &[u32]) {
+        match self {
+            Channel::Plain(name) => effects.push(name, words.to_vec()),
+            Channel::Indexed(..) => effects.push(&self.to_string(), words.to_vec()),
+        }
+    }
 }
 
 /// What executing an op does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Action {
     /// Write these words to the op's destination.
-    Write(Vec<u32>),
+    Write(Words),
     /// An effect on a channel, carrying these words.
-    Effect(String, Vec<u32>),
+    Effect(Channel, Words),
     /// Store these words in scratch from this slot.
-    ScratchWrite(u32, Vec<u32>),
+    ScratchWrite(u32, Words),
     /// Nothing observable (thread switch).
     Nothing,
 }
 
-/// Resolve `srcs` against the operand kinds of `desc`, reading register
-/// operands with `read`. Fails on a wrong operand count or kind.
-pub fn args(desc: &OpDesc, srcs: &[Operand], mut read: impl FnMut(&Operand) -> Result<Vec<u32>, String>) -> Result<Vec<Arg>, String> {
+/// Resolve `srcs` against the operand kinds of `desc` into `out` (cleared
+/// first), reading register operands with `read`, which is given the
+/// operand's position and the operand. Fails on a wrong operand count or
+/// kind, or when `read` fails; operands are resolved in order, so the first
+/// failing operand is the one reported.
+pub fn args(desc: &OpDesc, srcs: &[Operand], out: &mut Vec<Arg>, mut read: impl FnMut(usize, &Operand) -> Result<Words, String>) -> Result<(), String> {
+    out.clear();
     if srcs.len() != desc.operands.len() {
         return Err(format!("`{}` takes {} operands, found {}", desc.name, desc.operands.len(), srcs.len()));
     }
-    srcs.iter()
-        .zip(desc.operands)
-        .enumerate()
-        .map(|(i, (op, kind))| match (kind, op) {
-            (OperandKind::Index, Operand::Imm(imm)) => Ok(Arg::Index(imm.bits)),
-            (OperandKind::Index, _) => Err(format!("operand {} of `{}` must be an integer constant", i + 1, desc.name)),
-            (OperandKind::Value, Operand::Imm(imm)) => Ok(Arg::Imm(imm.bits)),
-            (OperandKind::Reg, Operand::Imm(_)) => Err(format!("operand {} of `{}` must be a register", i + 1, desc.name)),
-            (_, Operand::Label(l)) => Err(format!("operand {} of `{}` is the label `{l}`, not a register", i + 1, desc.name)),
-            (_, reg) => read(reg).map(Arg::Words),
-        })
-        .collect()
+    for (i, (op, kind)) in srcs.iter().zip(desc.operands).enumerate() {
+        out.push(match (kind, op) {
+            (OperandKind::Index, Operand::Imm(imm)) => Arg::Index(imm.bits),
+            (OperandKind::Index, _) => return Err(format!("operand {} of `{}` must be an integer constant", i + 1, desc.name)),
+            (OperandKind::Value, Operand::Imm(imm)) => Arg::Imm(imm.bits),
+            (OperandKind::Reg, Operand::Imm(_)) => return Err(format!("operand {} of `{}` must be a register", i + 1, desc.name)),
+            (_, Operand::Label(l)) => return Err(format!("operand {} of `{}` is the label `{l}`, not a register", i + 1, desc.name)),
+            (_, reg) => Arg::Words(read(i, reg)?),
+        });
+    }
+    Ok(())
 }
 
 fn index(args: &[Arg]) -> Result<u32, String> {
@@ -75,16 +109,19 @@ fn index(args: &[Arg]) -> Result<u32, String> {
 }
 
 /// The words of the last value operand (an immediate is one word).
-fn last_value(args: &[Arg]) -> Result<Vec<u32>, String> {
+fn last_value(args: &[Arg]) -> Result<Words, String> {
     match args.iter().rev().find(|a| !matches!(a, Arg::Index(_))) {
         Some(Arg::Words(w)) => Ok(w.clone()),
-        Some(Arg::Imm(b)) => Ok(vec![*b]),
+        Some(Arg::Imm(b)) => Ok(Words::one(*b)),
         _ => Err("the op has no value operand".to_string()),
     }
 }
 
+/// The most operands an arithmetic op takes (`fmad`).
+const MAX_ARITY: usize = 3;
+
 /// Word by word: word i of each operand (immediates broadcast).
-fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Vec<u32>, String> {
+fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Words, String> {
     for a in args {
         if let Arg::Words(w) = a {
             if w.len() != width {
@@ -92,17 +129,19 @@ fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Vec<u32>, String> 
             }
         }
     }
-    let mut out = Vec::with_capacity(width);
-    let mut words = Vec::with_capacity(args.len());
+    let mut out = Words::new();
+    let mut words = [0u32; MAX_ARITY];
     for i in 0..width {
-        words.clear();
-        for a in args {
-            words.push(match a {
+        // More operands than any arithmetic op takes: `eval::word` would
+        // refuse them, so refuse them the same way without a buffer.
+        let Some(buf) = words.get_mut(..args.len()) else { return Err(format!("wrong operand count for {sem:?}")) };
+        for (slot, a) in buf.iter_mut().zip(args) {
+            *slot = match a {
                 Arg::Imm(b) | Arg::Index(b) => *b,
                 Arg::Words(w) => w.get(i).copied().unwrap_or(0),
-            });
+            };
         }
-        out.push(eval::word(sem, &words).ok_or_else(|| format!("wrong operand count for {sem:?}"))?);
+        out.push(eval::word(sem, buf).ok_or_else(|| format!("wrong operand count for {sem:?}"))?);
     }
     Ok(out)
 }
@@ -129,36 +168,40 @@ fn check_sizes(desc: &OpDesc, args: &[Arg], width: usize) -> Result<(), String> 
     Ok(())
 }
 
+/// `width` words, word i being `f(i)`.
+fn seq(width: usize, f: impl Fn(u32) -> u32) -> Words {
+    (0..width as u32).map(f).collect()
+}
+
 /// Execute `desc` on `args`; `width` is the size of its destination (the
 /// number of words a result has). Reads scratch but does not change it.
 /// Fails when the sizes do not fit the opcode (see `check_sizes`).
 pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch: &Scratch) -> Result<Action, String> {
     check_sizes(desc, args, width)?;
-    let seq = |f: &dyn Fn(u32) -> u32| (0..width as u32).map(f).collect::<Vec<u32>>();
     Ok(match desc.sem {
         Sem::Uniform => {
             let k = index(args)?;
-            Action::Write(seq(&|i| world.uniform(k.wrapping_add(i))))
+            Action::Write(seq(width, |i| world.uniform(k.wrapping_add(i))))
         }
         Sem::Varying => {
             let k = index(args)?;
-            Action::Write(seq(&|i| world.varying(k.wrapping_add(i))))
+            Action::Write(seq(width, |i| world.varying(k.wrapping_add(i))))
         }
         Sem::Const => {
             let k = index(args)?;
-            Action::Write(seq(&|_| k))
+            Action::Write(seq(width, |_| k))
         }
         Sem::Texture => {
             let coords = last_value(args)?;
-            Action::Write(seq(&|i| world.texture(&coords, i)))
+            Action::Write(seq(width, |i| world.texture(&coords, i)))
         }
         Sem::ScratchRead => {
             let k = index(args)?;
-            Action::Write(seq(&|i| scratch.read(k.wrapping_add(i))))
+            Action::Write(seq(width, |i| scratch.read(k.wrapping_add(i))))
         }
         Sem::ScratchWrite => Action::ScratchWrite(index(args)?, last_value(args)?),
         Sem::Output(name, indexed) => {
-            let channel = if indexed { format!("{name} {}", index(args)?) } else { name.to_string() };
+            let channel = if indexed { Channel::Indexed(name, index(args)?) } else { Channel::Plain(name) };
             Action::Effect(channel, last_value(args)?)
         }
         Sem::ThreadSwitch => Action::Nothing,
@@ -172,6 +215,10 @@ mod tests {
     use schedra_ir::target::by_name;
     use schedra_ir::{Imm, PhysReg};
 
+    fn ws(words: &[u32]) -> Words {
+        Words::from(words)
+    }
+
     fn desc(target: &str, op: &str) -> &'static OpDesc {
         by_name(target).and_then(|t| t.op(op)).expect("op in table")
     }
@@ -179,10 +226,10 @@ mod tests {
     #[test]
     fn immediates_broadcast_over_words() {
         let d = desc("gen8", "add");
-        let a = vec![Arg::Words(vec![1.0f32.to_bits(), 2.0f32.to_bits()]), Arg::Imm(0.5f32.to_bits())];
+        let a = vec![Arg::Words(ws(&[1.0f32.to_bits(), 2.0f32.to_bits()])), Arg::Imm(0.5f32.to_bits())];
         let w = World::new(0);
         let got = execute(d, &a, 2, &w, &Scratch::new(w));
-        assert_eq!(got, Ok(Action::Write(vec![1.5f32.to_bits(), 2.5f32.to_bits()])));
+        assert_eq!(got, Ok(Action::Write(ws(&[1.5f32.to_bits(), 2.5f32.to_bits()]))));
     }
 
     #[test]
@@ -190,15 +237,15 @@ mod tests {
         let t = desc("gen8", "send.tex");
         let w = World::new(0);
         let s = Scratch::new(w);
-        assert!(execute(t, &[Arg::Words(vec![1, 2])], 2, &w, &s).is_err());
-        assert!(execute(t, &[Arg::Words(vec![1])], 4, &w, &s).is_err());
-        assert!(execute(t, &[Arg::Words(vec![1, 2])], 4, &w, &s).is_ok());
+        assert!(execute(t, &[Arg::Words(ws(&[1, 2]))], 2, &w, &s).is_err());
+        assert!(execute(t, &[Arg::Words(ws(&[1]))], 4, &w, &s).is_err());
+        assert!(execute(t, &[Arg::Words(ws(&[1, 2]))], 4, &w, &s).is_ok());
     }
 
     #[test]
     fn size_mismatch_is_an_error() {
         let d = desc("gen8", "add");
-        let a = vec![Arg::Words(vec![1, 2]), Arg::Words(vec![1])];
+        let a = vec![Arg::Words(ws(&[1, 2])), Arg::Words(ws(&[1]))];
         let w = World::new(0);
         assert!(execute(d, &a, 2, &w, &Scratch::new(w)).is_err());
     }
@@ -207,18 +254,22 @@ mod tests {
     fn export_channel_carries_its_index() {
         let d = desc("r600", "export");
         let srcs = [Operand::Imm(Imm::int(3)), Operand::Phys(PhysReg::one(4))];
-        let a = args(d, &srcs, |_| Ok(vec![42])).expect("args");
-        let w = World::new(0);
-        assert_eq!(execute(d, &a, 0, &w, &Scratch::new(w)), Ok(Action::Effect("export 3".into(), vec![42])));
+        let mut a = Vec::new();
+        args(d, &srcs, &mut a, |_, _| Ok(Words::one(42))).expect("args");
+        let wd = World::new(0);
+        let got = execute(d, &a, 0, &wd, &Scratch::new(wd));
+        assert_eq!(got, Ok(Action::Effect(Channel::Indexed("export", 3), Words::one(42))));
+        assert_eq!(Channel::Indexed("export", 3).to_string(), "export 3");
     }
 
     #[test]
     fn operand_kinds_are_checked() {
         let d = desc("v3d71", "ldunif");
-        assert!(args(d, &[Operand::Phys(PhysReg::one(1))], |_| Ok(vec![0])).is_err());
-        assert!(args(d, &[], |_| Ok(vec![0])).is_err());
+        let mut out = Vec::new();
+        assert!(args(d, &[Operand::Phys(PhysReg::one(1))], &mut out, |_, _| Ok(Words::one(0))).is_err());
+        assert!(args(d, &[], &mut out, |_, _| Ok(Words::one(0))).is_err());
         let t = desc("gen8", "send.tex");
-        assert!(args(t, &[Operand::Imm(Imm::int(1))], |_| Ok(vec![0])).is_err());
+        assert!(args(t, &[Operand::Imm(Imm::int(1))], &mut out, |_, _| Ok(Words::one(0))).is_err());
     }
 
     #[test]
@@ -226,9 +277,9 @@ mod tests {
         let w = World::new(5);
         let s = Scratch::new(w);
         let t = desc("gen8", "send.tex");
-        let got = execute(t, &[Arg::Words(vec![7, 8])], 4, &w, &s);
+        let got = execute(t, &[Arg::Words(ws(&[7, 8]))], 4, &w, &s);
         assert_eq!(got, Ok(Action::Write((0..4).map(|i| w.texture(&[7, 8], i)).collect())));
         let u = desc("v3d71", "ldunif");
-        assert_eq!(execute(u, &[Arg::Index(2)], 1, &w, &s), Ok(Action::Write(vec![w.uniform(2)])));
+        assert_eq!(execute(u, &[Arg::Index(2)], 1, &w, &s), Ok(Action::Write(Words::one(w.uniform(2)))));
     }
 }

@@ -36,7 +36,8 @@
 
 use super::exec::{self, Action, Arg};
 use super::scratch::Scratch;
-use super::{label_map, successor, Effects, Fuel, Outcome, Place, RunError, Trace, World};
+use super::words::Words;
+use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 
@@ -46,22 +47,7 @@ pub const MAX_CYCLES: u64 = 1 << 40;
 
 /// Run a machine-form program on `world` with `fuel`.
 pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
-    if p.blocks.is_empty() {
-        return Err(RunError::NoBlocks);
-    }
-    let mut m = Machine::new(p, world, fuel);
-    let labels = label_map(p);
-    let mut b = 0;
-    while let Some(block) = p.blocks.get(b) {
-        for (i, bundle) in block.bundles.iter().enumerate() {
-            m.issue(block, i, bundle)?;
-        }
-        match m.terminate(block, &labels)? {
-            Some(next) => b = next,
-            None => break,
-        }
-    }
-    Ok(Outcome { effects: m.effects, cycles: m.now + 1, stalls: m.stalls, executed: m.fuel.used(), trace: m.trace })
+    Decoded::new(p).run(world, fuel)
 }
 
 /// Where an op or terminator sits, cheap to copy; made a [`Place`] only
@@ -89,18 +75,131 @@ struct Pending<'p> {
 }
 
 /// One decoded op of a bundle, ready to read its operands.
-struct Decoded<'p> {
+struct DOp<'p> {
     desc: &'static OpDesc,
     inst: &'p Inst,
     /// Where its result goes (registers), if anywhere.
     dest: Option<PhysReg>,
 }
 
-/// The state of the simulated core.
+/// One bundle, decoded: its ops, and every register they read or write
+/// (what an interlocked target waits for).
+struct DBundle<'p> {
+    at: Loc<'p>,
+    ops: Vec<DOp<'p>>,
+    touched: Vec<Reg>,
+}
+
+/// One block, decoded. A bundle that cannot be decoded keeps the error it
+/// raises when it issues (decoding depends only on the program).
+struct DBlock<'p> {
+    block: &'p Block,
+    bundles: Vec<Result<DBundle<'p>, RunError>>,
+    /// The registers of a `brnz` condition (what it waits for).
+    cond_regs: Vec<Reg>,
+    exits: Exits,
+}
+
+/// A machine program with opcodes looked up, destinations found, register
+/// ranges checked and labels resolved, ready to run on many worlds.
+pub struct Decoded<'p> {
+    p: &'p Program,
+    blocks: Vec<DBlock<'p>>,
+}
+
+fn bad(at: Loc<'_>, message: String) -> RunError {
+    RunError::Malformed { at: at.place(), message }
+}
+
+/// Check that every register of `r` exists.
+fn in_range(p: &Program, r: PhysReg, at: Loc<'_>) -> Result<(), RunError> {
+    if p.target.regs.contains(r) {
+        Ok(())
+    } else {
+        Err(bad(at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size)))
+    }
+}
+
+/// Look up an op and find its destination registers.
+fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, RunError> {
+    let t = p.target;
+    let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
+    let dest = match (desc.dest, &inst.dest) {
+        (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
+        (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),
+        (Dest::Implicit(r), None) => {
+            let size = if let Sizes::Fixed { dest, .. } = desc.sizes { dest.max(1) } else { 1 };
+            Some(PhysReg { base: r, size })
+        }
+        (Dest::None, None) => None,
+        (_, Some(_)) => return Err(bad(at, format!("`{}` names a destination it does not write", desc.name))),
+    };
+    if let Some(d) = dest {
+        in_range(p, d, at)?;
+    }
+    for r in inst.srcs.iter().filter_map(Operand::phys) {
+        in_range(p, r, at)?;
+    }
+    Ok(DOp { desc, inst, dest })
+}
+
+/// Decode every op of a bundle (the first failing op's error wins).
+fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bundle) -> Result<DBundle<'p>, RunError> {
+    let at = Loc { block: &block.label, index, line: bundle.span.line };
+    let ops: Vec<DOp<'p>> = bundle.ops.iter().map(|op| decode_op(p, &op.inst, at)).collect::<Result<_, _>>()?;
+    let touched = ops.iter().flat_map(|d| d.inst.srcs.iter().filter_map(Operand::phys).chain(d.dest).flat_map(PhysReg::regs)).collect();
+    Ok(DBundle { at, ops, touched })
+}
+
+impl<'p> Decoded<'p> {
+    /// Decode `p` (never fails: what cannot be decoded fails when run).
+    pub fn new(p: &'p Program) -> Decoded<'p> {
+        let labels = label_map(p);
+        let blocks = p
+            .blocks
+            .iter()
+            .map(|block| DBlock {
+                block,
+                bundles: block.bundles.iter().enumerate().map(|(i, b)| decode_bundle(p, block, i, b)).collect(),
+                cond_regs: match &block.term.kind {
+                    TermKind::Brnz { cond, .. } => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
+                    _ => Vec::new(),
+                },
+                exits: Exits::of(&block.term, &labels),
+            })
+            .collect();
+        Decoded { p, blocks }
+    }
+
+    /// Run on `world` with `fuel`.
+    pub fn run(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        if self.blocks.is_empty() {
+            return Err(RunError::NoBlocks);
+        }
+        let mut m = Machine::new(self.p, world, fuel);
+        let mut b = 0;
+        while let Some(block) = self.blocks.get(b) {
+            for bundle in &block.bundles {
+                match bundle {
+                    Ok(bundle) => m.issue(bundle)?,
+                    Err(e) => return Err(e.clone()),
+                }
+            }
+            match m.terminate(block)? {
+                Some(next) => b = next,
+                None => break,
+            }
+        }
+        Ok(Outcome { effects: m.effects, cycles: m.now + 1, stalls: m.stalls, executed: m.fuel.used(), trace: m.trace })
+    }
+}
+
+/// The state of the simulated core. A register holding `None` has not been
+/// written since entry and holds the world's garbage word for it.
 struct Machine<'p> {
     p: &'p Program,
     world: World,
-    regs: Vec<u32>,
+    regs: Vec<Option<u32>>,
     pending: Vec<Pending<'p>>,
     now: u64,
     stalls: u64,
@@ -108,54 +207,64 @@ struct Machine<'p> {
     effects: Effects,
     trace: Trace,
     fuel: Fuel,
+    /// Buffers reused by every bundle: operands, actions, landed writes.
+    args: Vec<Arg>,
+    actions: Vec<(usize, Action)>,
+    due: Vec<Pending<'p>>,
 }
 
-fn bad(at: Loc<'_>, message: String) -> RunError {
-    RunError::Malformed { at: at.place(), message }
+/// The words of a register operand, as the registers hold them now.
+fn read(p: &Program, world: &World, regs: &[Option<u32>], op: &Operand) -> Result<Words, String> {
+    match op {
+        Operand::Phys(r) => r
+            .regs()
+            .map(|x| match regs.get(x as usize) {
+                Some(w) => Ok(w.unwrap_or_else(|| world.garbage_reg(x))),
+                None => Err(format!("${} is outside the register file", p.reg_name(x))),
+            })
+            .collect::<Result<Words, String>>(),
+        Operand::Imm(i) => Ok(Words::one(i.bits)),
+        Operand::Virt(v) => Err(format!("virtual register %{} in the machine form", v.name)),
+        Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
+    }
 }
 
 impl<'p> Machine<'p> {
     fn new(p: &'p Program, world: World, fuel: u64) -> Machine<'p> {
         let count = p.target.regs.count;
-        let mut regs: Vec<u32> = (0..count).map(|r| world.garbage_reg(r)).collect();
+        let mut regs: Vec<Option<u32>> = vec![None; count as usize];
         for r in p.inputs.iter().flat_map(|i| i.reg.regs()) {
             if let Some(slot) = regs.get_mut(r as usize) {
-                *slot = world.input_reg(r);
+                *slot = Some(world.input_reg(r));
             }
         }
         let (pending, effects, trace) = (Vec::new(), Effects::new(), Trace::default());
-        Machine { p, world, regs, pending, now: 0, stalls: 0, scratch: Scratch::new(world), effects, trace, fuel: Fuel::new(fuel) }
-    }
-
-    /// Check that every register of `r` exists.
-    fn in_range(&self, r: PhysReg, at: Loc<'_>) -> Result<(), RunError> {
-        if self.p.target.regs.contains(r) {
-            Ok(())
-        } else {
-            Err(bad(at, format!("register ${}:{} is outside the register file", self.p.reg_name(r.base), r.size)))
+        Machine {
+            p,
+            world,
+            regs,
+            pending,
+            now: 0,
+            stalls: 0,
+            scratch: Scratch::new(world),
+            effects,
+            trace,
+            fuel: Fuel::new(fuel),
+            args: Vec::with_capacity(4),
+            actions: Vec::with_capacity(4),
+            due: Vec::new(),
         }
     }
 
-    /// The words of a register operand, as the registers hold them now.
-    fn read(&self, op: &Operand) -> Result<Vec<u32>, String> {
-        match op {
-            Operand::Phys(r) => r
-                .regs()
-                .map(|x| self.regs.get(x as usize).copied().ok_or_else(|| format!("${} is outside the register file", self.p.reg_name(x))))
-                .collect(),
-            Operand::Imm(i) => Ok(vec![i.bits]),
-            Operand::Virt(v) => Err(format!("virtual register %{} in the machine form", v.name)),
-            Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
-        }
-    }
-
-    /// Apply every pending write that has landed by `self.now`.
+    /// Apply every pending write that has landed by `self.now`, in landing
+    /// order (queue order among writes landing together).
     fn land(&mut self) {
         let now = self.now;
         if self.pending.iter().all(|w| w.land > now) {
             return;
         }
-        let mut due: Vec<Pending<'p>> = Vec::new();
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
         self.pending.retain(|w| {
             let keep = w.land > now;
             if !keep {
@@ -164,11 +273,12 @@ impl<'p> Machine<'p> {
             keep
         });
         due.sort_by_key(|w| w.land);
-        for w in due {
+        for w in &due {
             if let Some(slot) = self.regs.get_mut(w.reg as usize) {
-                *slot = w.word;
+                *slot = Some(w.word);
             }
         }
+        self.due = due;
     }
 
     /// Interlocked targets: wait until no write to any of `regs` is pending.
@@ -191,66 +301,43 @@ impl<'p> Machine<'p> {
         Ok(())
     }
 
-    /// Look up an op and find its destination registers.
-    fn decode(&self, inst: &'p Inst, at: Loc<'p>) -> Result<Decoded<'p>, RunError> {
-        let t = self.p.target;
-        let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
-        let dest = match (desc.dest, &inst.dest) {
-            (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
-            (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),
-            (Dest::Implicit(r), None) => {
-                let size = if let Sizes::Fixed { dest, .. } = desc.sizes { dest.max(1) } else { 1 };
-                Some(PhysReg { base: r, size })
-            }
-            (Dest::None, None) => None,
-            (_, Some(_)) => return Err(bad(at, format!("`{}` names a destination it does not write", desc.name))),
-        };
-        if let Some(d) = dest {
-            self.in_range(d, at)?;
-        }
-        for r in inst.srcs.iter().filter_map(Operand::phys) {
-            self.in_range(r, at)?;
-        }
-        Ok(Decoded { desc, inst, dest })
-    }
-
     /// Issue one bundle at the current cycle, then advance the clock.
-    fn issue(&mut self, block: &'p Block, index: usize, bundle: &'p Bundle) -> Result<(), RunError> {
-        let at = Loc { block: &block.label, index, line: bundle.span.line };
-        let ops: Vec<Decoded<'p>> = bundle.ops.iter().map(|op| self.decode(&op.inst, at)).collect::<Result<_, _>>()?;
-        let touched: Vec<Reg> = ops
-            .iter()
-            .flat_map(|d| d.inst.srcs.iter().filter_map(Operand::phys).chain(d.dest).flat_map(PhysReg::regs))
-            .collect();
-        self.wait_for(&touched)?;
+    fn issue(&mut self, b: &DBundle<'p>) -> Result<(), RunError> {
+        let at = b.at;
+        self.wait_for(&b.touched)?;
         self.land();
         // Parallel reads: compute every op's action before applying any.
-        let mut actions = Vec::with_capacity(ops.len());
-        for d in &ops {
+        let mut actions = std::mem::take(&mut self.actions);
+        actions.clear();
+        for (k, d) in b.ops.iter().enumerate() {
             self.fuel.spend()?;
-            let args = exec::args(d.desc, &d.inst.srcs, |o| self.read(o)).map_err(|m| bad(at, m))?;
-            let width = d.dest.map_or_else(|| value_width(&args), |r| r.size as usize);
-            let action = exec::execute(d.desc, &args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
-            actions.push((d, action));
+            let (p, world, regs) = (self.p, &self.world, &self.regs);
+            exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
+            let width = d.dest.map_or_else(|| value_width(&self.args), |r| r.size as usize);
+            let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
+            actions.push((k, action));
         }
-        for (d, action) in actions {
-            self.apply(d, action, at)?;
+        for (k, action) in actions.drain(..) {
+            if let Some(d) = b.ops.get(k) {
+                self.apply(d, action, at)?;
+            }
         }
+        self.actions = actions;
         self.now += 1;
         self.clock_ok()
     }
 
     /// Carry out one op's action: queue its writes, record its effect.
-    fn apply(&mut self, d: &Decoded<'p>, action: Action, at: Loc<'p>) -> Result<(), RunError> {
+    fn apply(&mut self, d: &DOp<'p>, action: Action, at: Loc<'p>) -> Result<(), RunError> {
         match action {
             Action::Write(words) => {
                 let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
                 let land = self.now + u64::from(d.desc.latency.max(1));
-                for (reg, word) in dest.regs().zip(words) {
+                for (reg, &word) in dest.regs().zip(words.iter()) {
                     self.queue(Pending { land, reg, word, at })?;
                 }
             }
-            Action::Effect(channel, words) => self.effects.push(&channel, words),
+            Action::Effect(channel, words) => channel.record(&mut self.effects, &words),
             Action::ScratchWrite(slot, words) => self.scratch.write(slot, &words),
             Action::Nothing => {}
         }
@@ -275,23 +362,23 @@ impl<'p> Machine<'p> {
 
     /// Run the block's terminator in the cycle after its last bundle; returns
     /// the next block, with the clock at its first bundle's cycle.
-    fn terminate(&mut self, block: &'p Block, labels: &std::collections::HashMap<&str, usize>) -> Result<Option<usize>, RunError> {
+    fn terminate(&mut self, d: &DBlock<'p>) -> Result<Option<usize>, RunError> {
+        let block = d.block;
         let at = Loc { block: &block.label, index: block.bundles.len(), line: block.term.span.line };
         self.fuel.spend()?;
         let cond = match &block.term.kind {
             TermKind::Brnz { cond, .. } => {
-                let regs: Vec<Reg> = cond.phys().into_iter().flat_map(PhysReg::regs).collect();
                 if let Some(r) = cond.phys() {
-                    self.in_range(r, at)?;
+                    in_range(self.p, r, at)?;
                 }
-                self.wait_for(&regs)?;
+                self.wait_for(&d.cond_regs)?;
                 self.land();
-                let words = self.read(cond).map_err(|m| bad(at, m))?;
+                let words = read(self.p, &self.world, &self.regs, cond).map_err(|m| bad(at, m))?;
                 Some(words.first().copied().unwrap_or(0))
             }
             _ => None,
         };
-        let next = successor(&block.term, cond, labels, || at.place())?;
+        let next = successor(&block.term, cond, d.exits, || at.place())?;
         if let Some((_, label)) = next {
             self.trace.push(label);
             self.now += 1;

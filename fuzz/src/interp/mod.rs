@@ -28,6 +28,7 @@ mod robust;
 pub mod scratch;
 pub mod source;
 pub mod trace;
+pub mod words;
 pub mod world;
 
 pub use effects::Effects;
@@ -35,6 +36,7 @@ pub use error::{Place, RunError};
 pub use trace::Trace;
 pub use world::World;
 
+use rustc_hash::FxHashMap;
 use schedra_ir::{Form, Program};
 
 /// The fuel `schedra run` gives a program when none is named.
@@ -61,10 +63,36 @@ pub struct Outcome {
 /// Run `program` (either form) on the outside words of `seed`, stopping with
 /// [`RunError::OutOfFuel`] after more than `fuel` instructions. Never panics.
 pub fn run(program: &Program, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
-    let world = World::new(seed);
+    prepare(program).run(seed, fuel)
+}
+
+/// A program decoded once for running on many seeds: opcodes looked up,
+/// virtual registers numbered, labels resolved. Running it gives exactly
+/// what [`run`] gives for the same program, seed and fuel (decoding never
+/// fails; what cannot be decoded fails when it is executed).
+pub enum Prepared<'p> {
+    /// A source-form program.
+    Source(source::Decoded<'p>),
+    /// A machine-form program.
+    Machine(machine::Decoded<'p>),
+}
+
+/// Decode `program` for [`Prepared::run`].
+pub fn prepare(program: &Program) -> Prepared<'_> {
     match program.form {
-        Form::Source => source::run(program, world, fuel),
-        Form::Machine => machine::run(program, world, fuel),
+        Form::Source => Prepared::Source(source::Decoded::new(program)),
+        Form::Machine => Prepared::Machine(machine::Decoded::new(program)),
+    }
+}
+
+impl Prepared<'_> {
+    /// Run on the outside words of `seed` with `fuel`, as [`run`] does.
+    pub fn run(&self, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
+        let world = World::new(seed);
+        match self {
+            Prepared::Source(d) => d.run(world, fuel),
+            Prepared::Machine(d) => d.run(world, fuel),
+        }
     }
 }
 
@@ -94,37 +122,55 @@ impl Fuel {
 
 /// Map each label to its block index (first wins; labels are unique in
 /// valid programs).
-pub(crate) fn label_map(p: &Program) -> std::collections::HashMap<&str, usize> {
-    let mut m = std::collections::HashMap::new();
+pub(crate) fn label_map(p: &Program) -> FxHashMap<&str, usize> {
+    let mut m = FxHashMap::default();
     for (i, b) in p.blocks.iter().enumerate() {
         m.entry(b.label.as_str()).or_insert(i);
     }
     m
 }
 
+/// The blocks a terminator can pass control to, resolved once per program:
+/// `jmp`'s target in `first`; `brnz`'s nonzero target in `first` and zero
+/// target in `second`. `None` where no block has the label.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Exits {
+    first: Option<usize>,
+    second: Option<usize>,
+}
+
+impl Exits {
+    /// Resolve the labels of `term` with `labels`.
+    pub(crate) fn of(term: &schedra_ir::Terminator, labels: &FxHashMap<&str, usize>) -> Exits {
+        use schedra_ir::TermKind;
+        let find = |l: &String| labels.get(l.as_str()).copied();
+        match &term.kind {
+            TermKind::End => Exits::default(),
+            TermKind::Jmp(l) => Exits { first: find(l), second: None },
+            TermKind::Brnz { nonzero, zero, .. } => Exits { first: find(nonzero), second: find(zero) },
+        }
+    }
+}
+
 /// Where control goes after `term` given its condition word (`None` for
-/// terminators without one): the successor's index and label, or `None` at
-/// `end`. An unknown label is [`RunError::Malformed`] at `at`.
-pub(crate) fn successor<'p>(
-    term: &'p schedra_ir::Terminator,
-    cond: Option<u32>,
-    labels: &std::collections::HashMap<&str, usize>,
-    at: impl Fn() -> Place,
-) -> Result<Option<(usize, &'p str)>, RunError> {
+/// terminators without one) and its resolved `exits`: the successor's index
+/// and label, or `None` at `end`. An unknown label is
+/// [`RunError::Malformed`] at `at`.
+pub(crate) fn successor<'p>(term: &'p schedra_ir::Terminator, cond: Option<u32>, exits: Exits, at: impl Fn() -> Place) -> Result<Option<(usize, &'p str)>, RunError> {
     use schedra_ir::TermKind;
-    let label = match (&term.kind, cond) {
+    let (label, index) = match (&term.kind, cond) {
         (TermKind::End, _) => return Ok(None),
-        (TermKind::Jmp(l), _) => l,
+        (TermKind::Jmp(l), _) => (l, exits.first),
         (TermKind::Brnz { nonzero, zero, .. }, c) => {
             if c.unwrap_or(0) != 0 {
-                nonzero
+                (nonzero, exits.first)
             } else {
-                zero
+                (zero, exits.second)
             }
         }
     };
-    match labels.get(label.as_str()) {
-        Some(&i) => Ok(Some((i, label.as_str()))),
+    match index {
+        Some(i) => Ok(Some((i, label.as_str()))),
         None => Err(RunError::Malformed { at: at(), message: format!("no block is labelled `{label}`") }),
     }
 }

@@ -6,19 +6,19 @@
 //! observable (semantics.md), so it is not part of a run's effects.
 
 use super::world::World;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The scratch memory of one run.
 #[derive(Clone, Debug)]
 pub struct Scratch {
     world: World,
-    slots: HashMap<u32, u32>,
+    slots: FxHashMap<u32, u32>,
 }
 
 impl Scratch {
     /// Empty scratch memory whose unwritten slots read as `world`'s garbage.
     pub fn new(world: World) -> Scratch {
-        Scratch { world, slots: HashMap::new() }
+        Scratch { world, slots: FxHashMap::default() }
     }
 
     /// The word in `slot`.

@@ -18,43 +18,152 @@
 //!
 //! Invariant: the run is a pure function of (program, seed, fuel).
 
-use super::exec::{self, Action, Arg};
-use super::{label_map, successor, Effects, Fuel, Outcome, Place, RunError, Trace, World};
+use super::exec::{self, Action, Arg, Channel};
 use super::scratch::Scratch;
+use super::words::Words;
+use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use rustc_hash::FxHashMap;
 use schedra_ir::target::{Dest, Sizes};
-use schedra_ir::{Inst, OpDesc, Operand, Program, Reg, TermKind};
-use std::collections::HashMap;
+use schedra_ir::{Block, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 
 /// Run a source-form program on `world` with `fuel`.
 pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
-    let mut st = State::new(p, world);
-    let labels = label_map(p);
-    let mut fuel = Fuel::new(fuel);
-    let (mut effects, mut trace) = (Effects::new(), Trace::default());
-    let mut b = if p.blocks.is_empty() { return Err(RunError::NoBlocks) } else { 0 };
-    while let Some(block) = p.blocks.get(b) {
-        for (i, inst) in block.insts.iter().enumerate() {
-            fuel.spend()?;
-            let at = || Place::new(&block.label, i, inst.span.line);
-            if let Some((channel, words)) = st.step(inst).map_err(|e| e.at(at()))? {
-                effects.push(&channel, words);
+    Decoded::new(p).run(world, fuel)
+}
+
+/// No virtual register at this operand position.
+const NO_SLOT: u32 = u32::MAX;
+
+/// One instruction, decoded: its description (`None` for an opcode the
+/// target does not have) and the slot of each virtual register it names.
+struct DInst<'p> {
+    inst: &'p Inst,
+    desc: Option<&'static OpDesc>,
+    /// Per source operand: its virtual register's slot, or [`NO_SLOT`].
+    srcs: Vec<u32>,
+    /// The destination's slot, or [`NO_SLOT`].
+    dest: u32,
+}
+
+/// One block, decoded.
+struct DBlock<'p> {
+    block: &'p Block,
+    insts: Vec<DInst<'p>>,
+    /// The slot of a `brnz` condition's virtual register, or [`NO_SLOT`].
+    cond: u32,
+    exits: Exits,
+}
+
+/// A source program with virtual register names numbered into dense slots,
+/// opcodes looked up and labels resolved, ready to run on many worlds.
+/// Invariant: every slot index stored is below `slots`, every physical
+/// register named is below `phys`.
+pub struct Decoded<'p> {
+    p: &'p Program,
+    blocks: Vec<DBlock<'p>>,
+    /// Per `input` line: the slot of its virtual register, or [`NO_SLOT`].
+    inputs: Vec<u32>,
+    slots: usize,
+    phys: usize,
+}
+
+/// Numbers virtual register names in order of first appearance.
+#[derive(Default)]
+struct Slots<'p> {
+    map: FxHashMap<&'p str, u32>,
+    phys: usize,
+}
+
+impl<'p> Slots<'p> {
+    fn of(&mut self, op: &'p Operand) -> u32 {
+        match op {
+            Operand::Virt(v) => {
+                let next = self.map.len() as u32;
+                *self.map.entry(v.name.as_str()).or_insert(next)
             }
-        }
-        fuel.spend()?;
-        let at = || Place::new(&block.label, block.insts.len(), block.term.span.line);
-        let cond = match &block.term.kind {
-            TermKind::Brnz { cond, .. } => Some(st.cond(cond).map_err(|m| RunError::Malformed { at: at(), message: m })?),
-            _ => None,
-        };
-        match successor(&block.term, cond, &labels, at)? {
-            Some((next, label)) => {
-                trace.push(label);
-                b = next;
+            Operand::Phys(r) => {
+                self.phys_run(*r);
+                NO_SLOT
             }
-            None => break,
+            _ => NO_SLOT,
         }
     }
-    Ok(Outcome { effects, cycles: 0, stalls: 0, executed: fuel.used(), trace })
+
+    /// Note that the registers of `r` are named.
+    fn phys_run(&mut self, r: PhysReg) {
+        let end = r.regs().map(|x| x as usize + 1).max().unwrap_or(0);
+        self.phys = self.phys.max(end);
+    }
+}
+
+impl<'p> Decoded<'p> {
+    /// Decode `p` (never fails: an unknown opcode or label fails when run).
+    pub fn new(p: &'p Program) -> Decoded<'p> {
+        let mut slots = Slots::default();
+        let labels = label_map(p);
+        let mut inputs = Vec::with_capacity(p.inputs.len());
+        for input in &p.inputs {
+            slots.phys_run(input.reg);
+            inputs.push(input.vreg.as_ref().map_or(NO_SLOT, |v| {
+                let next = slots.map.len() as u32;
+                *slots.map.entry(v.name.as_str()).or_insert(next)
+            }));
+        }
+        let blocks = p
+            .blocks
+            .iter()
+            .map(|block| {
+                let insts = block
+                    .insts
+                    .iter()
+                    .map(|inst| DInst {
+                        inst,
+                        desc: p.target.op(&inst.opcode),
+                        srcs: inst.srcs.iter().map(|o| slots.of(o)).collect(),
+                        dest: inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o)),
+                    })
+                    .collect();
+                let cond = match &block.term.kind {
+                    TermKind::Brnz { cond, .. } => slots.of(cond),
+                    _ => NO_SLOT,
+                };
+                DBlock { block, insts, cond, exits: Exits::of(&block.term, &labels) }
+            })
+            .collect();
+        Decoded { p, blocks, inputs, slots: slots.map.len(), phys: slots.phys }
+    }
+
+    /// Run on `world` with `fuel`.
+    pub fn run(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        let mut st = State::new(self, world);
+        let mut fuel = Fuel::new(fuel);
+        let (mut effects, mut trace) = (Effects::new(), Trace::default());
+        let mut b = if self.blocks.is_empty() { return Err(RunError::NoBlocks) } else { 0 };
+        while let Some(d) = self.blocks.get(b) {
+            let block = d.block;
+            for (i, di) in d.insts.iter().enumerate() {
+                fuel.spend()?;
+                let at = || Place::new(&block.label, i, di.inst.span.line);
+                if let Some((channel, words)) = st.step(di).map_err(|e| e.at(at()))? {
+                    channel.record(&mut effects, &words);
+                }
+            }
+            fuel.spend()?;
+            let at = || Place::new(&block.label, block.insts.len(), block.term.span.line);
+            let cond = match &block.term.kind {
+                TermKind::Brnz { cond, .. } => Some(st.cond(cond, d.cond).map_err(|m| RunError::Malformed { at: at(), message: m })?),
+                _ => None,
+            };
+            match successor(&block.term, cond, d.exits, at)? {
+                Some((next, label)) => {
+                    trace.push(label);
+                    b = next;
+                }
+                None => break,
+            }
+        }
+        Ok(Outcome { effects, cycles: 0, stalls: 0, executed: fuel.used(), trace })
+    }
 }
 
 /// Why one instruction failed, before its place is known.
@@ -78,99 +187,116 @@ impl From<String> for StepError {
     }
 }
 
-/// The registers and memory of a source run.
-struct State<'p> {
-    p: &'p Program,
+/// The registers and memory of a source run: virtual registers by slot
+/// (`None` until defined), physical registers by number (`None` until
+/// written: then the input or garbage word of the world).
+struct State {
+    target: &'static schedra_ir::Target,
     world: World,
-    vregs: HashMap<String, Vec<u32>>,
-    phys: HashMap<Reg, u32>,
+    vregs: Vec<Option<Words>>,
+    phys: Vec<Option<u32>>,
     scratch: Scratch,
+    /// The operand buffer, reused by every step.
+    args: Vec<Arg>,
 }
 
-impl<'p> State<'p> {
-    fn new(p: &'p Program, world: World) -> State<'p> {
-        let mut st = State { p, world, vregs: HashMap::new(), phys: HashMap::new(), scratch: Scratch::new(world) };
-        for input in &p.inputs {
-            let words: Vec<u32> = input.reg.regs().map(|r| world.input_reg(r)).collect();
-            for (r, w) in input.reg.regs().zip(&words) {
-                st.phys.insert(r, *w);
+impl State {
+    fn new(d: &Decoded<'_>, world: World) -> State {
+        let mut st = State {
+            target: d.p.target,
+            world,
+            vregs: vec![None; d.slots],
+            phys: vec![None; d.phys],
+            scratch: Scratch::new(world),
+            args: Vec::with_capacity(4),
+        };
+        for (input, &slot) in d.p.inputs.iter().zip(&d.inputs) {
+            let words: Words = input.reg.regs().map(|r| world.input_reg(r)).collect();
+            for (r, w) in input.reg.regs().zip(words.iter()) {
+                if let Some(x) = st.phys.get_mut(r as usize) {
+                    *x = Some(*w);
+                }
             }
-            if let Some(v) = &input.vreg {
-                st.vregs.insert(v.name.clone(), words);
+            if let Some(v) = st.vregs.get_mut(slot as usize) {
+                *v = Some(words);
             }
         }
         st
     }
 
     fn phys_word(&self, r: Reg) -> u32 {
-        self.phys.get(&r).copied().unwrap_or_else(|| self.world.garbage_reg(r))
+        self.phys.get(r as usize).copied().flatten().unwrap_or_else(|| self.world.garbage_reg(r))
     }
 
-    /// The words of a register operand.
-    fn read(&self, op: &Operand) -> Result<Vec<u32>, String> {
+    /// The words of a register operand (`slot`: its virtual register's).
+    fn read(&self, op: &Operand, slot: u32) -> Result<Words, String> {
         match op {
             Operand::Virt(v) => {
-                let words = self.vregs.get(&v.name).ok_or_else(|| format!("%{} is used before it is defined", v.name))?;
+                let words = self.vregs.get(slot as usize).and_then(Option::as_ref).ok_or_else(|| format!("%{} is used before it is defined", v.name))?;
                 match v.size {
                     Some(n) if n as usize != words.len() => Err(format!("%{}:{n} is used, but it holds {} words", v.name, words.len())),
                     _ => Ok(words.clone()),
                 }
             }
             Operand::Phys(p) => Ok(p.regs().map(|r| self.phys_word(r)).collect()),
-            Operand::Imm(i) => Ok(vec![i.bits]),
+            Operand::Imm(i) => Ok(Words::one(i.bits)),
             Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
         }
     }
 
     /// The word a `brnz` tests: the first word of its condition.
-    fn cond(&self, op: &Operand) -> Result<u32, String> {
-        self.read(op)?.first().copied().ok_or_else(|| "the condition has no words".to_string())
+    fn cond(&self, op: &Operand, slot: u32) -> Result<u32, String> {
+        self.read(op, slot)?.first().copied().ok_or_else(|| "the condition has no words".to_string())
     }
 
-    /// The width of the value `inst` writes.
-    fn width(&self, desc: &OpDesc, inst: &Inst, args: &[Arg]) -> usize {
-        match (&inst.dest, desc.sizes) {
+    /// The width of the value `d` writes.
+    fn width(&self, desc: &OpDesc, d: &DInst, args: &[Arg]) -> usize {
+        match (&d.inst.dest, desc.sizes) {
             (Some(Operand::Virt(v)), _) if v.size.is_some() => v.size.map_or(1, usize::from),
             (Some(Operand::Phys(p)), _) => p.size as usize,
             (_, Sizes::Fixed { dest, .. }) => dest as usize,
-            (Some(Operand::Virt(v)), Sizes::Any) => self.vregs.get(&v.name).map_or(1, Vec::len),
+            (Some(Operand::Virt(_)), Sizes::Any) => self.vregs.get(d.dest as usize).and_then(Option::as_ref).map_or(1, |w| w.len()),
             _ => args.iter().filter_map(|a| if let Arg::Words(w) = a { Some(w.len()) } else { None }).max().unwrap_or(1),
         }
     }
 
     /// Execute one instruction; returns its effect, if it has one.
-    fn step(&mut self, inst: &Inst) -> Result<Option<(String, Vec<u32>)>, StepError> {
-        let t = self.p.target;
-        let desc = t.op(&inst.opcode).ok_or_else(|| StepError::Unknown(inst.opcode.clone(), t.name))?;
-        let args = exec::args(desc, &inst.srcs, |o| self.read(o))?;
-        let width = self.width(desc, inst, &args);
-        match exec::execute(desc, &args, width, &self.world, &self.scratch)? {
-            Action::Write(words) => self.write(desc, inst, words)?,
+    fn step(&mut self, d: &DInst) -> Result<Option<(Channel, Words)>, StepError> {
+        let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.clone(), self.target.name))?;
+        let mut args = std::mem::take(&mut self.args);
+        let resolved = exec::args(desc, &d.inst.srcs, &mut args, |i, o| self.read(o, d.srcs.get(i).copied().unwrap_or(NO_SLOT)));
+        let result = resolved.and_then(|()| {
+            let width = self.width(desc, d, &args);
+            exec::execute(desc, &args, width, &self.world, &self.scratch)
+        });
+        self.args = args;
+        match result? {
+            Action::Write(words) => self.write(desc, d, words)?,
             Action::Effect(channel, words) => return Ok(Some((channel, words))),
             Action::ScratchWrite(slot, words) => self.scratch.write(slot, &words),
             Action::Nothing => {}
         }
-        if desc.dest == Dest::None && inst.dest.is_some() {
+        if desc.dest == Dest::None && d.inst.dest.is_some() {
             return Err(StepError::Bad(format!("`{}` has no result to write", desc.name)));
         }
         Ok(None)
     }
 
-    /// Write `words` to the destination `inst` names.
-    fn write(&mut self, desc: &OpDesc, inst: &Inst, words: Vec<u32>) -> Result<(), String> {
-        match &inst.dest {
-            Some(Operand::Virt(v)) => {
-                match self.vregs.get_mut(&v.name) {
-                    Some(slot) => *slot = words,
-                    None => {
-                        self.vregs.insert(v.name.clone(), words);
-                    }
+    /// Write `words` to the destination `d` names.
+    fn write(&mut self, desc: &OpDesc, d: &DInst, words: Words) -> Result<(), String> {
+        match &d.inst.dest {
+            Some(Operand::Virt(v)) => match self.vregs.get_mut(d.dest as usize) {
+                Some(slot) => {
+                    *slot = Some(words);
+                    Ok(())
                 }
-                Ok(())
-            }
+                None => Err(format!("%{} has no slot", v.name)),
+            },
             Some(Operand::Phys(p)) if p.size as usize == words.len() => {
-                for (r, w) in p.regs().zip(words) {
-                    self.phys.insert(r, w);
+                for (r, w) in p.regs().zip(words.iter()) {
+                    if let Some(x) = self.phys.get_mut(r as usize) {
+                        *x = Some(*w);
+                    }
                 }
                 Ok(())
             }
