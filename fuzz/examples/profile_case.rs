@@ -1,37 +1,30 @@
 //! Profiling driver for the fuzz loop: runs `PROFILE_CASES` (default 50)
-//! v3d71 cases of generate + compile + verify + run x4, exactly like
-//! `benches/throughput.rs`, with no timing, so that
-//! `valgrind --tool=callgrind` gives a repeatable instruction count per case.
+//! v3d71 cases through `campaign::case::run_case_timed`, exactly like
+//! `benches/throughput.rs` (the function a `schedra fuzz` worker calls),
+//! with the ~50-instruction configuration (`PROFILE_SWARM=1`: the swarm
+//! configurations), so that `valgrind --tool=callgrind` gives a repeatable
+//! instruction count per case.
 //!
 //! Run: `cargo build --release -p schedra-fuzz --example profile_case` then
-//! `valgrind --tool=callgrind target/release/examples/profile_case`.
+//! `valgrind --tool=callgrind target/release/examples/profile_case`;
+//! per stage: `callgrind_annotate --inclusive=yes callgrind.out.* | grep -E
+//! 'gen::generate_with|compile_ok|verify_proves|source_outcomes|behaviour_differs|soundness'`.
 
-use arbitrary::Unstructured;
-use schedra_fuzz::gen::{generate, seed_bytes, Config};
-use schedra_fuzz::interp;
+use schedra_fuzz::campaign::case::{run_case_timed, Plan};
+use schedra_fuzz::gen::Config;
+use schedra_fuzz::oracle::StageTimes;
 
 fn main() {
     let cases: u64 = std::env::var("PROFILE_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(50);
-    let stage = std::env::var("PROFILE_STAGE").unwrap_or_default();
     let Some(target) = schedra_ir::target::by_name("v3d71") else { return };
     let cfg = Config { max_insts: 50, pressure: 0, ..Config::default() };
-    let vopts = schedra_verify::VerifyOptions { timeout_ms: 2000 };
-    let mut proven = 0u64;
+    let fixed = if std::env::var("PROFILE_SWARM").is_ok() { None } else { Some(&cfg) };
+    let plan = Plan::campaign(None, schedra_verify::VerifyOptions { timeout_ms: 2000 });
+    schedra_fuzz::oracle::install_panic_hook();
+    let mut times = StageTimes::default();
+    let mut found = 0u64;
     for n in 0..cases {
-        let data = seed_bytes(n, 8 * 1024);
-        let Ok(p) = generate(&mut Unstructured::new(&data), target, &cfg) else { continue };
-        if stage == "gen" {
-            continue;
-        }
-        let Ok(c) = schedra_compiler::compile(&p, &Default::default()) else { continue };
-        if stage != "compile" {
-            let r = schedra_verify::verify(&p, &c.program, &vopts);
-            proven += u64::from(r.verdict == schedra_verify::Verdict::Proven);
-        }
-        for seed in [n, n ^ 0x5eed] {
-            let _ = interp::run(&p, seed, 200_000);
-            let _ = interp::run(&c.program, seed, 200_000);
-        }
+        found += u64::from(run_case_timed(1, n, target, &plan, fixed, &mut times).finding.is_some());
     }
-    println!("{cases} cases, {proven} proven");
+    println!("{cases} cases, {found} findings");
 }

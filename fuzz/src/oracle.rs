@@ -32,6 +32,7 @@ use schedra_verify::{Report, Verdict, VerifyOptions};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
+use std::time::{Duration, Instant};
 
 /// What kind of promise a finding breaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -262,12 +263,23 @@ pub fn run_guarded(p: &Program, seed: u64, fuel: u64) -> Result<Result<Outcome, 
 /// Fuel for a source run (generated programs need far less).
 pub const SOURCE_FUEL: u64 = 200_000;
 
+/// `p` decoded once for many runs ([`interp::prepare`]), without panicking.
+pub fn prepare_guarded(p: &Program) -> Result<interp::Prepared<'_>, Finding> {
+    guard("interp", p.target, || interp::prepare(p))
+}
+
+/// Run the decoded `p` on `seed` without panicking.
+pub fn run_prepared(p: &Program, prepared: &interp::Prepared, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
+    guard("interp", p.target, || prepared.run(seed, fuel))
+}
+
 /// The source program's outcomes on `seeds`; a source that fails to run is
 /// a [`Kind::SourceRun`] finding (the generator or interpreter is wrong).
 pub fn source_outcomes(src: &Program, seeds: &[u64]) -> Result<Vec<Outcome>, Finding> {
+    let prepared = prepare_guarded(src)?;
     let mut outs = Vec::with_capacity(seeds.len());
     for &seed in seeds {
-        match run_guarded(src, seed, SOURCE_FUEL)? {
+        match run_prepared(src, &prepared, seed, SOURCE_FUEL)? {
             Ok(o) => outs.push(o),
             Err(e) => {
                 let rule = normalize(&e.to_string(), Some(src.target));
@@ -281,9 +293,10 @@ pub fn source_outcomes(src: &Program, seeds: &[u64]) -> Result<Vec<Outcome>, Fin
 /// Whether `machine` behaves like the source outcomes `expect` (one per
 /// seed of `seeds`): `None` if so, else a sentence saying how it differs.
 pub fn behaviour_differs(machine: &Program, seeds: &[u64], expect: &[Outcome]) -> Result<Option<String>, Finding> {
+    let prepared = prepare_guarded(machine)?;
     for (&seed, want) in seeds.iter().zip(expect) {
         let fuel = want.executed.saturating_mul(4).saturating_add(10_000);
-        match run_guarded(machine, seed, fuel)? {
+        match run_prepared(machine, &prepared, seed, fuel)? {
             Err(e) => return Ok(Some(format!("seed {seed}: the machine program fails: {e}"))),
             Ok(got) if got.effects != want.effects => {
                 return Ok(Some(format!("seed {seed}: effects differ\nsource:\n{}machine:\n{}", want.effects, got.effects)));
@@ -319,15 +332,45 @@ pub struct Passed {
     pub outcomes: Vec<Outcome>,
 }
 
+/// Wall-clock time per stage of [`check_case_timed`], summed over calls
+/// (what the throughput bench reports).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    /// Generating the program (filled in by the caller that generates).
+    pub generate: Duration,
+    /// Compiling it.
+    pub compile: Duration,
+    /// Verifying the output.
+    pub verify: Duration,
+    /// Running source and output on every seed (decoding included).
+    pub run: Duration,
+}
+
 /// (a) + (b) + (c): compile, verify and run `src` on `seeds`. A proof
 /// contradicted by the runs is a [`Kind::Unsound`] finding (a verifier
 /// bug); a violation is reported with `run_differs` set when the runs
 /// confirm it.
 pub fn check_case(src: &Program, opts: &Options, vopts: &VerifyOptions, seeds: &[u64]) -> Result<Passed, Finding> {
-    let compiled = compile_ok(src, opts)?;
-    let outcomes = source_outcomes(src, seeds)?;
+    check_case_timed(src, opts, vopts, seeds, &mut StageTimes::default())
+}
+
+/// [`check_case`], adding the time each stage took to `times`.
+pub fn check_case_timed(src: &Program, opts: &Options, vopts: &VerifyOptions, seeds: &[u64], times: &mut StageTimes) -> Result<Passed, Finding> {
+    let t0 = Instant::now();
+    let compiled = compile_ok(src, opts);
+    let t1 = Instant::now();
+    times.compile += t1 - t0;
+    let compiled = compiled?;
+    let outcomes = source_outcomes(src, seeds);
+    let t2 = Instant::now();
+    times.run += t2 - t1;
+    let outcomes = outcomes?;
     let verdict = verify_proves(src, &compiled.program, vopts);
-    let differs = behaviour_differs(&compiled.program, seeds, &outcomes)?;
+    let t3 = Instant::now();
+    times.verify += t3 - t2;
+    let differs = behaviour_differs(&compiled.program, seeds, &outcomes);
+    times.run += t3.elapsed();
+    let differs = differs?;
     let with_opts = |mut f: Finding| {
         f.options = Some(*opts);
         f

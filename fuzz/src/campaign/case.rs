@@ -36,6 +36,14 @@ pub struct Plan {
     pub roundtrip_every: u64,
 }
 
+impl Plan {
+    /// The plan `schedra fuzz` uses: soundness on every 4th case, the
+    /// round trip on every 16th.
+    pub fn campaign(inject: Option<Fault>, vopts: VerifyOptions) -> Plan {
+        Plan { inject, vopts, soundness_every: 4, roundtrip_every: 16 }
+    }
+}
+
 /// A case's seed: the campaign seed mixed with the case index.
 pub fn case_seed(seed: u64, index: u64) -> u64 {
     gen::seed_of(&[seed.to_le_bytes(), index.to_le_bytes()].concat())
@@ -58,23 +66,37 @@ pub fn options(u: &mut Unstructured, inject: Option<Fault>) -> Options {
 
 /// Generate and check case `index` of the campaign `seed` on `target`.
 pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> Outcome {
+    run_case_timed(seed, index, target, plan, None, &mut oracle::StageTimes::default())
+}
+
+/// [`run_case`], with the generator configuration `fixed` instead of the
+/// swarm configuration the case bytes choose (the throughput bench's
+/// ~50-instruction programs) when given, adding the time each stage took
+/// to `times`.
+pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>, times: &mut oracle::StageTimes) -> Outcome {
+    let start = std::time::Instant::now();
     let cs = case_seed(seed, index);
     let data = gen::seed_bytes(cs, CASE_BYTES);
     let mut u = Unstructured::new(&data);
     let opts = options(&mut u, plan.inject);
-    let case = match GeneratedCase::for_target(&mut u, target) {
+    let case = match fixed {
+        None => GeneratedCase::for_target(&mut u, target),
+        Some(cfg) => gen::generate_with_features(&mut u, target, cfg).map(|(program, features)| GeneratedCase { target, config: cfg.clone(), program, features }),
+    };
+    times.generate += start.elapsed();
+    let case = match case {
         Ok(c) => c,
         Err(_) => return Outcome { features: Features::default(), finding: None },
     };
     let seeds = run_seeds(cs);
-    let finding = check(&case.program, &opts, plan, index, &mut u, &seeds).err().map(|f| (f, seeds));
+    let finding = check(&case.program, &opts, plan, index, &mut u, &seeds, times).err().map(|f| (f, seeds));
     Outcome { features: case.features, finding }
 }
 
 /// The oracles for one program: (a)+(b)+(c) always, (d) and (e) on some
 /// cases.
-fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, u: &mut Unstructured, seeds: &[u64]) -> Result<(), Finding> {
-    let passed = oracle::check_case(src, opts, &plan.vopts, seeds)?;
+fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, u: &mut Unstructured, seeds: &[u64], times: &mut oracle::StageTimes) -> Result<(), Finding> {
+    let passed = oracle::check_case_timed(src, opts, &plan.vopts, seeds, times)?;
     if plan.roundtrip_every > 0 && index.is_multiple_of(plan.roundtrip_every) {
         oracle::parse_roundtrip(schedra_ir::print::print(src).as_bytes())?;
         oracle::parse_roundtrip(schedra_ir::print::print(&passed.compiled.program).as_bytes())?;

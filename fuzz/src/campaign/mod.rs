@@ -184,7 +184,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
     oracle::install_panic_hook();
     let resumed = seen.len();
     let start = Instant::now();
-    let plan = case::Plan { inject: opts.inject, vopts: VerifyOptions { timeout_ms: opts.timeout_ms }, soundness_every: 4, roundtrip_every: 16 };
+    let plan = case::Plan::campaign(opts.inject, VerifyOptions { timeout_ms: opts.timeout_ms });
     let shared = Arc::new(Shared {
         start,
         deadline: deadline(start, opts.time),

@@ -37,7 +37,7 @@
 use super::exec::{self, Action, Arg};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use super::{label_map, op_desc, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 
@@ -86,8 +86,10 @@ struct DOp<'p> {
 /// (what an interlocked target waits for).
 struct DBundle<'p> {
     at: Loc<'p>,
-    ops: Vec<DOp<'p>>,
-    touched: Vec<Reg>,
+    /// Its ops in [`Decoded::ops`].
+    ops: std::ops::Range<usize>,
+    /// Its registers in [`Decoded::touched`].
+    touched: std::ops::Range<usize>,
 }
 
 /// One block, decoded. A bundle that cannot be decoded keeps the error it
@@ -105,6 +107,10 @@ struct DBlock<'p> {
 pub struct Decoded<'p> {
     p: &'p Program,
     blocks: Vec<DBlock<'p>>,
+    /// The ops of every decoded bundle, bundle after bundle.
+    ops: Vec<DOp<'p>>,
+    /// The registers every decoded bundle reads or writes.
+    touched: Vec<Reg>,
 }
 
 fn bad(at: Loc<'_>, message: String) -> RunError {
@@ -123,7 +129,7 @@ fn in_range(p: &Program, r: PhysReg, at: Loc<'_>) -> Result<(), RunError> {
 /// Look up an op and find its destination registers.
 fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, RunError> {
     let t = p.target;
-    let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
+    let desc = op_desc(t, &inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
         (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
         (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),
@@ -143,32 +149,42 @@ fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, Ru
     Ok(DOp { desc, inst, dest })
 }
 
-/// Decode every op of a bundle (the first failing op's error wins).
-fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bundle) -> Result<DBundle<'p>, RunError> {
+/// Decode every op of a bundle into `ops` and its registers into
+/// `touched` (the first failing op's error wins; then nothing is added).
+fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
     let at = Loc { block: &block.label, index, line: bundle.span.line };
-    let ops: Vec<DOp<'p>> = bundle.ops.iter().map(|op| decode_op(p, &op.inst, at)).collect::<Result<_, _>>()?;
-    let touched = ops.iter().flat_map(|d| d.inst.srcs.iter().filter_map(Operand::phys).chain(d.dest).flat_map(PhysReg::regs)).collect();
-    Ok(DBundle { at, ops, touched })
+    let (first_op, first_reg) = (ops.len(), touched.len());
+    for op in &bundle.ops {
+        match decode_op(p, &op.inst, at) {
+            Ok(d) => ops.push(d),
+            Err(e) => {
+                ops.truncate(first_op);
+                return Err(e);
+            }
+        }
+    }
+    for d in ops.get(first_op..).unwrap_or(&[]) {
+        touched.extend(d.inst.srcs.iter().filter_map(Operand::phys).chain(d.dest).flat_map(PhysReg::regs));
+    }
+    Ok(DBundle { at, ops: first_op..ops.len(), touched: first_reg..touched.len() })
 }
 
 impl<'p> Decoded<'p> {
     /// Decode `p` (never fails: what cannot be decoded fails when run).
     pub fn new(p: &'p Program) -> Decoded<'p> {
         let labels = label_map(p);
-        let blocks = p
-            .blocks
-            .iter()
-            .map(|block| DBlock {
-                block,
-                bundles: block.bundles.iter().enumerate().map(|(i, b)| decode_bundle(p, block, i, b)).collect(),
-                cond_regs: match &block.term.kind {
-                    TermKind::Brnz { cond, .. } => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
-                    _ => Vec::new(),
-                },
-                exits: Exits::of(&block.term, &labels),
-            })
-            .collect();
-        Decoded { p, blocks }
+        let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
+        let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(3 * n));
+        let mut blocks = Vec::with_capacity(p.blocks.len());
+        for block in &p.blocks {
+            let bundles = block.bundles.iter().enumerate().map(|(i, b)| decode_bundle(p, block, i, b, &mut ops, &mut touched)).collect();
+            let cond_regs = match &block.term.kind {
+                TermKind::Brnz { cond, .. } => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
+                _ => Vec::new(),
+            };
+            blocks.push(DBlock { block, bundles, cond_regs, exits: Exits::of(&block.term, &labels) });
+        }
+        Decoded { p, blocks, ops, touched }
     }
 
     /// Run on `world` with `fuel`.
@@ -181,7 +197,11 @@ impl<'p> Decoded<'p> {
         while let Some(block) = self.blocks.get(b) {
             for bundle in &block.bundles {
                 match bundle {
-                    Ok(bundle) => m.issue(bundle)?,
+                    Ok(bundle) => {
+                        let ops = self.ops.get(bundle.ops.clone()).unwrap_or(&[]);
+                        let touched = self.touched.get(bundle.touched.clone()).unwrap_or(&[]);
+                        m.issue(bundle.at, ops, touched)?
+                    }
                     Err(e) => return Err(e.clone()),
                 }
             }
@@ -302,14 +322,13 @@ impl<'p> Machine<'p> {
     }
 
     /// Issue one bundle at the current cycle, then advance the clock.
-    fn issue(&mut self, b: &DBundle<'p>) -> Result<(), RunError> {
-        let at = b.at;
-        self.wait_for(&b.touched)?;
+    fn issue(&mut self, at: Loc<'p>, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
+        self.wait_for(touched)?;
         self.land();
         // Parallel reads: compute every op's action before applying any.
         let mut actions = std::mem::take(&mut self.actions);
         actions.clear();
-        for (k, d) in b.ops.iter().enumerate() {
+        for (k, d) in ops.iter().enumerate() {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
             exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
@@ -318,7 +337,7 @@ impl<'p> Machine<'p> {
             actions.push((k, action));
         }
         for (k, action) in actions.drain(..) {
-            if let Some(d) = b.ops.get(k) {
+            if let Some(d) = ops.get(k) {
                 self.apply(d, action, at)?;
             }
         }

@@ -37,7 +37,8 @@ pub use trace::Trace;
 pub use world::World;
 
 use rustc_hash::FxHashMap;
-use schedra_ir::{Form, Program};
+use schedra_ir::target::OpDesc;
+use schedra_ir::{Form, Program, Target};
 
 /// The fuel `schedra run` gives a program when none is named.
 pub const DEFAULT_FUEL: u64 = 1_000_000;
@@ -117,6 +118,30 @@ impl Fuel {
     }
     pub(crate) fn used(&self) -> u64 {
         self.used
+    }
+}
+
+/// The description of `opcode` on `t`, as `t.op(opcode)` finds it, through
+/// a name → description map built once per target and process (`Target::op`
+/// compares the name with every row of the table).
+pub(crate) fn op_desc(t: &'static Target, opcode: &str) -> Option<&'static OpDesc> {
+    type Table = FxHashMap<&'static str, &'static OpDesc>;
+    static TABLES: std::sync::OnceLock<Vec<Table>> = std::sync::OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        schedra_ir::target::all()
+            .iter()
+            .map(|t| {
+                let mut m = Table::default();
+                for o in t.ops {
+                    m.entry(o.name).or_insert(o);
+                }
+                m
+            })
+            .collect()
+    });
+    match schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)).and_then(|i| tables.get(i)) {
+        Some(m) => m.get(opcode).copied(),
+        None => t.op(opcode),
     }
 }
 

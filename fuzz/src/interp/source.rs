@@ -21,7 +21,7 @@
 use super::exec::{self, Action, Arg, Channel};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use super::{label_map, op_desc, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use rustc_hash::FxHashMap;
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
@@ -39,8 +39,9 @@ const NO_SLOT: u32 = u32::MAX;
 struct DInst<'p> {
     inst: &'p Inst,
     desc: Option<&'static OpDesc>,
-    /// Per source operand: its virtual register's slot, or [`NO_SLOT`].
-    srcs: Vec<u32>,
+    /// Where the slots of its source operands start in
+    /// [`Decoded::src_slots`] (one per operand: the slot, or [`NO_SLOT`]).
+    srcs: usize,
     /// The destination's slot, or [`NO_SLOT`].
     dest: u32,
 }
@@ -48,7 +49,8 @@ struct DInst<'p> {
 /// One block, decoded.
 struct DBlock<'p> {
     block: &'p Block,
-    insts: Vec<DInst<'p>>,
+    /// Its instructions in [`Decoded::insts`].
+    insts: std::ops::Range<usize>,
     /// The slot of a `brnz` condition's virtual register, or [`NO_SLOT`].
     cond: u32,
     exits: Exits,
@@ -61,6 +63,10 @@ struct DBlock<'p> {
 pub struct Decoded<'p> {
     p: &'p Program,
     blocks: Vec<DBlock<'p>>,
+    /// Every instruction, block after block.
+    insts: Vec<DInst<'p>>,
+    /// The operand slots of every instruction, instruction after instruction.
+    src_slots: Vec<u32>,
     /// Per `input` line: the slot of its virtual register, or [`NO_SLOT`].
     inputs: Vec<u32>,
     slots: usize,
@@ -109,28 +115,25 @@ impl<'p> Decoded<'p> {
                 *slots.map.entry(v.name.as_str()).or_insert(next)
             }));
         }
-        let blocks = p
-            .blocks
-            .iter()
-            .map(|block| {
-                let insts = block
-                    .insts
-                    .iter()
-                    .map(|inst| DInst {
-                        inst,
-                        desc: p.target.op(&inst.opcode),
-                        srcs: inst.srcs.iter().map(|o| slots.of(o)).collect(),
-                        dest: inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o)),
-                    })
-                    .collect();
-                let cond = match &block.term.kind {
-                    TermKind::Brnz { cond, .. } => slots.of(cond),
-                    _ => NO_SLOT,
-                };
-                DBlock { block, insts, cond, exits: Exits::of(&block.term, &labels) }
-            })
-            .collect();
-        Decoded { p, blocks, inputs, slots: slots.map.len(), phys: slots.phys }
+        let n: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
+        let mut insts = Vec::with_capacity(n);
+        let mut src_slots = Vec::with_capacity(2 * n);
+        let mut blocks = Vec::with_capacity(p.blocks.len());
+        for block in &p.blocks {
+            let start = insts.len();
+            for inst in &block.insts {
+                let srcs = src_slots.len();
+                src_slots.extend(inst.srcs.iter().map(|o| slots.of(o)));
+                let dest = inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o));
+                insts.push(DInst { inst, desc: op_desc(p.target, &inst.opcode), srcs, dest });
+            }
+            let cond = match &block.term.kind {
+                TermKind::Brnz { cond, .. } => slots.of(cond),
+                _ => NO_SLOT,
+            };
+            blocks.push(DBlock { block, insts: start..insts.len(), cond, exits: Exits::of(&block.term, &labels) });
+        }
+        Decoded { p, blocks, insts, src_slots, inputs, slots: slots.map.len(), phys: slots.phys }
     }
 
     /// Run on `world` with `fuel`.
@@ -141,10 +144,11 @@ impl<'p> Decoded<'p> {
         let mut b = if self.blocks.is_empty() { return Err(RunError::NoBlocks) } else { 0 };
         while let Some(d) = self.blocks.get(b) {
             let block = d.block;
-            for (i, di) in d.insts.iter().enumerate() {
+            for (i, di) in self.insts.get(d.insts.clone()).unwrap_or(&[]).iter().enumerate() {
                 fuel.spend()?;
                 let at = || Place::new(&block.label, i, di.inst.span.line);
-                if let Some((channel, words)) = st.step(di).map_err(|e| e.at(at()))? {
+                let slots = self.src_slots.get(di.srcs..).unwrap_or(&[]);
+                if let Some((channel, words)) = st.step(di, slots).map_err(|e| e.at(at()))? {
                     channel.record(&mut effects, &words);
                 }
             }
@@ -261,10 +265,11 @@ impl State {
     }
 
     /// Execute one instruction; returns its effect, if it has one.
-    fn step(&mut self, d: &DInst) -> Result<Option<(Channel, Words)>, StepError> {
+    /// `slots` starts with the slots of its operands.
+    fn step(&mut self, d: &DInst, slots: &[u32]) -> Result<Option<(Channel, Words)>, StepError> {
         let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.clone(), self.target.name))?;
         let mut args = std::mem::take(&mut self.args);
-        let resolved = exec::args(desc, &d.inst.srcs, &mut args, |i, o| self.read(o, d.srcs.get(i).copied().unwrap_or(NO_SLOT)));
+        let resolved = exec::args(desc, &d.inst.srcs, &mut args, |i, o| self.read(o, slots.get(i).copied().unwrap_or(NO_SLOT)));
         let result = resolved.and_then(|()| {
             let width = self.width(desc, d, &args);
             exec::execute(desc, &args, width, &self.world, &self.scratch)
