@@ -22,9 +22,36 @@ fn main() {
     let plan = Plan::campaign(None, schedra_verify::VerifyOptions { timeout_ms: 2000 });
     schedra_fuzz::oracle::install_panic_hook();
     let mut times = StageTimes::default();
+    if std::env::var("PROFILE_STAGE").is_ok_and(|s| s == "run") {
+        runs_only(cases, target, &cfg);
+        return;
+    }
     let mut found = 0u64;
     for n in 0..cases {
         found += u64::from(run_case_timed(1, n, target, &plan, fixed, &mut times).finding.is_some());
     }
     println!("{cases} cases, {found} findings");
+}
+
+/// `PROFILE_STAGE=run`: generate and compile `cases` programs first, then
+/// only run them as oracle (c) does (source and output on two seeds), so
+/// that the interpreters' share can be read without the other stages'.
+fn runs_only(cases: u64, target: &'static schedra_ir::Target, cfg: &Config) {
+    use arbitrary::Unstructured;
+    use schedra_fuzz::campaign::case::{case_seed, run_seeds, CASE_BYTES};
+    let mut progs = Vec::new();
+    for n in 0..cases {
+        let cs = case_seed(1, n);
+        let data = schedra_fuzz::gen::seed_bytes(cs, CASE_BYTES);
+        let mut u = Unstructured::new(&data);
+        let Ok(p) = schedra_fuzz::gen::generate(&mut u, target, cfg) else { continue };
+        let Ok(c) = schedra_compiler::compile(&p, &Default::default()) else { continue };
+        progs.push((p, c.program, run_seeds(cs)));
+    }
+    let mut differ = 0;
+    for (p, m, seeds) in &progs {
+        let Ok(expect) = schedra_fuzz::oracle::source_outcomes(p, seeds) else { continue };
+        differ += usize::from(!matches!(schedra_fuzz::oracle::behaviour_differs(m, seeds, &expect), Ok(None)));
+    }
+    println!("{} programs run, {differ} differ", progs.len());
 }

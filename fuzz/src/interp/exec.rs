@@ -170,7 +170,7 @@ fn check_sizes(desc: &OpDesc, args: &[Arg], width: usize) -> Result<(), String> 
 
 /// `width` words, word i being `f(i)`.
 fn seq(width: usize, f: impl Fn(u32) -> u32) -> Words {
-    (0..width as u32).map(f).collect()
+    Words::from_fn(width, f)
 }
 
 /// Execute `desc` on `args`; `width` is the size of its destination (the

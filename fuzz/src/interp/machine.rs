@@ -236,13 +236,16 @@ struct Machine<'p> {
 /// The words of a register operand, as the registers hold them now.
 fn read(p: &Program, world: &World, regs: &[Option<u32>], op: &Operand) -> Result<Words, String> {
     match op {
-        Operand::Phys(r) => r
-            .regs()
-            .map(|x| match regs.get(x as usize) {
-                Some(w) => Ok(w.unwrap_or_else(|| world.garbage_reg(x))),
-                None => Err(format!("${} is outside the register file", p.reg_name(x))),
-            })
-            .collect::<Result<Words, String>>(),
+        Operand::Phys(r) => {
+            let mut out = Words::new();
+            for x in r.regs() {
+                match regs.get(x as usize) {
+                    Some(w) => out.push(w.unwrap_or_else(|| world.garbage_reg(x))),
+                    None => return Err(format!("${} is outside the register file", p.reg_name(x))),
+                }
+            }
+            Ok(out)
+        }
         Operand::Imm(i) => Ok(Words::one(i.bits)),
         Operand::Virt(v) => Err(format!("virtual register %{} in the machine form", v.name)),
         Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
@@ -398,12 +401,12 @@ impl<'p> Machine<'p> {
             _ => None,
         };
         let next = successor(&block.term, cond, d.exits, || at.place())?;
-        if let Some((_, label)) = next {
-            self.trace.push(label);
+        if let Some((_, label, hash)) = next {
+            self.trace.push_hashed(label, hash);
             self.now += 1;
             self.clock_ok()?;
         }
-        Ok(next.map(|(i, _)| i))
+        Ok(next.map(|(i, _, _)| i))
     }
 }
 

@@ -148,7 +148,7 @@ pub(crate) fn op_desc(t: &'static Target, opcode: &str) -> Option<&'static OpDes
 /// Map each label to its block index (first wins; labels are unique in
 /// valid programs).
 pub(crate) fn label_map(p: &Program) -> FxHashMap<&str, usize> {
-    let mut m = FxHashMap::default();
+    let mut m = FxHashMap::with_capacity_and_hasher(p.blocks.len(), Default::default());
     for (i, b) in p.blocks.iter().enumerate() {
         m.entry(b.label.as_str()).or_insert(i);
     }
@@ -162,6 +162,8 @@ pub(crate) fn label_map(p: &Program) -> FxHashMap<&str, usize> {
 pub(crate) struct Exits {
     first: Option<usize>,
     second: Option<usize>,
+    /// [`trace::label_hash`] of the `first` and `second` labels.
+    hashes: [u64; 2],
 }
 
 impl Exits {
@@ -171,31 +173,33 @@ impl Exits {
         let find = |l: &String| labels.get(l.as_str()).copied();
         match &term.kind {
             TermKind::End => Exits::default(),
-            TermKind::Jmp(l) => Exits { first: find(l), second: None },
-            TermKind::Brnz { nonzero, zero, .. } => Exits { first: find(nonzero), second: find(zero) },
+            TermKind::Jmp(l) => Exits { first: find(l), second: None, hashes: [trace::label_hash(l), 0] },
+            TermKind::Brnz { nonzero, zero, .. } => {
+                Exits { first: find(nonzero), second: find(zero), hashes: [trace::label_hash(nonzero), trace::label_hash(zero)] }
+            }
         }
     }
 }
 
 /// Where control goes after `term` given its condition word (`None` for
 /// terminators without one) and its resolved `exits`: the successor's index
-/// and label, or `None` at `end`. An unknown label is
-/// [`RunError::Malformed`] at `at`.
-pub(crate) fn successor<'p>(term: &'p schedra_ir::Terminator, cond: Option<u32>, exits: Exits, at: impl Fn() -> Place) -> Result<Option<(usize, &'p str)>, RunError> {
+/// and label (with its [`trace::label_hash`]), or `None` at `end`. An
+/// unknown label is [`RunError::Malformed`] at `at`.
+pub(crate) fn successor<'p>(term: &'p schedra_ir::Terminator, cond: Option<u32>, exits: Exits, at: impl Fn() -> Place) -> Result<Option<(usize, &'p str, u64)>, RunError> {
     use schedra_ir::TermKind;
-    let (label, index) = match (&term.kind, cond) {
+    let (label, index, hash) = match (&term.kind, cond) {
         (TermKind::End, _) => return Ok(None),
-        (TermKind::Jmp(l), _) => (l, exits.first),
+        (TermKind::Jmp(l), _) => (l, exits.first, exits.hashes[0]),
         (TermKind::Brnz { nonzero, zero, .. }, c) => {
             if c.unwrap_or(0) != 0 {
-                (nonzero, exits.first)
+                (nonzero, exits.first, exits.hashes[0])
             } else {
-                (zero, exits.second)
+                (zero, exits.second, exits.hashes[1])
             }
         }
     };
     match index {
-        Some(i) => Ok(Some((i, label.as_str()))),
+        Some(i) => Ok(Some((i, label.as_str(), hash))),
         None => Err(RunError::Malformed { at: at(), message: format!("no block is labelled `{label}`") }),
     }
 }

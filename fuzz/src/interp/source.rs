@@ -106,6 +106,7 @@ impl<'p> Decoded<'p> {
     /// Decode `p` (never fails: an unknown opcode or label fails when run).
     pub fn new(p: &'p Program) -> Decoded<'p> {
         let mut slots = Slots::default();
+        slots.map.reserve(p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>());
         let labels = label_map(p);
         let mut inputs = Vec::with_capacity(p.inputs.len());
         for input in &p.inputs {
@@ -159,8 +160,8 @@ impl<'p> Decoded<'p> {
                 _ => None,
             };
             match successor(&block.term, cond, d.exits, at)? {
-                Some((next, label)) => {
-                    trace.push(label);
+                Some((next, label, hash)) => {
+                    trace.push_hashed(label, hash);
                     b = next;
                 }
                 None => break,
@@ -242,7 +243,10 @@ impl State {
                     _ => Ok(words.clone()),
                 }
             }
-            Operand::Phys(p) => Ok(p.regs().map(|r| self.phys_word(r)).collect()),
+            Operand::Phys(p) => {
+                let base = p.base;
+                Ok(Words::from_fn(p.size as usize, |i| self.phys_word((base as u32 + i) as Reg)))
+            }
             Operand::Imm(i) => Ok(Words::one(i.bits)),
             Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
         }

@@ -28,13 +28,23 @@ pub struct Trace {
 impl Trace {
     /// Record that control passed to the block labelled `label`.
     pub fn push(&mut self, label: &str) {
+        self.push_hashed(label, label_hash(label));
+    }
+
+    /// [`Trace::push`] with `h` = [`label_hash`]`(label)` computed once
+    /// beforehand.
+    pub fn push_hashed(&mut self, label: &str, h: u64) {
         self.taken += 1;
-        let h = label.bytes().fold(mix(label.len() as u64), |h, b| mix(h ^ b as u64));
         self.hash = mix(self.hash ^ h);
         if self.labels.len() < TRACE_LIMIT {
             self.labels.push(label.to_string());
         }
     }
+}
+
+/// The hash of one label that [`Trace::push`] folds into the trace's hash.
+pub fn label_hash(label: &str) -> u64 {
+    label.bytes().fold(mix(label.len() as u64), |h, b| mix(h ^ b as u64))
 }
 
 #[cfg(test)]

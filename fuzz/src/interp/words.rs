@@ -40,6 +40,19 @@ impl Words {
         Words::Inline { len: 1, w: [word, 0, 0, 0] }
     }
 
+    /// `len` words, word i being `f(i)` (inline when `len <= INLINE`).
+    pub fn from_fn(len: usize, mut f: impl FnMut(u32) -> u32) -> Words {
+        if len <= INLINE {
+            let mut w = [0u32; INLINE];
+            for (i, x) in w.iter_mut().enumerate().take(len) {
+                *x = f(i as u32);
+            }
+            Words::Inline { len: len as u8, w }
+        } else {
+            Words::Heap((0..len as u32).map(f).collect())
+        }
+    }
+
     /// Append `word` (moving to the heap past [`INLINE`] words).
     pub fn push(&mut self, word: u32) {
         match self {
@@ -119,5 +132,7 @@ mod tests {
         assert_eq!(Words::Heap(vec![1, 2, 3]), short);
         assert_ne!(Words::one(1), short);
         assert!(Words::new().is_empty());
+        assert_eq!(Words::from_fn(3, |i| i + 1), short);
+        assert_eq!(Words::from_fn(9, |i| i + 1), long);
     }
 }
