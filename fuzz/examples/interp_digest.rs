@@ -68,6 +68,7 @@ fn main() {
             let cfg = if n % 2 == 0 { Config::default() } else { Config::swarm(&mut u).unwrap_or_default() };
             let Ok(p) = generate(&mut u, t, &cfg) else { continue };
             let name = format!("{}#{n}", t.name);
+            println!("{name} text {:016x}", schedra_fuzz::gen::seed_of(schedra_ir::print::print(&p).as_bytes()));
             digest(&format!("{name} src"), &p);
             cut(&format!("{name} src-cut"), &p, n);
             let Ok(c) = schedra_compiler::compile(&p, &Default::default()) else { continue };
