@@ -26,7 +26,7 @@ pub struct Gen<'a, 'u> {
     pub(super) u: &'a mut Unstructured<'u>,
     pub(super) t: &'static Target,
     pub(super) cfg: &'a Config,
-    pub(super) prof: Profile,
+    pub(super) prof: &'static Profile,
     /// Finished blocks.
     pub(super) blocks: Vec<Block>,
     /// The open block's label and instructions.
@@ -206,14 +206,12 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// Emit an op that makes a fresh value of `size` from nothing but
     /// constants or outside inputs; its location.
     pub(super) fn produce(&mut self, size: u8) -> Result<Option<Loc>> {
-        let loads: Vec<&'static OpDesc> = self
-            .t
-            .ops
-            .iter()
-            .filter(|o| o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1)
-            .filter(|o| self.cfg.implicit || o.dest == Dest::Explicit)
-            .collect();
-        let use_mov = loads.is_empty() || self.chance(50)?;
+        let implicit = self.cfg.implicit;
+        let is_load = move |o: &&'static OpDesc| {
+            o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1 && (implicit || o.dest == Dest::Explicit)
+        };
+        let loads = self.t.ops.iter().filter(is_load).count();
+        let use_mov = loads == 0 || self.chance(50)?;
         let (op, src) = match (use_mov, self.prof.mov) {
             (true, Some(mov)) => {
                 let imm = self.imm()?;
@@ -223,8 +221,9 @@ impl<'a, 'u> Gen<'a, 'u> {
                 }
                 (mov, Operand::Imm(imm))
             }
-            _ if !loads.is_empty() => {
-                let op = loads[self.pick(loads.len())?];
+            _ if loads > 0 => {
+                let k = self.pick(loads)?;
+                let Some(op) = self.t.ops.iter().filter(is_load).nth(k) else { return Ok(None) };
                 (op, self.index_imm(op)?)
             }
             _ => return Ok(None),
@@ -308,14 +307,17 @@ impl<'a, 'u> Gen<'a, 'u> {
     fn dest(&mut self, op: &OpDesc, size: u8, force_new: bool) -> Result<Loc> {
         if op.dest == Dest::Explicit && self.cfg.prealloc && !force_new && self.chance(15)? {
             let t = self.t;
-            let fits: Vec<PhysReg> = self.pool.iter().copied().filter(|p| p.size == size && op.slots.iter().any(|s| t.rules.slot_ok(op, s, Some(*p)).is_ok())).collect();
-            if !fits.is_empty() {
-                let p = fits[self.pick(fits.len())?];
-                self.features.insert(Features::PREALLOC_WRITE);
-                if self.prof.inputs.iter().any(|i| i.overlaps(p)) && self.inputs.iter().any(|i| i.reg.overlaps(p)) {
-                    self.features.insert(Features::INPUT_CLOBBER);
+            let fits = |p: &&PhysReg| p.size == size && op.slots.iter().any(|s| t.rules.slot_ok(op, s, Some(**p)).is_ok());
+            let n = self.pool.iter().filter(fits).count();
+            if n > 0 {
+                let k = self.pick(n)?;
+                if let Some(&p) = self.pool.iter().filter(fits).nth(k) {
+                    self.features.insert(Features::PREALLOC_WRITE);
+                    if self.prof.inputs.iter().any(|i| i.overlaps(p)) && self.inputs.iter().any(|i| i.reg.overlaps(p)) {
+                        self.features.insert(Features::INPUT_CLOBBER);
+                    }
+                    return Ok(Loc::Phys(p));
                 }
-                return Ok(Loc::Phys(p));
             }
         }
         if self.cfg.redefine && !force_new && self.chance(20)? {
@@ -370,11 +372,11 @@ impl<'a, 'u> Gen<'a, 'u> {
     }
 
     fn note_operands(&mut self, srcs: &[Operand]) {
-        let regs: Vec<&Operand> = srcs.iter().filter(|o| !matches!(o, Operand::Imm(_) | Operand::Label(_))).collect();
-        if regs.len() >= 3 {
+        let is_reg = |o: &&Operand| !matches!(o, Operand::Imm(_) | Operand::Label(_));
+        if srcs.iter().filter(is_reg).count() >= 3 {
             self.features.insert(Features::THREE_OPERANDS);
         }
-        if regs.iter().enumerate().any(|(i, a)| regs[i + 1..].contains(a)) {
+        if srcs.iter().enumerate().filter(|(_, a)| is_reg(a)).any(|(i, a)| srcs.get(i + 1..).unwrap_or(&[]).contains(a)) {
             self.features.insert(Features::REPEATED_OPERAND);
         }
     }

@@ -118,13 +118,14 @@ fn pool_regs(t: &'static Target, inputs: &[PhysReg]) -> Vec<PhysReg> {
 }
 
 impl Profile {
-    /// The profile of `t`, computed once per target and process.
-    pub fn cached(t: &'static Target) -> Profile {
+    /// The profile of `t`, computed once per target and process (and
+    /// leaked once for a target outside `target::all()`).
+    pub fn cached(t: &'static Target) -> &'static Profile {
         static CACHE: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
         let all = CACHE.get_or_init(|| schedra_ir::target::all().iter().map(|t| Profile::of(t)).collect());
-        match schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)) {
-            Some(i) if i < all.len() => all[i].clone(),
-            _ => Profile::of(t),
+        match schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)).and_then(|i| all.get(i)) {
+            Some(p) => p,
+            None => Box::leak(Box::new(Profile::of(t))),
         }
     }
     /// The profile of `t`.

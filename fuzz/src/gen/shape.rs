@@ -23,7 +23,8 @@ impl<'a, 'u> Gen<'a, 'u> {
         if !self.cfg.inputs {
             return Ok(());
         }
-        for p in self.prof.inputs.clone() {
+        let prof = self.prof;
+        for &p in &prof.inputs {
             if (p.size > 1 && !self.cfg.multi_reg) || !self.u.arbitrary::<bool>()? {
                 continue;
             }
@@ -44,7 +45,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         if !self.cfg.prealloc {
             return Ok(());
         }
-        let inputs = self.prof.inputs.clone();
+        let inputs = &self.prof.inputs;
         let mut cands: Vec<PhysReg> = self.prof.pool.iter().copied().filter(|p| self.cfg.clobber_inputs || !inputs.iter().any(|i| i.overlaps(*p))).collect();
         for _ in 0..self.cfg.pool_size() {
             if cands.is_empty() {
@@ -246,7 +247,7 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// takes its size. Returns whether one was emitted.
     fn output(&mut self, loc: Loc, size: u8) -> Result<bool> {
         let t = self.t;
-        let fits: Vec<_> = self.prof.outputs.clone();
+        let fits = &self.prof.outputs;
         if fits.is_empty() || size > t.max_alu_size {
             return Ok(false);
         }
