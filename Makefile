@@ -8,7 +8,7 @@ BIN := target/release/schedra
 FUZZ_TIME ?= 30s
 TARGETS := v3d71 gen8 r600
 
-.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench shaderdb fuzz coverage clean
+.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench shaderdb fuzz coverage coverage-campaign clean
 
 ## Install what is missing: Z3's C library (Debian libz3-dev).
 deps:
@@ -76,6 +76,15 @@ coverage: fuzz-deps build
 	$(LLVM_BIN)/llvm-cov show -format=html -output-dir=fuzz/coverage/html $(COV_BIN) \
 	  -instr-profile=fuzz/coverage/compile_verify/coverage.profdata $$(pwd)/compiler/src
 	@echo "report: fuzz/coverage/compiler.txt, fuzz/coverage/html/index.html"
+
+## Line coverage of compiler/src reached by one `schedra fuzz --target all`
+## campaign of COVERAGE_TIME (default 10m) with COVERAGE_JOBS workers, built
+## with -C instrument-coverage into target/coverage-campaign (issue #5;
+## needs llvm-tools, added by the script). Report: coverage-campaign/compiler.txt.
+COVERAGE_TIME ?= 10m
+COVERAGE_JOBS ?= $(shell nproc)
+coverage-campaign: deps
+	scripts/coverage-campaign.sh --time $(COVERAGE_TIME) --jobs $(COVERAGE_JOBS) --out coverage-campaign
 
 clean:
 	$(CARGO) clean
