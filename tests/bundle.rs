@@ -11,21 +11,9 @@ use schedra_fuzz::interp;
 use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71, Dest, OperandKind};
 use schedra_ir::{Block, Form, Imm, Input, Inst, Operand, PhysReg, Program, Span, Stage, TermKind, Target, Terminator, VirtReg};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[self.below(v.len())]
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn reg(r: u16, size: u8) -> Operand {
     Operand::Phys(PhysReg { base: r, size })
@@ -260,7 +248,7 @@ fn check_program(p: &Program, opts: &Options) -> Result<(), String> {
 #[test]
 fn random_programs_keep_their_behaviour_on_every_target() {
     for (gen, cases) in [(Gen::v3d(), 300), (Gen::r600(), 300), (Gen::gen8(), 200)] {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ gen.t.name.len() as u64);
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ gen.t.name.len() as u64);
         for case in 0..cases {
             let p = gen.program(&mut rng);
             if let Err(e) = check_program(&p, &Options::default()) {
@@ -275,7 +263,7 @@ fn pre_ra_scheduling_keeps_behaviour_of_allocated_programs() {
     // Physical registers only: the pre-RA scheduler must respect every
     // preallocated-register dependency, so the program means the same.
     for gen in [Gen::v3d(), Gen::r600(), Gen::gen8()] {
-        let mut rng = Rng(77 + gen.t.name.len() as u64);
+        let mut rng = Rng::new(77 + gen.t.name.len() as u64);
         for sched in [Sched::TopDown, Sched::BottomUp] {
             for case in 0..100 {
                 let p = gen.program(&mut rng);
@@ -384,7 +372,7 @@ fn virtualise(p: &Program, pool: &[u16]) -> Program {
 fn pre_ra_scheduling_keeps_behaviour_of_virtual_non_ssa_programs() {
     let mut moved = 0;
     for gen in [Gen::v3d(), Gen::r600()] {
-        let mut rng = Rng(4242 + gen.t.name.len() as u64);
+        let mut rng = Rng::new(4242 + gen.t.name.len() as u64);
         for case in 0..300 {
             let p = virtualise(&gen.program(&mut rng), &gen.pool);
             for sched in [Sched::TopDown, Sched::BottomUp] {
@@ -409,7 +397,7 @@ fn verdict(src: &Program, m: &Program) -> (schedra_verify::Verdict, String) {
 #[test]
 fn the_verifier_proves_bundled_random_programs() {
     for (gen, cases) in [(Gen::v3d(), 60), (Gen::r600(), 60), (Gen::gen8(), 40)] {
-        let mut rng = Rng(0x5eed ^ gen.t.name.len() as u64);
+        let mut rng = Rng::new(0x5eed ^ gen.t.name.len() as u64);
         for case in 0..cases {
             let p = gen.program(&mut rng);
             let (m, _) = bundle_program(&p, &Options::default()).expect("bundles");
@@ -432,7 +420,7 @@ fn the_verifier_catches_each_scheduler_fault_in_random_programs() {
         (Fault::R600PinnedWar, Gen::r600()),
     ];
     for (f, gen) in faults {
-        let mut rng = Rng(0xfa17 ^ gen.t.name.len() as u64);
+        let mut rng = Rng::new(0xfa17 ^ gen.t.name.len() as u64);
         let opts = Options { inject: Some(f), ..Default::default() };
         let caught = (0..200).any(|_| {
             let p = gen.program(&mut rng);
@@ -449,7 +437,7 @@ fn the_verifier_catches_each_scheduler_fault_in_random_programs() {
 #[test]
 fn bundling_never_fails_under_any_fault_or_scheduler() {
     for gen in [Gen::v3d(), Gen::r600(), Gen::gen8()] {
-        let mut rng = Rng(0xabad ^ gen.t.name.len() as u64);
+        let mut rng = Rng::new(0xabad ^ gen.t.name.len() as u64);
         for case in 0..60 {
             let p = gen.program(&mut rng);
             let hints = Hints::from_source(&p);

@@ -101,18 +101,9 @@ fn bad_input(args: &[&str], path: &str) {
     assert!(located, "schedra {args:?}: expected `{path}:line:col: message`, got:\n{}", r.stderr);
 }
 
-/// A small deterministic byte generator (xorshift64).
-fn bytes(seed: u64, n: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::bytes;
 
 const V: &str = "target v3d71\n";
 const VM: &str = "target v3d71\nform machine\ninput $rf1\n";

@@ -7,18 +7,9 @@
 use schedra_verify::{verify, VerifyOptions};
 use std::path::PathBuf;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "../../tests/support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn mutate(text: &str, rng: &mut Rng) -> String {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
@@ -60,7 +51,7 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
 #[test]
 fn mutated_examples_never_panic() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/examples");
-    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let mut rng = Rng::new(0x5eed_1234_abcd_ef01);
     let opts = VerifyOptions { timeout_ms: 200 };
     let mut verified = 0;
     for case in ["v3d71-mul", "r600-swap", "gen8-spill", "v3d71-add-as-shl", "gen8-r127", "r600-swap-split", "v3d71-mul-too-soon"] {
