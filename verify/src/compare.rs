@@ -21,7 +21,8 @@ use crate::smt::{Answer, Counterexample, Smt};
 use crate::symbolic::{run_machine, run_source, vreg_sizes, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::{Block, Program};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
 
 /// The outcome of the semantic check.
 pub struct Outcome {
@@ -38,7 +39,7 @@ struct Checker<'a> {
     mach: &'a Program,
     terms: Terms,
     smt: Smt,
-    sizes: HashMap<String, u8>,
+    sizes: FxHashMap<String, u8>,
     live: Liveness,
     succs: Vec<Vec<usize>>,
     tally: Obligations,

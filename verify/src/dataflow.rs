@@ -24,7 +24,8 @@
 use crate::symbolic::{inst_uses_defs, Loc, MachRun, SrcRun, Var};
 use crate::term::{Term, Terms};
 use schedra_ir::{Program, TermKind};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What is known at one block entry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,7 +76,7 @@ pub struct Liveness {
 /// after it. A value whose only uses feed dead computations is therefore
 /// not live: a compiler may drop those computations (an identity move, a
 /// dead copy) and keep the value in different places on different paths.
-pub fn liveness(src: &Program, sizes: &HashMap<String, u8>) -> Liveness {
+pub fn liveness(src: &Program, sizes: &FxHashMap<String, u8>) -> Liveness {
     let n = src.blocks.len();
     let succs = successors(src);
     let mut live_in: Vec<BTreeSet<Var>> = vec![BTreeSet::new(); n];
@@ -120,7 +121,7 @@ pub fn successors(p: &Program) -> Vec<Vec<usize>> {
 /// The facts at the program entry: each input register holds its source
 /// variable (and the source's name for the register), both equal to the
 /// register's entry word.
-pub fn input_facts(terms: &mut Terms, src: &Program, sizes: &HashMap<String, u8>) -> Facts {
+pub fn input_facts(terms: &mut Terms, src: &Program, sizes: &FxHashMap<String, u8>) -> Facts {
     let mut f = Facts::default();
     for input in &src.inputs {
         for (w, r) in input.reg.regs().enumerate() {
@@ -153,7 +154,7 @@ pub fn describe_var(v: &Var, p: &Program) -> String {
 /// or of a location holding it) uses it, and every location holding a
 /// class gets the class's term, so that source and machine agree
 /// syntactically on what an untouched location holds.
-pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (HashMap<Var, Term>, HashMap<Loc, Term>) {
+pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, FxHashMap<Loc, Term>) {
     // Union-find over variables that share a location.
     let mut parent: BTreeMap<Var, Var> = BTreeMap::new();
     fn find(parent: &mut BTreeMap<Var, Var>, v: &Var) -> Var {
@@ -201,11 +202,11 @@ pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_
         class_term.insert(r, t);
         t
     };
-    let mut src_env = HashMap::new();
+    let mut src_env = FxHashMap::default();
     for v in live_in {
         src_env.insert(v.clone(), class_of(terms, v));
     }
-    let mut mach_env = HashMap::new();
+    let mut mach_env = FxHashMap::default();
     for (loc, vs) in &facts.held {
         if let Some(v) = vs.iter().next() {
             mach_env.insert(*loc, class_of(terms, v));
@@ -233,7 +234,7 @@ pub fn exit_facts(
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
     let mut f = Facts::default();
-    let mut by_term: HashMap<Term, Vec<Loc>> = HashMap::new();
+    let mut by_term: FxHashMap<Term, Vec<Loc>> = FxHashMap::default();
     let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
     for (loc, t) in locs {
         by_term.entry(t).or_default().push(loc);

@@ -27,6 +27,7 @@ use crate::report::Kind;
 use crate::smt::Smt;
 use crate::symbolic::{MachRun, ReadEvent, ReadId, SrcRun, WriteEvent, WriteId};
 use crate::term::{Node, Term, Terms};
+use rustc_hash::FxHashSet;
 use schedra_ir::{Program, Reg};
 
 /// Where and why a value went wrong.
@@ -108,7 +109,7 @@ impl Ctx<'_> {
         let mut stack = vec![(first, 0u32)];
         let mut deepest: Option<(u32, Diagnosis)> = fallback.map(|d| (0, d));
         let mut budget = 4 * (self.mach.reads.len() + self.mach.writes.len()) + 64;
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = FxHashSet::default();
         let mut held_elsewhere: Option<Diagnosis> = None;
         while let Some((item, depth)) = stack.pop() {
             if budget == 0 {

@@ -20,7 +20,7 @@
 use crate::term::{fun_name, is_integer, Fun, Node, Term, Terms};
 use schedra_ir::target::Sem;
 use schedra_ir::Target;
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::mpsc;
 use std::time::Duration;
 use z3::ast::{Ast, Bool, BV};
@@ -72,10 +72,10 @@ pub fn z3_timeout(ms: u64) -> u32 {
 pub struct Smt {
     target: &'static Target,
     timeout_ms: u64,
-    memo: HashMap<Term, BV>,
-    funs: HashMap<String, FuncDecl>,
-    leaves: HashMap<Term, String>,
-    cache: HashMap<(Term, Term, bool), Answer>,
+    memo: FxHashMap<Term, BV>,
+    funs: FxHashMap<String, FuncDecl>,
+    leaves: FxHashMap<Term, String>,
+    cache: FxHashMap<(Term, Term, bool), Answer>,
     samples: crate::sample::Values,
     /// Number of queries sent to the solver.
     pub queries: usize,
@@ -84,7 +84,7 @@ pub struct Smt {
 impl Smt {
     /// A session for programs of `target`, with a per-query timeout.
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
-        Smt { target, timeout_ms, memo: HashMap::new(), funs: HashMap::new(), leaves: HashMap::new(), cache: HashMap::new(), samples: Default::default(), queries: 0 }
+        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), samples: Default::default(), queries: 0 }
     }
 
     /// Whether `a` and `b` are the same word for all inputs.
@@ -316,7 +316,7 @@ fn integer(sem: Sem, zs: &[BV]) -> Option<BV> {
 
 /// Every term reachable from `roots` (iterative walk).
 pub fn reachable(terms: &Terms, roots: &[Term]) -> Vec<Term> {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = FxHashSet::default();
     let mut stack: Vec<Term> = roots.to_vec();
     let mut out = Vec::new();
     while let Some(t) = stack.pop() {

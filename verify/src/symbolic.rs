@@ -24,7 +24,7 @@
 use crate::term::{Fun, Node, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Block, Inst, Operand, Program, Reg, TermKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A source-form variable: one word of a value the source names.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,16 +131,16 @@ pub struct SrcRun {
     /// The branch condition (word 0 of the `brnz` operand), if any.
     pub cond: Option<Term>,
     /// Every variable's term at the block end (entry values included).
-    pub exit: HashMap<Var, Term>,
+    pub exit: FxHashMap<Var, Term>,
     /// A source name for terms the block defined (`%p`), for messages.
-    pub names: HashMap<Term, String>,
+    pub names: FxHashMap<Term, String>,
     /// Source line that defined each named term.
-    pub def_line: HashMap<Term, u32>,
+    pub def_line: FxHashMap<Term, u32>,
 }
 
 /// Sizes of the source's virtual registers (from definitions and inputs).
-pub fn vreg_sizes(p: &Program) -> HashMap<String, u8> {
-    let mut sizes = HashMap::new();
+pub fn vreg_sizes(p: &Program) -> FxHashMap<String, u8> {
+    let mut sizes = FxHashMap::default();
     for i in &p.inputs {
         if let Some(v) = &i.vreg {
             sizes.insert(v.name.clone(), v.size.unwrap_or(i.reg.size));
@@ -160,7 +160,7 @@ pub fn vreg_sizes(p: &Program) -> HashMap<String, u8> {
 }
 
 /// The variables an operand names (one per word).
-pub fn operand_vars(op: &Operand, sizes: &HashMap<String, u8>) -> Vec<Var> {
+pub fn operand_vars(op: &Operand, sizes: &FxHashMap<String, u8>) -> Vec<Var> {
     match op {
         Operand::Virt(v) => {
             let n = v.size.or_else(|| sizes.get(&v.name).copied()).unwrap_or(1);
@@ -173,7 +173,7 @@ pub fn operand_vars(op: &Operand, sizes: &HashMap<String, u8>) -> Vec<Var> {
 
 /// The source variables an instruction reads and writes (scratch slots
 /// included), for liveness.
-pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, sizes: &HashMap<String, u8>) -> (Vec<Var>, Vec<Var>) {
+pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, sizes: &FxHashMap<String, u8>) -> (Vec<Var>, Vec<Var>) {
     let mut uses: Vec<Var> = inst.srcs.iter().flat_map(|o| operand_vars(o, sizes)).collect();
     let mut defs: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, sizes)).collect();
     if let Some(d) = desc {
@@ -193,7 +193,7 @@ pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, sizes: &HashMap<String
 
 /// Run one source block from `entry` (terms of the live-in variables).
 /// Variables read before any definition and not in `entry` read as junk.
-pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, sizes: &HashMap<String, u8>, entry: HashMap<Var, Term>) -> SrcRun {
+pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, sizes: &FxHashMap<String, u8>, entry: FxHashMap<Var, Term>) -> SrcRun {
     let mut run = SrcRun { exit: entry, ..SrcRun::default() };
     let mut named: Vec<(&Var, &Term)> = run.exit.iter().collect();
     named.sort();
@@ -268,7 +268,7 @@ fn src_read(terms: &mut Terms, run: &mut SrcRun, var: Var, label: &str) -> Term 
     t
 }
 
-fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, sizes: &HashMap<String, u8>, label: &str) -> Vec<Term> {
+fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, sizes: &FxHashMap<String, u8>, label: &str) -> Vec<Term> {
     match o {
         Operand::Imm(i) => vec![terms.lit(i.bits)],
         Operand::Label(_) => Vec::new(),
@@ -368,15 +368,15 @@ pub struct MachRun {
     /// The branch condition and the read behind it.
     pub cond: Option<(Term, Option<ReadId>)>,
     /// Register contents at the block end (after every write landed).
-    pub regs: HashMap<Reg, Term>,
+    pub regs: FxHashMap<Reg, Term>,
     /// Scratch contents at the block end.
-    pub mem: HashMap<u32, Term>,
+    pub mem: FxHashMap<u32, Term>,
     /// Every register read.
     pub reads: Vec<ReadEvent>,
     /// Every register write.
     pub writes: Vec<WriteEvent>,
     /// Block-entry contents of the registers that were read or overwritten.
-    pub entry: HashMap<Reg, Term>,
+    pub entry: FxHashMap<Reg, Term>,
     /// Timing problems.
     pub issues: Vec<TimingIssue>,
     /// Issue cycles, stalls included (the terminator's cycle).
@@ -384,7 +384,7 @@ pub struct MachRun {
     /// Issue cycle of each bundle.
     pub issue_cycle: Vec<u64>,
     /// The writes to each register, in issue order.
-    pub by_reg: HashMap<Reg, Vec<WriteId>>,
+    pub by_reg: FxHashMap<Reg, Vec<WriteId>>,
 }
 
 struct Machine<'a> {
@@ -393,10 +393,10 @@ struct Machine<'a> {
     label: &'a str,
     run: MachRun,
     /// Current contents and the write they came from.
-    cur: HashMap<Reg, (Term, Option<WriteId>)>,
-    mem: HashMap<u32, (Term, Option<ReadId>)>,
+    cur: FxHashMap<Reg, (Term, Option<WriteId>)>,
+    mem: FxHashMap<u32, (Term, Option<ReadId>)>,
     pending: Vec<WriteId>,
-    ready: HashMap<Reg, u64>,
+    ready: FxHashMap<Reg, u64>,
 }
 
 impl Machine<'_> {
@@ -492,16 +492,16 @@ struct Issued {
 
 /// Run one machine block from `entry` (terms of the known locations at block
 /// entry). Registers and slots not in `entry` hold junk.
-pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: &HashMap<Loc, Term>) -> MachRun {
+pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: &FxHashMap<Loc, Term>) -> MachRun {
     let mut m = Machine {
         terms,
         prog: p,
         label: &block.label,
         run: MachRun::default(),
-        cur: HashMap::new(),
-        mem: HashMap::new(),
+        cur: FxHashMap::default(),
+        mem: FxHashMap::default(),
         pending: Vec::new(),
-        ready: HashMap::new(),
+        ready: FxHashMap::default(),
     };
     for (loc, t) in entry {
         match loc {
@@ -664,7 +664,7 @@ mod tests {
         let p = machine("r600", "b0:\n    { x: mov $R1.x, $R1.y ; y: mov $R1.y, $R1.x }\n    end\n");
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
-        let entry = HashMap::from([(Loc::R(4), x), (Loc::R(5), y)]);
+        let entry = FxHashMap::from_iter([(Loc::R(4), x), (Loc::R(5), y)]);
         let run = run_machine(&mut t, &p, &p.blocks[0], &entry);
         assert_eq!((run.regs.get(&4), run.regs.get(&5)), (Some(&y), Some(&x)));
         assert!(run.issues.is_empty());
@@ -675,7 +675,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &p, &p.blocks[0], &HashMap::from([(Loc::R(0), old)]));
+        let run = run_machine(&mut t, &p, &p.blocks[0], &FxHashMap::from_iter([(Loc::R(0), old)]));
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(&4), Some(&old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(&5), Some(&vary), "two cycles after, it has landed");
@@ -686,7 +686,7 @@ mod tests {
     fn writes_landing_together_and_writes_in_flight_are_reported() {
         let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
         let mut t = Terms::new();
-        let run = run_machine(&mut t, &p, &p.blocks[0], &HashMap::new());
+        let run = run_machine(&mut t, &p, &p.blocks[0], &FxHashMap::default());
         assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
     }
 
@@ -695,7 +695,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &p, &p.blocks[0], &HashMap::from([(Loc::R(2), g2)]));
+        let run = run_machine(&mut t, &p, &p.blocks[0], &FxHashMap::from_iter([(Loc::R(2), g2)]));
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(&11), Some(&want));

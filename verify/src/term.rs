@@ -1,7 +1,7 @@
 //! Hash-consed terms over the program inputs.
 //!
 //! Every value the two programs compute is a [`Term`]: an index into one
-//! [`Terms`] arena (a `Vec` of nodes plus a `HashMap` from node to index).
+//! [`Terms`] arena (a `Vec` of nodes plus an `FxHashMap` from node to index).
 //! Building a node that already exists returns the existing index, so two
 //! values built the same way are the *same* term and syntactic equality is
 //! an integer comparison.
@@ -21,7 +21,7 @@
 
 use schedra_ir::target::Sem;
 use schedra_ir::Reg;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A term: an index into a [`Terms`] arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -64,9 +64,9 @@ pub enum Node {
 pub struct Terms {
     nodes: Vec<Node>,
     closed: Vec<bool>,
-    index: HashMap<Node, Term>,
+    index: FxHashMap<Node, Term>,
     names: Vec<String>,
-    by_name: HashMap<String, Term>,
+    by_name: FxHashMap<String, Term>,
 }
 
 /// Whether the operation is an integer operation with an exact meaning
