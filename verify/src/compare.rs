@@ -18,10 +18,10 @@ use crate::dataflow::{describe_var, enter, exit_facts, fixpoint, input_facts, li
 use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
-use crate::symbolic::{run_machine, run_source, vreg_sizes, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::ids::Vregs;
+use crate::symbolic::{run_machine, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::{Block, Program};
-use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 
 /// The outcome of the semantic check.
@@ -39,7 +39,7 @@ struct Checker<'a> {
     mach: &'a Program,
     terms: Terms,
     smt: Smt,
-    sizes: FxHashMap<String, u8>,
+    vregs: Vregs,
     live: Liveness,
     succs: Vec<Vec<usize>>,
     tally: Obligations,
@@ -49,20 +49,20 @@ struct Checker<'a> {
 /// Compare `mach` against `src` (both structurally sound, see
 /// [`crate::rules::structure`]).
 pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
-    let sizes = vreg_sizes(src);
-    let live = liveness(src, &sizes);
+    let vregs = Vregs::of(src);
+    let live = liveness(src, &vregs);
     let mut c = Checker {
         src,
         mach,
         terms: Terms::new(),
         smt: Smt::new(mach.target, timeout_ms),
-        sizes,
+        vregs,
         live,
         succs: successors(src),
         tally: Obligations::default(),
         out: Vec::new(),
     };
-    let start = input_facts(&mut c.terms, src, &c.sizes);
+    let start = input_facts(&mut c.terms, src, &c.vregs);
     let (_, pos) = rpo(&c.succs);
     // The last run of each block during the iteration, with the facts it
     // ran from: the final pass reuses it when those facts are final
@@ -162,8 +162,8 @@ impl Checker<'_> {
         let Some(sb) = src.blocks.get(b) else { return ((SrcRun::default(), MachRun::default()), Vec::new()) };
         let empty = BTreeSet::new();
         let live_in = self.live.live_in.get(b).unwrap_or(&empty);
-        let (src_env, mach_env) = enter(&mut self.terms, src, &sb.label, facts, live_in);
-        let s = run_source(&mut self.terms, src, sb, &self.sizes, src_env);
+        let (src_env, mach_env) = enter(&mut self.terms, src, &self.vregs, &sb.label, facts, live_in);
+        let s = run_source(&mut self.terms, src, sb, &self.vregs, src_env);
         let m = match mach_block(self.mach, &sb.label) {
             Some(mb) => run_machine(&mut self.terms, self.mach, mb, &mach_env),
             None => MachRun::default(),
@@ -280,7 +280,7 @@ impl Checker<'_> {
                 if !is_back && se.has(&v) {
                     continue;
                 }
-                let what = describe_var(&v, src);
+                let what = describe_var(&v, src, &self.vregs);
                 let held_here: Vec<crate::symbolic::Loc> = ex.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| *l).collect();
                 if is_back {
                     let expected: Vec<crate::symbolic::Loc> = se.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| *l).collect();

@@ -21,6 +21,7 @@
 //! over the entry symbols mean equal words whatever the symbols stand for.
 //! The caller re-checks that the final states are a fixpoint.
 
+use crate::ids::Vregs;
 use crate::symbolic::{inst_uses_defs, Loc, MachRun, SrcRun, Var};
 use crate::term::{Term, Terms};
 use schedra_ir::{Program, TermKind};
@@ -76,7 +77,7 @@ pub struct Liveness {
 /// after it. A value whose only uses feed dead computations is therefore
 /// not live: a compiler may drop those computations (an identity move, a
 /// dead copy) and keep the value in different places on different paths.
-pub fn liveness(src: &Program, sizes: &FxHashMap<String, u8>) -> Liveness {
+pub fn liveness(src: &Program, vregs: &Vregs) -> Liveness {
     let n = src.blocks.len();
     let succs = successors(src);
     let mut live_in: Vec<BTreeSet<Var>> = vec![BTreeSet::new(); n];
@@ -90,11 +91,11 @@ pub fn liveness(src: &Program, sizes: &FxHashMap<String, u8>) -> Liveness {
             }
             let Some(block) = src.blocks.get(b) else { continue };
             if let TermKind::Brnz { cond, .. } = &block.term.kind {
-                live.extend(crate::symbolic::operand_vars(cond, sizes));
+                live.extend(crate::symbolic::operand_vars(cond, vregs));
             }
             for inst in block.insts.iter().rev() {
                 let desc = src.target.op(&inst.opcode);
-                let (uses, defs) = inst_uses_defs(inst, desc, sizes);
+                let (uses, defs) = inst_uses_defs(inst, desc, vregs);
                 let root = defs.is_empty() || desc.is_none_or(|d| matches!(d.sem, schedra_ir::target::Sem::Output(..)));
                 let needed = root || defs.iter().any(|d| live.contains(d));
                 for d in &defs {
@@ -121,16 +122,16 @@ pub fn successors(p: &Program) -> Vec<Vec<usize>> {
 /// The facts at the program entry: each input register holds its source
 /// variable (and the source's name for the register), both equal to the
 /// register's entry word.
-pub fn input_facts(terms: &mut Terms, src: &Program, sizes: &FxHashMap<String, u8>) -> Facts {
+pub fn input_facts(terms: &mut Terms, src: &Program, vregs: &Vregs) -> Facts {
     let mut f = Facts::default();
     for input in &src.inputs {
         for (w, r) in input.reg.regs().enumerate() {
             let t = terms.intern(crate::term::Node::Reg(r));
             let mut vars = BTreeSet::from([Var::P(r)]);
-            if let Some(v) = &input.vreg {
-                let n = v.size.or_else(|| sizes.get(&v.name).copied()).unwrap_or(input.reg.size);
+            if let Some((v, id)) = input.vreg.as_ref().and_then(|v| Some((v, vregs.id(&v.name)?))) {
+                let n = v.size.or_else(|| vregs.size(id)).unwrap_or(input.reg.size);
                 if (w as u8) < n {
-                    vars.insert(Var::V(v.name.clone(), w as u8));
+                    vars.insert(Var::V(id, w as u8));
                 }
             }
             for v in &vars {
@@ -144,8 +145,8 @@ pub fn input_facts(terms: &mut Terms, src: &Program, sizes: &FxHashMap<String, u
 }
 
 /// Human name of a source variable.
-pub fn describe_var(v: &Var, p: &Program) -> String {
-    crate::symbolic::var_label(p, v)
+pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
+    crate::symbolic::var_label(p, vregs, v)
 }
 
 /// Block-entry terms from the facts: the source's live-in variables and the
@@ -154,7 +155,7 @@ pub fn describe_var(v: &Var, p: &Program) -> String {
 /// or of a location holding it) uses it, and every location holding a
 /// class gets the class's term, so that source and machine agree
 /// syntactically on what an untouched location holds.
-pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, FxHashMap<Loc, Term>) {
+pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, FxHashMap<Loc, Term>) {
     // Union-find over variables that share a location.
     let mut parent: BTreeMap<Var, Var> = BTreeMap::new();
     fn find(parent: &mut BTreeMap<Var, Var>, v: &Var) -> Var {
@@ -198,7 +199,7 @@ pub fn enter(terms: &mut Terms, src: &Program, label: &str, facts: &Facts, live_
         if let Some(t) = class_term.get(&r) {
             return *t;
         }
-        let t = terms.symbol(&format!("{}@{label}", describe_var(&r, src)), false);
+        let t = terms.symbol(&format!("{}@{label}", describe_var(&r, src, vregs)), false);
         class_term.insert(r, t);
         t
     };
@@ -337,15 +338,17 @@ pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symbolic::vreg_sizes;
 
-    fn live_in(text: &str) -> Vec<BTreeSet<Var>> {
+    /// Live-in sets as register names (word 0 only).
+    fn live_in(text: &str) -> Vec<BTreeSet<String>> {
         let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
-        liveness(&p, &vreg_sizes(&p)).live_in
+        let vregs = Vregs::of(&p);
+        let names = |s: &BTreeSet<Var>| s.iter().filter_map(|v| if let Var::V(id, 0) = v { Some(vregs.name(*id).to_string()) } else { None }).collect();
+        liveness(&p, &vregs).live_in.iter().map(names).collect()
     }
 
-    fn v(name: &str) -> Var {
-        Var::V(name.to_string(), 0)
+    fn v(name: &str) -> String {
+        name.to_string()
     }
 
     const JOIN: &str = "target v3d71\nb0:\n    %a = ldunif 0\n    %b = ldunif 1\n    %n = ldunif 2\n    brnz %n, b1, b2\nb1:\n    jmp b3\nb2:\n    jmp b3\nb3:\n    %d = fmov %a\n    %e = fadd %d, %d\n    tlbw %b\n    end\n";

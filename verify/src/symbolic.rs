@@ -21,16 +21,18 @@
 //! write that landed on it (or its block-entry term), and every read event
 //! records exactly that term and that write.
 
+use crate::ids::{VregId, Vregs};
 use crate::term::{Fun, Node, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Block, Inst, Operand, Program, Reg, TermKind};
 use rustc_hash::FxHashMap;
 
-/// A source-form variable: one word of a value the source names.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A source-form variable: one word of a value the source names. Ordered
+/// as the names are (see [`crate::ids`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Var {
     /// Word `.1` of virtual register `%.0`.
-    V(String, u8),
+    V(VregId, u8),
     /// A physical register named by the source.
     P(Reg),
     /// A scratch slot.
@@ -138,33 +140,13 @@ pub struct SrcRun {
     pub def_line: FxHashMap<Term, u32>,
 }
 
-/// Sizes of the source's virtual registers (from definitions and inputs).
-pub fn vreg_sizes(p: &Program) -> FxHashMap<String, u8> {
-    let mut sizes = FxHashMap::default();
-    for i in &p.inputs {
-        if let Some(v) = &i.vreg {
-            sizes.insert(v.name.clone(), v.size.unwrap_or(i.reg.size));
-        }
-    }
-    for b in &p.blocks {
-        for inst in &b.insts {
-            if let Some(Operand::Virt(v)) = &inst.dest {
-                let e = sizes.entry(v.name.clone()).or_insert(1);
-                if let Some(s) = v.size {
-                    *e = s;
-                }
-            }
-        }
-    }
-    sizes
-}
-
 /// The variables an operand names (one per word).
-pub fn operand_vars(op: &Operand, sizes: &FxHashMap<String, u8>) -> Vec<Var> {
+pub fn operand_vars(op: &Operand, vregs: &Vregs) -> Vec<Var> {
     match op {
         Operand::Virt(v) => {
-            let n = v.size.or_else(|| sizes.get(&v.name).copied()).unwrap_or(1);
-            (0..n).map(|w| Var::V(v.name.clone(), w)).collect()
+            let Some(id) = vregs.id(&v.name) else { return Vec::new() };
+            let n = v.size.or_else(|| vregs.size(id)).unwrap_or(1);
+            (0..n).map(|w| Var::V(id, w)).collect()
         }
         Operand::Phys(p) => p.regs().map(Var::P).collect(),
         _ => Vec::new(),
@@ -173,9 +155,9 @@ pub fn operand_vars(op: &Operand, sizes: &FxHashMap<String, u8>) -> Vec<Var> {
 
 /// The source variables an instruction reads and writes (scratch slots
 /// included), for liveness.
-pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, sizes: &FxHashMap<String, u8>) -> (Vec<Var>, Vec<Var>) {
-    let mut uses: Vec<Var> = inst.srcs.iter().flat_map(|o| operand_vars(o, sizes)).collect();
-    let mut defs: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, sizes)).collect();
+pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, vregs: &Vregs) -> (Vec<Var>, Vec<Var>) {
+    let mut uses: Vec<Var> = inst.srcs.iter().flat_map(|o| operand_vars(o, vregs)).collect();
+    let mut defs: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, vregs)).collect();
     if let Some(d) = desc {
         let off = index_operand(inst, d);
         let n = defs.len().max(1) as u32;
@@ -193,22 +175,22 @@ pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, sizes: &FxHashMap<Stri
 
 /// Run one source block from `entry` (terms of the live-in variables).
 /// Variables read before any definition and not in `entry` read as junk.
-pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, sizes: &FxHashMap<String, u8>, entry: FxHashMap<Var, Term>) -> SrcRun {
+pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, entry: FxHashMap<Var, Term>) -> SrcRun {
     let mut run = SrcRun { exit: entry, ..SrcRun::default() };
     let mut named: Vec<(&Var, &Term)> = run.exit.iter().collect();
     named.sort();
-    let names: Vec<(Term, String)> = named.into_iter().map(|(v, t)| (*t, var_label(p, v))).collect();
+    let names: Vec<(Term, String)> = named.into_iter().map(|(v, t)| (*t, var_label(p, vregs, v))).collect();
     for (t, n) in names {
         run.names.entry(t).or_insert(n);
     }
     for (i, inst) in block.insts.iter().enumerate() {
         let Some(desc) = p.target.op(&inst.opcode) else { continue };
-        let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, sizes, &block.label)).collect();
-        let dest_vars: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, sizes)).collect();
+        let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, vregs, &block.label)).collect();
+        let dest_vars: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, vregs)).collect();
         let dest_size = dest_vars.len();
         let words = match outcome(terms, desc, inst, &vals, dest_size) {
             Outcome::Write(w) => w,
-            Outcome::Load(off, n) => (0..n as u32).map(|w| src_read(terms, &mut run, Var::S(off + w), &block.label)).collect(),
+            Outcome::Load(off, n) => (0..n as u32).map(|w| src_read(terms, &mut run, vregs, Var::S(off + w), &block.label)).collect(),
             Outcome::Store(off, ws) => {
                 for (w, t) in ws.into_iter().enumerate() {
                     run.exit.insert(Var::S(off + w as u32), t);
@@ -232,17 +214,17 @@ pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, sizes: &FxHashM
         }
     }
     if let TermKind::Brnz { cond, .. } = &block.term.kind {
-        let v = src_operand(terms, &mut run, cond, sizes, &block.label);
+        let v = src_operand(terms, &mut run, cond, vregs, &block.label);
         run.cond = v.first().copied();
     }
     run
 }
 
 /// How a source variable is spelled (`%a`, `%v.1`, `$rf3`, `scratch[2]`).
-pub fn var_label(p: &Program, v: &Var) -> String {
+pub fn var_label(p: &Program, vregs: &Vregs, v: &Var) -> String {
     match v {
-        Var::V(n, 0) => format!("%{n}"),
-        Var::V(n, w) => format!("%{n}.{w}"),
+        Var::V(n, 0) => format!("%{}", vregs.name(*n)),
+        Var::V(n, w) => format!("%{}.{w}", vregs.name(*n)),
         Var::P(r) => format!("${}", p.reg_name(*r)),
         Var::S(s) => format!("scratch[{s}]"),
     }
@@ -259,20 +241,29 @@ pub fn operand_name(p: &Program, o: &Operand) -> String {
     }
 }
 
-fn src_read(terms: &mut Terms, run: &mut SrcRun, var: Var, label: &str) -> Term {
+/// How a variable was spelled by its derived `Debug` when it held the
+/// register's name (`V("a", 0)`), kept for the names of junk symbols.
+fn var_debug(vregs: &Vregs, v: Var) -> String {
+    match v {
+        Var::V(n, w) => format!("V({:?}, {w})", vregs.name(n)),
+        other => format!("{other:?}"),
+    }
+}
+
+fn src_read(terms: &mut Terms, run: &mut SrcRun, vregs: &Vregs, var: Var, label: &str) -> Term {
     if let Some(t) = run.exit.get(&var) {
         return *t;
     }
-    let t = terms.symbol(&format!("undefined {var:?} in source {label}"), true);
+    let t = terms.symbol(&format!("undefined {} in source {label}", var_debug(vregs, var)), true);
     run.exit.insert(var, t);
     t
 }
 
-fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, sizes: &FxHashMap<String, u8>, label: &str) -> Vec<Term> {
+fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, vregs: &Vregs, label: &str) -> Vec<Term> {
     match o {
         Operand::Imm(i) => vec![terms.lit(i.bits)],
         Operand::Label(_) => Vec::new(),
-        _ => operand_vars(o, sizes).into_iter().map(|v| src_read(terms, run, v, label)).collect(),
+        _ => operand_vars(o, vregs).into_iter().map(|v| src_read(terms, run, vregs, v, label)).collect(),
     }
 }
 

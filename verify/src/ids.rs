@@ -1,0 +1,109 @@
+//! Small integer ids for the source's virtual registers.
+//!
+//! The dataflow keys its sets and maps by source variables ([`Var`]); with
+//! the register's name inside, every copy of a variable was a `String`
+//! allocation. [`Vregs`] numbers the names once per verification instead,
+//! so that a variable is a `Copy` pair of integers.
+//!
+//! Invariant: ids are handed out in the names' byte order, so comparing two
+//! [`VregId`]s gives the same answer as comparing their names. Every
+//! ordered structure over variables (which variable of a class names its
+//! symbol, which is reported first) therefore orders exactly as it would
+//! over the names themselves.
+//!
+//! [`Var`]: crate::symbolic::Var
+
+use rustc_hash::FxHashMap;
+use schedra_ir::{Operand, Program, TermKind};
+
+/// A virtual register of the source program (an index into [`Vregs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VregId(pub u32);
+
+/// The virtual registers a source program names, with their sizes.
+#[derive(Clone, Debug, Default)]
+pub struct Vregs {
+    names: Vec<String>,
+    sizes: Vec<Option<u8>>,
+    by_name: FxHashMap<String, VregId>,
+}
+
+impl Vregs {
+    /// Every virtual register `p` names (inputs, destinations, operands,
+    /// branch conditions), numbered in name order. A register's size is the
+    /// one its input or its definitions give (a definition without a size
+    /// suffix counts as one word); `None` for a register never defined.
+    pub fn of(p: &Program) -> Vregs {
+        let mut names: Vec<&str> = Vec::new();
+        for i in &p.inputs {
+            names.extend(i.vreg.as_ref().map(|v| v.name.as_str()));
+        }
+        for b in &p.blocks {
+            for inst in &b.insts {
+                names.extend(inst.dest.iter().chain(&inst.srcs).filter_map(Operand::virt).map(|v| v.name.as_str()));
+            }
+            if let TermKind::Brnz { cond, .. } = &b.term.kind {
+                names.extend(cond.virt().map(|v| v.name.as_str()));
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        let by_name = names.iter().enumerate().map(|(i, n)| (n.to_string(), VregId(i as u32))).collect();
+        let mut vregs = Vregs { names: names.iter().map(|n| n.to_string()).collect(), sizes: vec![None; names.len()], by_name };
+        vregs.read_sizes(p);
+        vregs
+    }
+
+    /// Sizes from the inputs, then from the definitions in program order.
+    fn read_sizes(&mut self, p: &Program) {
+        for i in &p.inputs {
+            if let Some(v) = &i.vreg {
+                self.set_size(&v.name, |_| Some(v.size.unwrap_or(i.reg.size)));
+            }
+        }
+        for inst in p.blocks.iter().flat_map(|b| &b.insts) {
+            if let Some(Operand::Virt(v)) = &inst.dest {
+                self.set_size(&v.name, |old| v.size.or(old).or(Some(1)));
+            }
+        }
+    }
+
+    fn set_size(&mut self, name: &str, f: impl FnOnce(Option<u8>) -> Option<u8>) {
+        if let Some(slot) = self.id(name).and_then(|id| self.sizes.get_mut(id.0 as usize)) {
+            *slot = f(*slot);
+        }
+    }
+
+    /// The id of a register named by the program (`None` for other names).
+    pub fn id(&self, name: &str) -> Option<VregId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The name of a register (without `%`; `?` for a foreign id).
+    pub fn name(&self, id: VregId) -> &str {
+        self.names.get(id.0 as usize).map(String::as_str).unwrap_or("?")
+    }
+
+    /// The register's size in words, when the program defines it.
+    pub fn size(&self, id: VregId) -> Option<u8> {
+        self.sizes.get(id.0 as usize).copied().flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_follow_name_order_and_sizes_follow_definitions() {
+        let text = "target v3d71\ninput %z = $rf0\nb0:\n    %b:2 = ldvary 0\n    %a = fadd %b, %u\n    tlbw %a\n    end\n";
+        let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
+        let v = Vregs::of(&p);
+        let ids: Vec<VregId> = ["a", "b", "u", "z"].iter().filter_map(|n| v.id(n)).collect();
+        assert_eq!(ids.len(), 4);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+        assert_eq!(ids.iter().map(|i| v.name(*i)).collect::<Vec<_>>(), ["a", "b", "u", "z"]);
+        assert_eq!(ids.iter().map(|i| v.size(*i)).collect::<Vec<_>>(), [Some(1), Some(2), None, Some(1)]);
+        assert_eq!(v.id("nope"), None);
+    }
+}
