@@ -281,10 +281,10 @@ impl Checker<'_> {
                     continue;
                 }
                 let what = describe_var(&v, src, &self.vregs);
-                let held_here: Vec<crate::symbolic::Loc> = ex.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| *l).collect();
+                let held_here: Vec<crate::symbolic::Loc> = ex.holders(v).collect();
                 if is_back {
-                    let expected: Vec<crate::symbolic::Loc> = se.held.iter().filter(|(_, vs)| vs.contains(&v)).map(|(l, _)| *l).collect();
-                    let closed_ok = se.var_closed.get(&v).is_some_and(|t| ex.var_closed.get(&v) == Some(t));
+                    let expected: Vec<crate::symbolic::Loc> = se.holders(v).collect();
+                    let closed_ok = se.var_closed(&v).is_some_and(|t| ex.var_closed(&v) == Some(t));
                     if closed_ok || !se.has(&v) || expected.iter().any(|l| held_here.contains(l)) {
                         continue;
                     }

@@ -23,45 +23,12 @@
 
 use crate::ids::Vregs;
 use crate::symbolic::{inst_uses_defs, Loc, MachRun, SrcRun, Var};
-use crate::term::{Term, Terms};
+use crate::term::{SymKind, Term, Terms};
 use schedra_ir::{Program, TermKind};
 use rustc_hash::FxHashMap;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-/// What is known at one block entry.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Facts {
-    /// Location → source variables it holds on every incoming path.
-    pub held: BTreeMap<Loc, BTreeSet<Var>>,
-    /// Location → closed term it holds on every incoming path.
-    pub loc_closed: BTreeMap<Loc, Term>,
-    /// Variable → closed term it equals on every incoming path.
-    pub var_closed: BTreeMap<Var, Term>,
-}
-
-impl Facts {
-    /// The facts true on both sides (intersection).
-    pub fn meet(&self, o: &Facts) -> Facts {
-        let mut held = BTreeMap::new();
-        for (loc, vs) in &self.held {
-            if let Some(ws) = o.held.get(loc) {
-                let both: BTreeSet<Var> = vs.intersection(ws).cloned().collect();
-                if !both.is_empty() {
-                    held.insert(*loc, both);
-                }
-            }
-        }
-        let loc_closed = self.loc_closed.iter().filter(|(l, t)| o.loc_closed.get(*l) == Some(*t)).map(|(l, t)| (*l, *t)).collect();
-        let var_closed = self.var_closed.iter().filter(|(v, t)| o.var_closed.get(*v) == Some(*t)).map(|(v, t)| (v.clone(), *t)).collect();
-        Facts { held, loc_closed, var_closed }
-    }
-
-    /// Whether the variable is available at this entry (held somewhere or
-    /// known to be a closed term the machine can recompute).
-    pub fn has(&self, v: &Var) -> bool {
-        self.var_closed.contains_key(v) || self.held.values().any(|s| s.contains(v))
-    }
-}
+pub use crate::facts::Facts;
 
 /// Source liveness: the variables live into each block.
 pub struct Liveness {
@@ -123,25 +90,23 @@ pub fn successors(p: &Program) -> Vec<Vec<usize>> {
 /// variable (and the source's name for the register), both equal to the
 /// register's entry word.
 pub fn input_facts(terms: &mut Terms, src: &Program, vregs: &Vregs) -> Facts {
-    let mut f = Facts::default();
+    let (mut held, mut loc_closed, mut var_closed) = (Vec::new(), Vec::new(), Vec::new());
     for input in &src.inputs {
         for (w, r) in input.reg.regs().enumerate() {
             let t = terms.intern(crate::term::Node::Reg(r));
-            let mut vars = BTreeSet::from([Var::P(r)]);
+            let mut vars = vec![Var::P(r)];
             if let Some((v, id)) = input.vreg.as_ref().and_then(|v| Some((v, vregs.id(&v.name)?))) {
                 let n = v.size.or_else(|| vregs.size(id)).unwrap_or(input.reg.size);
                 if (w as u8) < n {
-                    vars.insert(Var::V(id, w as u8));
+                    vars.push(Var::V(id, w as u8));
                 }
             }
-            for v in &vars {
-                f.var_closed.insert(v.clone(), t);
-            }
-            f.held.insert(Loc::R(r), vars);
-            f.loc_closed.insert(Loc::R(r), t);
+            var_closed.extend(vars.iter().map(|v| (*v, t)));
+            held.extend(vars.iter().map(|v| (Loc::R(r), *v)));
+            loc_closed.push((Loc::R(r), t));
         }
     }
-    f
+    Facts::from_parts(held, loc_closed, var_closed)
 }
 
 /// Human name of a source variable.
@@ -157,67 +122,67 @@ pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
 /// syntactically on what an untouched location holds.
 pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, FxHashMap<Loc, Term>) {
     // Union-find over variables that share a location.
-    let mut parent: BTreeMap<Var, Var> = BTreeMap::new();
-    fn find(parent: &mut BTreeMap<Var, Var>, v: &Var) -> Var {
-        let mut cur = v.clone();
-        while let Some(p) = parent.get(&cur) {
-            if *p == cur {
+    let mut parent: FxHashMap<Var, Var> = FxHashMap::default();
+    fn find(parent: &FxHashMap<Var, Var>, v: Var) -> Var {
+        let mut cur = v;
+        while let Some(&p) = parent.get(&cur) {
+            if p == cur {
                 break;
             }
-            cur = p.clone();
+            cur = p;
         }
         cur
     }
-    for vs in facts.held.values() {
-        let mut it = vs.iter();
+    let groups = || facts.held().chunk_by(|a, b| a.0 == b.0);
+    for group in groups() {
+        let mut it = group.iter().map(|(_, v)| *v);
         if let Some(first) = it.next() {
-            let root = find(&mut parent, first);
-            parent.entry(root.clone()).or_insert_with(|| root.clone());
+            let root = find(&parent, first);
+            parent.entry(root).or_insert(root);
             for v in it {
-                let r = find(&mut parent, v);
+                let r = find(&parent, v);
                 if r != root {
-                    parent.insert(r, root.clone());
+                    parent.insert(r, root);
                 }
             }
         }
     }
-    let mut class_term: BTreeMap<Var, Term> = BTreeMap::new();
-    for (v, t) in &facts.var_closed {
-        let r = find(&mut parent, v);
-        class_term.entry(r).or_insert(*t);
+    let mut class_term: FxHashMap<Var, Term> = FxHashMap::default();
+    for (v, t) in facts.closed_vars() {
+        class_term.entry(find(&parent, *v)).or_insert(*t);
     }
     // A location that holds a class on every path and equals a closed term
     // on every path makes the whole class equal to that term.
-    for (loc, vs) in &facts.held {
-        if let (Some(v), Some(t)) = (vs.iter().next(), facts.loc_closed.get(loc)) {
-            let r = find(&mut parent, v);
-            class_term.entry(r).or_insert(*t);
+    for group in groups() {
+        let Some(&(loc, v)) = group.first() else { continue };
+        if let Some(t) = facts.loc_closed(&loc) {
+            class_term.entry(find(&parent, v)).or_insert(t);
         }
     }
-    let mut class_of = |terms: &mut Terms, v: &Var| -> Term {
-        let r = find(&mut parent, v);
+    let mut class_of = |terms: &mut Terms, v: Var| -> Term {
+        let r = find(&parent, v);
         if let Some(t) = class_term.get(&r) {
             return *t;
         }
-        let t = terms.symbol(&format!("{}@{label}", describe_var(&r, src, vregs)), false);
+        let t = terms.symbol_for(r.key(SymKind::Entry), label, false, || format!("{}@{label}", describe_var(&r, src, vregs)));
         class_term.insert(r, t);
         t
     };
     let mut src_env = FxHashMap::default();
     for v in live_in {
-        src_env.insert(v.clone(), class_of(terms, v));
+        src_env.insert(*v, class_of(terms, *v));
     }
     let mut mach_env = FxHashMap::default();
-    for (loc, vs) in &facts.held {
-        if let Some(v) = vs.iter().next() {
-            mach_env.insert(*loc, class_of(terms, v));
+    for group in groups() {
+        if let Some((loc, v)) = group.first() {
+            mach_env.insert(*loc, class_of(terms, *v));
         }
     }
     // A location holding variables takes their class term (above), so that
     // an unwritten location still matches its variables syntactically at
     // the block exit even when its closed term and theirs are only
     // semantically equal (`sub(u, 0)` and `u`).
-    for (loc, t) in &facts.loc_closed {
+    for (loc, t) in facts.closed_locs() {
         mach_env.entry(*loc).or_insert(*t);
     }
     (src_env, mach_env)
@@ -234,13 +199,13 @@ pub fn exit_facts(
     live: &BTreeSet<Var>,
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
-    let mut f = Facts::default();
+    let (mut held, mut loc_closed, mut var_closed) = (Vec::new(), Vec::new(), Vec::new());
     let mut by_term: FxHashMap<Term, Vec<Loc>> = FxHashMap::default();
     let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
     for (loc, t) in locs {
         by_term.entry(t).or_default().push(loc);
         if terms.closed(t) {
-            f.loc_closed.insert(loc, t);
+            loc_closed.push((loc, t));
         }
     }
     let written: Vec<(Loc, Term)> = written_locs(mach);
@@ -250,7 +215,7 @@ pub fn exit_facts(
             continue;
         }
         if terms.closed(t) {
-            f.var_closed.insert(v.clone(), t);
+            var_closed.push((*v, t));
         }
         let mut holders: Vec<Loc> = by_term.get(&t).cloned().unwrap_or_default();
         if holders.is_empty() {
@@ -260,11 +225,9 @@ pub fn exit_facts(
                 }
             }
         }
-        for loc in holders {
-            f.held.entry(loc).or_default().insert(v.clone());
-        }
+        held.extend(holders.into_iter().map(|loc| (loc, *v)));
     }
-    f
+    Facts::from_parts(held, loc_closed, var_closed)
 }
 
 /// Locations the block wrote, with their final terms (most recent first).

@@ -16,7 +16,8 @@
 //!    every refuted obligation classified by [`diagnose`].
 //! 4. [`report`] — the JSON object of `cli.md` and a human rendering.
 //!
-//! Modules: `ids` (integer ids for source names), `term` (hash-consed terms), `symbolic` (both simulators),
+//! Modules: `ids` (integer ids for source names), `facts` (the dataflow
+//! state), `term` (hash-consed terms), `symbolic` (both simulators),
 //! `dataflow` (liveness and the fixpoint), `sample` (concrete evaluation
 //! for quick refutations), `smt` (Z3 bridge), `rules`,
 //! `diagnose`, `compare` (obligations per block), `report`.
@@ -26,6 +27,7 @@
 pub mod compare;
 pub mod dataflow;
 pub mod diagnose;
+pub mod facts;
 pub mod ids;
 pub mod report;
 pub mod rules;

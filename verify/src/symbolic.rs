@@ -22,7 +22,7 @@
 //! records exactly that term and that write.
 
 use crate::ids::{VregId, Vregs};
-use crate::term::{Fun, Node, Term, Terms};
+use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Block, Inst, Operand, Program, Reg, TermKind};
 use rustc_hash::FxHashMap;
@@ -37,6 +37,19 @@ pub enum Var {
     P(Reg),
     /// A scratch slot.
     S(u32),
+}
+
+impl Var {
+    /// The variable as a symbol key of the given scheme (distinct
+    /// variables give distinct keys).
+    pub fn key(self, kind: SymKind) -> SymKey {
+        let (a, b) = match self {
+            Var::V(id, w) => (id.0, u32::from(w)),
+            Var::P(r) => (u32::from(r), 0x100),
+            Var::S(s) => (s, 0x200),
+        };
+        SymKey { kind, a, b }
+    }
 }
 
 /// A machine location: a register or a scratch slot.
@@ -254,7 +267,7 @@ fn src_read(terms: &mut Terms, run: &mut SrcRun, vregs: &Vregs, var: Var, label:
     if let Some(t) = run.exit.get(&var) {
         return *t;
     }
-    let t = terms.symbol(&format!("undefined {} in source {label}", var_debug(vregs, var)), true);
+    let t = terms.symbol_for(var.key(SymKind::Undefined), label, true, || format!("undefined {} in source {label}", var_debug(vregs, var)));
     run.exit.insert(var, t);
     t
 }
@@ -277,7 +290,7 @@ pub struct OpAt {
     /// Line in the machine file.
     pub line: u32,
     /// The opcode (`brnz` for the terminator).
-    pub opcode: String,
+    pub opcode: &'static str,
 }
 
 /// Index of a [`ReadEvent`] in [`MachRun::reads`].
@@ -391,8 +404,18 @@ struct Machine<'a> {
 }
 
 impl Machine<'_> {
-    fn junk(&mut self, what: &str) -> Term {
-        self.terms.symbol(&format!("?{what}@{}", self.label), true)
+    /// The junk symbol of a register at this block's entry.
+    fn junk_reg(&mut self, r: Reg) -> Term {
+        let (prog, label) = (self.prog, self.label);
+        let key = SymKey { kind: SymKind::JunkReg, a: u32::from(r), b: 0 };
+        self.terms.symbol_for(key, label, true, || format!("?{}@{label}", prog.reg_name(r)))
+    }
+
+    /// The junk symbol of a scratch slot at this block's entry.
+    fn junk_slot(&mut self, s: u32) -> Term {
+        let label = self.label;
+        let key = SymKey { kind: SymKind::JunkSlot, a: s, b: 0 };
+        self.terms.symbol_for(key, label, true, || format!("?scratch[{s}]@{label}"))
     }
 
     fn land(&mut self, cycle: u64) {
@@ -418,7 +441,7 @@ impl Machine<'_> {
         let (term, from) = match self.cur.get(&reg) {
             Some(v) => *v,
             None => {
-                let t = self.junk(&self.prog.reg_name(reg));
+                let t = self.junk_reg(reg);
                 self.cur.insert(reg, (t, None));
                 self.run.entry.insert(reg, t);
                 (t, None)
@@ -522,7 +545,7 @@ pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: &FxHash
         let mut issued = Vec::new();
         for (oi, (op, d)) in bundle.ops.iter().zip(&descs).enumerate() {
             let Some(desc) = *d else { continue };
-            let at = OpAt { bundle: bi, op: oi, line: bundle_line(op.inst.span.line, bundle.span.line), opcode: op.inst.opcode.clone() };
+            let at = OpAt { bundle: bi, op: oi, line: bundle_line(op.inst.span.line, bundle.span.line), opcode: desc.name };
             issued.push(issue_op(&mut m, desc, &op.inst, cycle, at));
         }
         for i in issued {
@@ -568,7 +591,7 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
                 let (t, r) = match m.mem.get(&(off + w)) {
                     Some(v) => *v,
                     None => {
-                        let t = m.junk(&format!("scratch[{}]", off + w));
+                        let t = m.junk_slot(off + w);
                         m.mem.insert(off + w, (t, None));
                         (t, None)
                     }
@@ -605,7 +628,7 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
         let r = m.ready.entry(*reg).or_insert(0);
         *r = (*r).max(land);
         if !m.cur.contains_key(reg) {
-            let t = m.junk(&m.prog.reg_name(*reg));
+            let t = m.junk_reg(*reg);
             m.cur.insert(*reg, (t, None));
             m.run.entry.insert(*reg, t);
         }
@@ -613,7 +636,7 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
 }
 
 fn finish(m: &mut Machine, block: &Block, mut cycle: u64) {
-    let at = OpAt { bundle: block.bundles.len(), op: 0, line: block.term.span.line, opcode: "brnz".to_string() };
+    let at = OpAt { bundle: block.bundles.len(), op: 0, line: block.term.span.line, opcode: "brnz" };
     if let TermKind::Brnz { cond, .. } = &block.term.kind {
         match cond {
             Operand::Phys(p) => {

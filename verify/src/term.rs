@@ -59,6 +59,31 @@ pub enum Node {
     App(Fun, Box<[Term]>),
 }
 
+/// What a named symbol stands for, as integers (see [`Terms::symbol_for`]):
+/// the naming scheme, two numbers the name is made of, and the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SymKey {
+    /// The naming scheme (one per kind of symbol the simulators make).
+    pub kind: SymKind,
+    /// First number the name is a function of.
+    pub a: u32,
+    /// Second number the name is a function of.
+    pub b: u32,
+}
+
+/// The naming schemes of [`SymKey`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SymKind {
+    /// A class of variables at a block entry.
+    Entry,
+    /// A source variable read before any definition.
+    Undefined,
+    /// A machine register of unknown contents.
+    JunkReg,
+    /// A scratch slot of unknown contents.
+    JunkSlot,
+}
+
 /// The arena. Terms from one arena must not be mixed with another's.
 #[derive(Default, Debug)]
 pub struct Terms {
@@ -67,6 +92,8 @@ pub struct Terms {
     index: FxHashMap<Node, Term>,
     names: Vec<String>,
     by_name: FxHashMap<String, Term>,
+    labels: FxHashMap<String, u32>,
+    by_key: FxHashMap<(SymKey, u32), Term>,
 }
 
 /// Whether the operation is an integer operation with an exact meaning
@@ -159,6 +186,27 @@ impl Terms {
         self.names.push(name.to_string());
         let t = self.intern(Node::Sym { id, junk });
         self.by_name.insert(name.to_string(), t);
+        t
+    }
+
+    /// The symbol called `name()` (as [`Terms::symbol`]), where the name is
+    /// a function of `key` and `label` alone: the name is built only the
+    /// first time a key is met in a block, later calls are a table look-up.
+    /// Callers must build the same name for the same key and label.
+    pub fn symbol_for(&mut self, key: SymKey, label: &str, junk: bool, name: impl FnOnce() -> String) -> Term {
+        let next = self.labels.len() as u32;
+        let block = match self.labels.get(label) {
+            Some(&b) => b,
+            None => {
+                self.labels.insert(label.to_string(), next);
+                next
+            }
+        };
+        if let Some(&t) = self.by_key.get(&(key, block)) {
+            return t;
+        }
+        let t = self.symbol(&name(), junk);
+        self.by_key.insert((key, block), t);
         t
     }
 

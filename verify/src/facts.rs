@@ -1,0 +1,161 @@
+//! What the dataflow knows at one block entry, as sorted vectors.
+//!
+//! [`Facts`] says which machine locations hold which source variables on
+//! every incoming path, and which locations and variables equal a closed
+//! term on every path (see [`crate::dataflow`]). The fixpoint builds, meets,
+//! compares and copies these states on every block visit, so they are flat
+//! sorted vectors of `Copy` pairs rather than nested ordered maps: the meet
+//! is a merge of two sorted lists and a copy is one allocation per list.
+//!
+//! Invariant: `held` is sorted by (location, variable) without duplicates,
+//! so its pairs group by location in location order with each location's
+//! variables in order (the iteration order of the map of sets it replaces);
+//! `loc_closed` and `var_closed` are sorted by key with one entry per key.
+
+use crate::symbolic::{Loc, Var};
+use crate::term::Term;
+
+/// What is known at one block entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Facts {
+    held: Vec<(Loc, Var)>,
+    loc_closed: Vec<(Loc, Term)>,
+    var_closed: Vec<(Var, Term)>,
+}
+
+/// Sort by key and keep one entry per key: the one pushed last.
+fn by_key_last<K: Ord + Copy>(mut v: Vec<(K, Term)>) -> Vec<(K, Term)> {
+    // A stable sort keeps equal keys in push order; keep the last of each.
+    v.sort_by_key(|(k, _)| *k);
+    let mut out: Vec<(K, Term)> = Vec::with_capacity(v.len());
+    for (k, t) in v {
+        match out.last_mut() {
+            Some(last) if last.0 == k => last.1 = t,
+            _ => out.push((k, t)),
+        }
+    }
+    out
+}
+
+/// The entries of two key-sorted lists that both have, with the same term.
+fn same_in_both<K: Ord + Copy>(a: &[(K, Term)], b: &[(K, Term)]) -> Vec<(K, Term)> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        match x.0.cmp(&y.0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                if x.1 == y.1 {
+                    out.push(*x);
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The pairs two sorted, duplicate-free lists have in common.
+fn common<T: Ord + Copy>(a: &[T], b: &[T]) -> Vec<T> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        match x.cmp(y) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(*x);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+impl Facts {
+    /// Facts from unordered parts: `held` pairs (duplicates allowed), and
+    /// closed terms per location and per variable (for a key given twice,
+    /// the later entry counts, as a map insertion would).
+    pub fn from_parts(mut held: Vec<(Loc, Var)>, loc_closed: Vec<(Loc, Term)>, var_closed: Vec<(Var, Term)>) -> Facts {
+        held.sort_unstable();
+        held.dedup();
+        Facts { held, loc_closed: by_key_last(loc_closed), var_closed: by_key_last(var_closed) }
+    }
+
+    /// The facts true on both sides (intersection).
+    pub fn meet(&self, o: &Facts) -> Facts {
+        Facts {
+            held: common(&self.held, &o.held),
+            loc_closed: same_in_both(&self.loc_closed, &o.loc_closed),
+            var_closed: same_in_both(&self.var_closed, &o.var_closed),
+        }
+    }
+
+    /// Whether the variable is available at this entry (held somewhere or
+    /// known to be a closed term the machine can recompute).
+    pub fn has(&self, v: &Var) -> bool {
+        self.var_closed(v).is_some() || self.held.iter().any(|(_, w)| w == v)
+    }
+
+    /// Every (location, variable) pair, sorted by location then variable.
+    pub fn held(&self) -> &[(Loc, Var)] {
+        &self.held
+    }
+
+    /// The locations holding `v`, in location order.
+    pub fn holders(&self, v: Var) -> impl Iterator<Item = Loc> + '_ {
+        self.held.iter().filter(move |(_, w)| *w == v).map(|(l, _)| *l)
+    }
+
+    /// Locations with a closed term, in location order.
+    pub fn closed_locs(&self) -> &[(Loc, Term)] {
+        &self.loc_closed
+    }
+
+    /// Variables with a closed term, in variable order.
+    pub fn closed_vars(&self) -> &[(Var, Term)] {
+        &self.var_closed
+    }
+
+    /// The closed term a location holds, if any.
+    pub fn loc_closed(&self, l: &Loc) -> Option<Term> {
+        self.loc_closed.binary_search_by_key(l, |(k, _)| *k).ok().and_then(|i| self.loc_closed.get(i)).map(|(_, t)| *t)
+    }
+
+    /// The closed term a variable equals, if any.
+    pub fn var_closed(&self, v: &Var) -> Option<Term> {
+        self.var_closed.binary_search_by_key(v, |(k, _)| *k).ok().and_then(|i| self.var_closed.get(i)).map(|(_, t)| *t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::VregId;
+
+    fn v(i: u32) -> Var {
+        Var::V(VregId(i), 0)
+    }
+
+    #[test]
+    fn meet_keeps_what_both_sides_know() {
+        let a = Facts::from_parts(vec![(Loc::R(2), v(1)), (Loc::R(1), v(0)), (Loc::R(1), v(1))], vec![(Loc::R(1), Term(5))], vec![(v(0), Term(5)), (v(1), Term(6))]);
+        let b = Facts::from_parts(vec![(Loc::R(1), v(1)), (Loc::R(2), v(1)), (Loc::S(0), v(0))], vec![(Loc::R(1), Term(7))], vec![(v(1), Term(6))]);
+        let m = a.meet(&b);
+        assert_eq!(m.held(), &[(Loc::R(1), v(1)), (Loc::R(2), v(1))]);
+        assert_eq!(m.loc_closed(&Loc::R(1)), None, "different closed terms do not survive");
+        assert_eq!((m.var_closed(&v(1)), m.var_closed(&v(0))), (Some(Term(6)), None));
+        assert!(m.has(&v(1)) && !m.has(&v(0)));
+        assert_eq!(m.holders(v(1)).collect::<Vec<_>>(), [Loc::R(1), Loc::R(2)]);
+        assert_eq!(m, b.meet(&a), "the meet is symmetric");
+    }
+
+    #[test]
+    fn a_key_given_twice_keeps_its_later_term() {
+        let f = Facts::from_parts(Vec::new(), vec![(Loc::R(3), Term(1)), (Loc::R(3), Term(2))], Vec::new());
+        assert_eq!(f.closed_locs(), &[(Loc::R(3), Term(2))]);
+    }
+}
