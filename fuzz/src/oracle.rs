@@ -416,13 +416,20 @@ pub fn soundness(src: &Program, machine: &Program, u: &mut arbitrary::Unstructur
 
 /// (e) Parse `text`: no panic (parser or validator); when it parses,
 /// printing and parsing again gives the same program, and printing is a
-/// fixpoint.
+/// fixpoint. When printing reproduces `text` exactly (the campaign's
+/// case, which prints its programs), that alone settles both.
 pub fn parse_roundtrip(text: &[u8]) -> Result<(), Finding> {
     let t = schedra_ir::target::all()[0];
     let parsed = guard("parse", t, || schedra_ir::parse::parse(text, None))?;
     let Ok(p) = parsed else { return Ok(()) };
     let _valid = guard("validate", p.target, || schedra_ir::validate::validate(&p))?;
     let printed = guard("print", p.target, || schedra_ir::print::print(&p))?;
+    if printed.as_bytes() == text {
+        // `text` is already printed form: parsing `printed` again would
+        // give `p` itself (the parser is a function of its input), and
+        // printing that would give `printed`, so both checks hold.
+        return Ok(());
+    }
     let again = guard("parse", p.target, || schedra_ir::parse::parse(printed.as_bytes(), None))?;
     let fail = |rule: &str, msg: String| Err(Finding::new(Kind::RoundTrip, p.target.name, rule.to_string(), msg).with_programs(&p, None));
     match again {
