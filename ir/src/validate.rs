@@ -30,7 +30,12 @@
 //!    the stage's payload registers; OUT = IN ∪ the block's destinations),
 //!    solved by round-robin iteration from "everything defined" down to the
 //!    greatest fixpoint; then every read of a virtual or physical register
-//!    must be in the set where it happens.
+//!    must be in the set where it happens;
+//! 7. scratch written before read: the same must-be-defined dataflow over
+//!    the scratch slots the program writes (a scratch write of a value of
+//!    size N at offset K writes slots K..K+N); every slot a scratch read
+//!    reads must be written on every path to it. Scratch memory holds only
+//!    garbage at entry, and the verifier treats it so.
 //!
 //! Machine-form programs are not checked here (`validate` returns `Ok`):
 //! their legality is the verifier's business, reported as violations.
@@ -67,7 +72,8 @@ pub fn validate(p: &Program) -> Result<(), Located> {
     let cfg = Cfg::new(p, &labels);
     reachable(p, &cfg)?;
     critical_edges(p, &cfg)?;
-    defined_before_use(p, &cfg)
+    defined_before_use(p, &cfg)?;
+    scratch_written_before_read(p, &sizes, &cfg)
 }
 
 /// On a target with an op that ends the thread (gen8 `send.eot`), a block
@@ -568,6 +574,91 @@ fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     Ok(())
 }
 
+/// One scratch access of a source instruction: the slots it reads or
+/// writes (word addresses, wrapping at 2^32 like the interpreters').
+struct ScratchAccess {
+    write: bool,
+    first: u32,
+    size: u8,
+    span: Span,
+}
+
+impl ScratchAccess {
+    fn slots(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.size as u32).map(|k| self.first.wrapping_add(k))
+    }
+}
+
+/// The scratch access of `i`, if it is a scratch read or write (already
+/// checked: its offset is an integer constant, its value has a size).
+fn scratch_access(p: &Program, sizes: &SizeMap<'_>, i: &Inst) -> Option<ScratchAccess> {
+    let d = p.target.op(&i.opcode)?;
+    let write = match d.sem {
+        crate::target::Sem::ScratchRead => false,
+        crate::target::Sem::ScratchWrite => true,
+        _ => return None,
+    };
+    let at = d.operands.iter().position(|k| *k == OperandKind::Index)?;
+    let Some(Operand::Imm(off)) = i.srcs.get(at) else { return None };
+    let value = if write { i.srcs.iter().enumerate().find(|(k, _)| *k != at).map(|x| x.1) } else { i.dest.as_ref() };
+    let size = match value? {
+        Operand::Virt(v) => size_of(sizes, v),
+        Operand::Phys(r) => r.size,
+        _ => 1,
+    };
+    Some(ScratchAccess { write, first: off.bits, size, span: i.span })
+}
+
+/// Check 7: every scratch slot read is written on every path to the read.
+/// Costs nothing for programs without scratch reads.
+fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, cfg: &Cfg) -> Result<(), Located> {
+    let acc: Vec<Vec<ScratchAccess>> = p.blocks.iter().map(|b| b.insts.iter().filter_map(|i| scratch_access(p, sizes, i)).collect()).collect();
+    if !acc.iter().flatten().any(|a| !a.write) {
+        return Ok(());
+    }
+    let mut ids: HashMap<u32, usize> = HashMap::new();
+    for a in acc.iter().flatten().filter(|a| a.write) {
+        for s in a.slots() {
+            let n = ids.len();
+            ids.entry(s).or_insert(n);
+        }
+    }
+    let n = ids.len();
+    if p.blocks.len().saturating_mul(n) > DATAFLOW_BUDGET_BITS {
+        return Err(err(Span::new(1, 1), format!("program too large to validate ({} blocks × {n} scratch slots)", p.blocks.len())));
+    }
+    let walk = |k: usize, set: &mut Bits, check: bool| -> Result<(), Located> {
+        for a in acc.get(k).into_iter().flatten() {
+            if a.write {
+                a.slots().filter_map(|s| ids.get(&s)).for_each(|&x| set.set(x));
+            } else if let (true, Some(s)) = (check, a.slots().find(|s| !ids.get(s).is_some_and(|&x| set.get(x)))) {
+                return Err(err(a.span, format!("scratch slot {s} is read before it is written on some path (scratch memory holds nothing at entry)")));
+            }
+        }
+        Ok(())
+    };
+    let block_in = |k: usize, out: &[Bits]| {
+        let mut s = Bits::new(n, k != 0);
+        cfg.pred[k].iter().for_each(|&j| s.and(&out[j]));
+        s
+    };
+    let mut out = vec![Bits::new(n, true); p.blocks.len()];
+    let order = reverse_postorder(cfg);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &k in &order {
+            let mut s = block_in(k, &out);
+            walk(k, &mut s, false)?;
+            if s != out[k] {
+                out[k] = s;
+                changed = true;
+            }
+        }
+    }
+    (0..p.blocks.len()).try_for_each(|k| walk(k, &mut block_in(k, &out), true))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,7 +744,7 @@ mod tests {
         // What the compiler can place is not judged: virtual operands, exact
         // overlap, a send into g127 whose source is elsewhere, g127 in
         // ordinary ops.
-        check("target gen8\ninput %x:2 = $g2:2\nb0:\n %f:2 = send.scratch_read 0\n $g124:4 = send.tex %x\n $g10:2 = add %f, %f\n $g10:2 = add $g10:2, %f\n send.eot $g124:4\n end\n").unwrap();
+        check("target gen8\ninput %x:2 = $g2:2\nb0:\n send.scratch_write 0, %x\n %f:2 = send.scratch_read 0\n $g124:4 = send.tex %x\n $g10:2 = add %f, %f\n $g10:2 = add $g10:2, %f\n send.eot $g124:4\n end\n").unwrap();
         check("target gen8\ninput %x:2 = $g2:2\nb0:\n $g127 = mov $g2\n %t:4 = send.tex %x\n send.eot %t\n end\n").unwrap();
         check("target gen8\ninput %x:4 = $g112:4\nb0:\n send.eot $g112:4\n end\n").unwrap();
     }
@@ -664,6 +755,21 @@ mod tests {
         let two_ends = "input %x:2 = $g2:2\nb0:\n brnz $g0, b1, b2\nb1:\n send.eot %x\n end\nb2:\n end\n";
         assert!(bad("gen8", two_ends).starts_with("9:2: block `b2` ends the program without"));
         check("target v3d71\nb0:\n end\n").unwrap();
+    }
+
+    #[test]
+    fn scratch_is_written_before_it_is_read() {
+        assert_eq!(bad("v3d71", "b0:\n %a = scratchr 3\n tlbw %a\n end\n"), "3:7: scratch slot 3 is read before it is written on some path (scratch memory holds nothing at entry)");
+        // A 2-word fill needs both slots; the write covers only one.
+        let part = "input %x:2 = $g2:2\nb0:\n send.scratch_write 4, $g2\n %y:2 = send.scratch_read 4\n send.eot %y\n end\n";
+        assert!(bad("gen8", part).contains("scratch slot 5 is read before"), "{}", bad("gen8", part));
+        // Written on one path only.
+        let one_path = "b0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n scratchw 0, %c\n jmp b3\nb2:\n jmp b3\nb3:\n %a = scratchr 0\n tlbw %a\n end\n";
+        assert!(bad("v3d71", one_path).starts_with("11:7: scratch slot 0 is read before"));
+        // Written on every path, around a loop, and in a multi-word run.
+        check("target v3d71\nb0:\n %c = ldunif 0\n scratchw 0, %c\n jmp b1\nb1:\n %a = scratchr 0\n scratchw 0, %a\n brnz %a, b2, b3\nb2:\n jmp b1\nb3:\n tlbw %a\n end\n").unwrap();
+        check("target gen8\ninput %x:2 = $g2:2\nb0:\n send.scratch_write 4, %x\n %y:2 = send.scratch_read 4\n %z = send.scratch_read 5\n send.eot %y\n end\n").unwrap();
+        check("target r600\ninput %a = $R1.x\nb0:\n scratch_write 4294967295, %a\n %b = scratch_read 4294967295\n export 0, %b\n end\n").unwrap();
     }
 
     #[test]
