@@ -13,11 +13,16 @@
 
 use schedra_compiler::{bundle, compile, regalloc, sched_pre, Options};
 use schedra_ir::target::v3d71::V3D71;
-use schedra_ir::{Block, Form, Imm, Inst, Operand, Program, Span, Stage, TermKind, Terminator, VirtReg};
+use schedra_ir::{
+    Block, Form, Imm, Inst, Operand, Program, Span, Stage, TermKind, Terminator, VirtReg,
+};
 use std::time::{Duration, Instant};
 
 fn virt(k: usize) -> Operand {
-    Operand::Virt(VirtReg { name: format!("v{k}"), size: None })
+    Operand::Virt(VirtReg {
+        name: format!("v{k}"),
+        size: None,
+    })
 }
 
 /// Value k in a fixed register (rf4..rf63 round robin): values are read at
@@ -37,18 +42,43 @@ fn program(n: usize, v: fn(usize) -> Operand) -> Program {
     };
     let mut insts = Vec::with_capacity(n);
     let mut defined = 0usize;
-    let inst = |op: &str, dest: Option<Operand>, srcs: Vec<Operand>| Inst { opcode: op.into(), dest, srcs, span: Span::default() };
+    let inst = |op: &str, dest: Option<Operand>, srcs: Vec<Operand>| Inst {
+        opcode: op.into(),
+        dest,
+        srcs,
+        span: Span::default(),
+    };
     while insts.len() + 1 < n {
         let recent = |r: usize| v(defined - 1 - r % defined.clamp(1, 12));
         let choice = if defined < 2 { 0 } else { rnd(10) };
         let i = match choice {
-            0 => inst("ldunif", Some(v(defined)), vec![Operand::Imm(Imm::int(rnd(64) as i64))]),
-            1 => inst("ldvary", Some(v(defined)), vec![Operand::Imm(Imm::int(rnd(8) as i64))]),
+            0 => inst(
+                "ldunif",
+                Some(v(defined)),
+                vec![Operand::Imm(Imm::int(rnd(64) as i64))],
+            ),
+            1 => inst(
+                "ldvary",
+                Some(v(defined)),
+                vec![Operand::Imm(Imm::int(rnd(8) as i64))],
+            ),
             2 => inst("recip", Some(v(defined)), vec![recent(rnd(12))]),
             3 => inst("tlbw", None, vec![recent(rnd(12))]),
-            4 | 5 => inst("fmul", Some(v(defined)), vec![recent(rnd(12)), recent(rnd(12))]),
-            6 => inst("add", Some(v(defined)), vec![recent(rnd(12)), Operand::Imm(Imm::int(rnd(8) as i64))]),
-            _ => inst("fadd", Some(v(defined)), vec![recent(rnd(12)), recent(rnd(12))]),
+            4 | 5 => inst(
+                "fmul",
+                Some(v(defined)),
+                vec![recent(rnd(12)), recent(rnd(12))],
+            ),
+            6 => inst(
+                "add",
+                Some(v(defined)),
+                vec![recent(rnd(12)), Operand::Imm(Imm::int(rnd(8) as i64))],
+            ),
+            _ => inst(
+                "fadd",
+                Some(v(defined)),
+                vec![recent(rnd(12)), recent(rnd(12))],
+            ),
         };
         if i.dest.is_some() {
             defined += 1;
@@ -57,8 +87,24 @@ fn program(n: usize, v: fn(usize) -> Operand) -> Program {
     }
     // The last instruction writes the last value out.
     insts.push(inst("tlbw", None, vec![v(defined.saturating_sub(1))]));
-    let block = Block { label: "b0".into(), insts, bundles: vec![], term: Terminator { kind: TermKind::End, span: Span::default() }, span: Span::default() };
-    Program { name: Some(format!("bench{n}")), target: &V3D71, stage: Stage::Fragment, form: Form::Source, inputs: vec![], blocks: vec![block] }
+    let block = Block {
+        label: "b0".into(),
+        insts,
+        bundles: vec![],
+        term: Terminator {
+            kind: TermKind::End,
+            span: Span::default(),
+        },
+        span: Span::default(),
+    };
+    Program {
+        name: Some(format!("bench{n}")),
+        target: &V3D71,
+        stage: Stage::Fragment,
+        form: Form::Source,
+        inputs: vec![],
+        blocks: vec![block],
+    }
 }
 
 /// Best wall time of `runs` calls of `f`.
@@ -75,7 +121,11 @@ fn best(runs: usize, mut f: impl FnMut()) -> Duration {
 
 fn report(stage: &str, n: usize, d: Duration) {
     let secs = d.as_secs_f64().max(1e-9);
-    println!("{n:>6} insts  {stage:<10} {:>9.2} ms  {:>12.0} inst/s", secs * 1e3, n as f64 / secs);
+    println!(
+        "{n:>6} insts  {stage:<10} {:>9.2} ms  {:>12.0} inst/s",
+        secs * 1e3,
+        n as f64 / secs
+    );
 }
 
 fn main() {
@@ -87,10 +137,21 @@ fn main() {
         let runs = if n > 5_000 { 3 } else { 10 };
         // The allocator is much slower than the schedulers: time it once.
         let ra_runs = 1;
-        report("sched_pre", n, best(runs, || drop(sched_pre::schedule_program(&p, &opts))));
-        report("bundle", n, best(runs, || drop(bundle::bundle_program(&allocated, &opts))));
+        report(
+            "sched_pre",
+            n,
+            best(runs, || drop(sched_pre::schedule_program(&p, &opts))),
+        );
+        report(
+            "bundle",
+            n,
+            best(runs, || drop(bundle::bundle_program(&allocated, &opts))),
+        );
         if let Ok((_, st)) = bundle::bundle_program(&allocated, &opts) {
-            println!("{n:>6} insts  bundle -> {} bundles, {} cycles, {} nops, {} sfu-stalls", st.instructions, st.cycles, st.nops, st.sfu_stalls);
+            println!(
+                "{n:>6} insts  bundle -> {} bundles, {} cycles, {} nops, {} sfu-stalls",
+                st.instructions, st.cycles, st.nops, st.sfu_stalls
+            );
         }
         if n > 1_000 && !full {
             println!("{n:>6} insts  (regalloc and compile skipped; set SCHEDRA_BENCH_FULL=1)");
@@ -98,14 +159,25 @@ fn main() {
         }
         let pre = sched_pre::schedule_program(&p, &opts);
         match regalloc::allocate(&pre, &opts) {
-            Ok(_) => report("regalloc", n, best(ra_runs, || drop(regalloc::allocate(&pre, &opts)))),
+            Ok(_) => report(
+                "regalloc",
+                n,
+                best(ra_runs, || drop(regalloc::allocate(&pre, &opts))),
+            ),
             Err(e) => println!("{n:>6} insts  regalloc failed: {e}"),
         }
         let t = Instant::now();
         match compile(&p, &opts) {
             Ok(c) => {
                 report("compile", n, t.elapsed());
-                println!("{n:>6} insts  -> {} bundles, {} cycles, {} nops, {} sfu-stalls, {} spills", c.stats.instructions, c.stats.cycles, c.stats.nops, c.stats.sfu_stalls, c.stats.spills);
+                println!(
+                    "{n:>6} insts  -> {} bundles, {} cycles, {} nops, {} sfu-stalls, {} spills",
+                    c.stats.instructions,
+                    c.stats.cycles,
+                    c.stats.nops,
+                    c.stats.sfu_stalls,
+                    c.stats.spills
+                );
             }
             Err(e) => println!("{n:>6} insts  compile failed: {e}"),
         }

@@ -22,7 +22,9 @@ use crate::lower::{forward_implicit_copies, lower_block, LoweredOp};
 use crate::sched_post::{build_graph, bundle_ops, landing_end, schedule, Schedule};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
-use schedra_ir::{Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, TermKind, Target};
+use schedra_ir::{
+    Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind,
+};
 
 /// Extra knowledge about the source program that the bundler needs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -55,13 +57,19 @@ impl Hints {
 /// registers are taken to be `alloc`'s inputs; use [`bundle_program_with`]
 /// to pass the source's full list.
 pub fn bundle_program(alloc: &Program, opts: &Options) -> Result<(Program, Stats), CompileError> {
-    let hints = Hints { pinned: alloc.inputs.iter().flat_map(|i| i.reg.regs()).collect() };
+    let hints = Hints {
+        pinned: alloc.inputs.iter().flat_map(|i| i.reg.regs()).collect(),
+    };
     bundle_program_with(alloc, opts, &hints)
 }
 
 /// [`bundle_program`] with explicit [`Hints`] (the allocator passes
 /// `Hints::from_source(src)`).
-pub fn bundle_program_with(alloc: &Program, opts: &Options, hints: &Hints) -> Result<(Program, Stats), CompileError> {
+pub fn bundle_program_with(
+    alloc: &Program,
+    opts: &Options,
+    hints: &Hints,
+) -> Result<(Program, Stats), CompileError> {
     if alloc.form != schedra_ir::Form::Source {
         return Err(CompileError::NotSource);
     }
@@ -69,15 +77,42 @@ pub fn bundle_program_with(alloc: &Program, opts: &Options, hints: &Hints) -> Re
     let live = phys_live_out(alloc);
     let mut blocks = Vec::with_capacity(alloc.blocks.len());
     for (i, b) in alloc.blocks.iter().enumerate() {
-        blocks.push(bundle_block(target, b, live.get(i).map(Vec::as_slice).unwrap_or(&[]), opts, hints)?);
+        blocks.push(bundle_block(
+            target,
+            b,
+            live.get(i).map(Vec::as_slice).unwrap_or(&[]),
+            opts,
+            hints,
+        )?);
     }
-    let inputs = alloc.inputs.iter().map(|i| Input { vreg: None, reg: i.reg, span: i.span }).collect();
-    let program = Program { name: alloc.name.clone(), target, stage: alloc.stage, form: Form::Machine, inputs, blocks };
+    let inputs = alloc
+        .inputs
+        .iter()
+        .map(|i| Input {
+            vreg: None,
+            reg: i.reg,
+            span: i.span,
+        })
+        .collect();
+    let program = Program {
+        name: alloc.name.clone(),
+        target,
+        stage: alloc.stage,
+        form: Form::Machine,
+        inputs,
+        blocks,
+    };
     let stats = stats::machine_stats(&program);
     Ok((program, stats))
 }
 
-fn bundle_block(target: &'static Target, b: &Block, live_out: &[Reg], opts: &Options, hints: &Hints) -> Result<Block, CompileError> {
+fn bundle_block(
+    target: &'static Target,
+    b: &Block,
+    live_out: &[Reg],
+    opts: &Options,
+    hints: &Hints,
+) -> Result<Block, CompileError> {
     let plain = lower_block(target, &b.insts, opts)?;
     let forwarded = forward_implicit_copies(target, plain.clone(), live_out, &term_reads(b), opts);
     let mut best = schedule_block(target, b, plain, opts, hints)?;
@@ -95,17 +130,35 @@ fn bundle_block(target: &'static Target, b: &Block, live_out: &[Reg], opts: &Opt
         if let (Some(p), Some((m, _))) = (at, marker) {
             if p == i {
                 ops_here.push(marker_op(m));
-                ops_here.sort_by_key(|o| target.slots.iter().position(|s| *s == o.slot).unwrap_or(usize::MAX));
+                ops_here.sort_by_key(|o| {
+                    target
+                        .slots
+                        .iter()
+                        .position(|s| *s == o.slot)
+                        .unwrap_or(usize::MAX)
+                });
             }
         }
-        bundles.push(Bundle { ops: ops_here, span: Default::default() });
+        bundles.push(Bundle {
+            ops: ops_here,
+            span: Default::default(),
+        });
     }
-    Ok(Block { label: b.label.clone(), insts: Vec::new(), bundles, term: b.term.clone(), span: b.span })
+    Ok(Block {
+        label: b.label.clone(),
+        insts: Vec::new(),
+        bundles,
+        term: b.term.clone(),
+        span: b.span,
+    })
 }
 
 /// The end marker and its delay-slot count if block `b` ends the program on
 /// a target with an end sequence.
-fn end_marker_of(target: &'static Target, b: &Block) -> Result<Option<(&'static OpDesc, usize)>, CompileError> {
+fn end_marker_of(
+    target: &'static Target,
+    b: &Block,
+) -> Result<Option<(&'static OpDesc, usize)>, CompileError> {
     match (b.term.kind == TermKind::End, target.rules.end_delay_slots()) {
         (true, Some(k)) => Ok(Some((end_marker(target)?, k))),
         _ => Ok(None),
@@ -114,17 +167,27 @@ fn end_marker_of(target: &'static Target, b: &Block) -> Result<Option<(&'static 
 
 /// Schedule lowered ops of `b` and place the end marker: the ops, the
 /// schedule, and the marker's bundle if any.
-fn schedule_block(target: &'static Target, b: &Block, ops: Vec<LoweredOp>, opts: &Options, hints: &Hints) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
+fn schedule_block(
+    target: &'static Target,
+    b: &Block,
+    ops: Vec<LoweredOp>,
+    opts: &Options,
+    hints: &Hints,
+) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
     let g = build_graph(target, &ops, &hints.pinned, opts);
     let mut s = schedule(target, &ops, &g)?;
-    let at = end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
+    let at =
+        end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
     Ok((ops, s, at))
 }
 
 /// The registers a block's terminator reads (a `brnz` condition).
 fn term_reads(b: &Block) -> Vec<Reg> {
     match &b.term.kind {
-        TermKind::Brnz { cond: Operand::Phys(p), .. } => p.regs().collect(),
+        TermKind::Brnz {
+            cond: Operand::Phys(p),
+            ..
+        } => p.regs().collect(),
         _ => Vec::new(),
     }
 }
@@ -140,12 +203,22 @@ pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
     for (bi, b) in p.blocks.iter().enumerate() {
         let (u, d) = (&mut uses[bi], &mut defs[bi]);
         for inst in &b.insts {
-            for r in inst.srcs.iter().filter_map(Operand::phys).flat_map(|x| x.regs()) {
+            for r in inst
+                .srcs
+                .iter()
+                .filter_map(Operand::phys)
+                .flat_map(|x| x.regs())
+            {
                 if !d.contains(&r) {
                     u.insert(r);
                 }
             }
-            d.extend(inst.dest.iter().filter_map(Operand::phys).flat_map(|x| x.regs()));
+            d.extend(
+                inst.dest
+                    .iter()
+                    .filter_map(Operand::phys)
+                    .flat_map(|x| x.regs()),
+            );
         }
         for r in term_reads(b) {
             if !d.contains(&r) {
@@ -153,16 +226,35 @@ pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
             }
         }
     }
-    let succs: Vec<Vec<usize>> = p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| p.block_index(l)).collect()).collect();
+    let succs: Vec<Vec<usize>> = p
+        .blocks
+        .iter()
+        .map(|b| {
+            b.term
+                .successors()
+                .iter()
+                .filter_map(|l| p.block_index(l))
+                .collect()
+        })
+        .collect();
     let mut live_in = uses.clone();
     let mut out: Vec<BTreeSet<Reg>> = vec![BTreeSet::new(); n];
     let mut changed = true;
     while changed {
         changed = false;
         for bi in (0..n).rev() {
-            let lo: BTreeSet<Reg> = succs[bi].iter().filter_map(|&s| live_in.get(s)).flatten().copied().collect();
+            let lo: BTreeSet<Reg> = succs[bi]
+                .iter()
+                .filter_map(|&s| live_in.get(s))
+                .flatten()
+                .copied()
+                .collect();
             if lo != out[bi] {
-                let li: BTreeSet<Reg> = uses[bi].iter().copied().chain(lo.iter().copied().filter(|r| !defs[bi].contains(r))).collect();
+                let li: BTreeSet<Reg> = uses[bi]
+                    .iter()
+                    .copied()
+                    .chain(lo.iter().copied().filter(|r| !defs[bi].contains(r)))
+                    .collect();
                 live_in[bi] = li;
                 out[bi] = lo;
                 changed = true;
@@ -178,12 +270,25 @@ fn end_marker(target: &'static Target) -> Result<&'static OpDesc, CompileError> 
         .ops
         .iter()
         .find(|o| o.machine_only && o.sem == Sem::ThreadSwitch && !o.slots.is_empty())
-        .ok_or_else(|| CompileError::Unsupported(format!("{} has an end sequence but no thread-switch op", target.name)))
+        .ok_or_else(|| {
+            CompileError::Unsupported(format!(
+                "{} has an end sequence but no thread-switch op",
+                target.name
+            ))
+        })
 }
 
 fn marker_op(m: &'static OpDesc) -> schedra_ir::Op {
     let slot = m.slots.first().copied().unwrap_or("sig");
-    schedra_ir::Op { slot: slot.to_string(), inst: Inst { opcode: m.name.to_string(), dest: None, srcs: Vec::new(), span: Default::default() } }
+    schedra_ir::Op {
+        slot: slot.to_string(),
+        inst: Inst {
+            opcode: m.name.to_string(),
+            dest: None,
+            srcs: Vec::new(),
+            span: Default::default(),
+        },
+    }
 }
 
 /// Choose the bundle that carries the end marker `m`, followed by exactly
@@ -200,24 +305,46 @@ fn marker_op(m: &'static OpDesc) -> schedra_ir::Op {
 ///
 /// Returns the marker's bundle index. The `None` check is the single
 /// decision point of the fault `V3dThrswRfWrite` (which skips it).
-pub fn place_end_marker(target: &Target, ops: &[LoweredOp], s: &mut Schedule, m: &'static OpDesc, k: usize, opts: &Options) -> usize {
-    let used = s.bundles.iter().rposition(|b| !b.is_empty()).map_or(0, |i| i + 1);
+pub fn place_end_marker(
+    target: &Target,
+    ops: &[LoweredOp],
+    s: &mut Schedule,
+    m: &'static OpDesc,
+    k: usize,
+    opts: &Options,
+) -> usize {
+    let used = s
+        .bundles
+        .iter()
+        .rposition(|b| !b.is_empty())
+        .map_or(0, |i| i + 1);
     let land = landing_end(ops, s);
     let first = used.saturating_sub(k + 1).max(land.saturating_sub(k + 1));
     let slot = m.slots.first().copied().unwrap_or("sig");
     let op_ok = |j: usize, p: usize, sl: &str, marker_here: bool| -> bool {
         let Some(op) = ops.get(j) else { return false };
         if marker_here {
-            sl != slot && (opts.has(Fault::V3dThrswRfWrite) || target.rules.end_slot_ok(op.desc, &op.inst, None).is_ok())
+            sl != slot
+                && (opts.has(Fault::V3dThrswRfWrite)
+                    || target.rules.end_slot_ok(op.desc, &op.inst, None).is_ok())
         } else {
             target.rules.end_slot_ok(op.desc, &op.inst, Some(p)).is_ok()
         }
     };
     let bundle = |i: usize| s.bundles.get(i).map(Vec::as_slice).unwrap_or(&[]);
-    let merge_ok = |p: usize| (p..used).all(|i| bundle(i).iter().all(|&(j, sl)| op_ok(j, i.saturating_sub(p + 1), sl, i == p)));
-    let p = (first..used.max(first)).find(|&p| merge_ok(p)).unwrap_or(used.max(first));
+    let merge_ok = |p: usize| {
+        (p..used).all(|i| {
+            bundle(i)
+                .iter()
+                .all(|&(j, sl)| op_ok(j, i.saturating_sub(p + 1), sl, i == p))
+        })
+    };
+    let p = (first..used.max(first))
+        .find(|&p| merge_ok(p))
+        .unwrap_or(used.max(first));
     if let Some(q) = insert_point(ops, s, used, k) {
-        let tail_ok = (q..used).all(|i| bundle(i).iter().all(|&(j, sl)| op_ok(j, i - q, sl, false)));
+        let tail_ok =
+            (q..used).all(|i| bundle(i).iter().all(|&(j, sl)| op_ok(j, i - q, sl, false)));
         if tail_ok && used + 1 < p + 1 + k {
             s.bundles.truncate(used);
             s.bundles.insert(q, Vec::new());
@@ -239,8 +366,13 @@ pub fn place_end_marker(target: &Target, ops: &[LoweredOp], s: &mut Schedule, m:
 /// the bundles from there on move one cycle later.
 fn insert_point(ops: &[LoweredOp], s: &Schedule, used: usize, k: usize) -> Option<usize> {
     let q = used.checked_sub(k)?;
-    let mut writes = ops.iter().zip(&s.cycle_of).flat_map(|(o, &c)| o.deps.writes.iter().map(move |w| (c, c + w.1 as usize)));
-    writes.all(|(c, l)| if c < q { l <= q } else { l < used + 1 }).then_some(q)
+    let mut writes = ops
+        .iter()
+        .zip(&s.cycle_of)
+        .flat_map(|(o, &c)| o.deps.writes.iter().map(move |w| (c, c + w.1 as usize)));
+    writes
+        .all(|(c, l)| if c < q { l <= q } else { l < used + 1 })
+        .then_some(q)
 }
 
 #[cfg(test)]
@@ -253,13 +385,41 @@ mod tests {
         Operand::Phys(PhysReg::one(r))
     }
     fn inst(op: &str, dest: Option<u16>, srcs: Vec<Operand>) -> Inst {
-        Inst { opcode: op.into(), dest: dest.map(reg), srcs, span: Span::default() }
+        Inst {
+            opcode: op.into(),
+            dest: dest.map(reg),
+            srcs,
+            span: Span::default(),
+        }
     }
     fn prog(t: &'static Target, insts: Vec<Inst>, inputs: &[u16]) -> Program {
-        let term = Terminator { kind: TermKind::End, span: Span::default() };
-        let block = Block { label: "b0".into(), insts, bundles: vec![], term, span: Span::default() };
-        let inputs = inputs.iter().map(|&r| Input { vreg: None, reg: PhysReg::one(r), span: Span::default() }).collect();
-        Program { name: Some("t".into()), target: t, stage: Stage::Fragment, form: Form::Source, inputs, blocks: vec![block] }
+        let term = Terminator {
+            kind: TermKind::End,
+            span: Span::default(),
+        };
+        let block = Block {
+            label: "b0".into(),
+            insts,
+            bundles: vec![],
+            term,
+            span: Span::default(),
+        };
+        let inputs = inputs
+            .iter()
+            .map(|&r| Input {
+                vreg: None,
+                reg: PhysReg::one(r),
+                span: Span::default(),
+            })
+            .collect();
+        Program {
+            name: Some("t".into()),
+            target: t,
+            stage: Stage::Fragment,
+            form: Form::Source,
+            inputs,
+            blocks: vec![block],
+        }
     }
 
     fn mul_example() -> Program {
@@ -282,8 +442,17 @@ mod tests {
         let b = &m.blocks[0].bundles;
         let n = b.len();
         assert!(n >= 3);
-        assert!(b[n - 3].ops.iter().any(|o| o.inst.opcode == "thrsw" && o.slot == "sig"));
-        assert_eq!(b.iter().flat_map(|x| &x.ops).filter(|o| o.inst.opcode == "thrsw").count(), 1);
+        assert!(b[n - 3]
+            .ops
+            .iter()
+            .any(|o| o.inst.opcode == "thrsw" && o.slot == "sig"));
+        assert_eq!(
+            b.iter()
+                .flat_map(|x| &x.ops)
+                .filter(|o| o.inst.opcode == "thrsw")
+                .count(),
+            1
+        );
         assert_eq!(st.instructions, n);
         assert_eq!(m.form, Form::Machine);
         assert_eq!(m.inputs[0].vreg, None);
@@ -292,13 +461,31 @@ mod tests {
     #[test]
     fn thrsw_bundle_holds_no_register_write_unless_faulted() {
         // The last op writes a register: thrsw cannot share its bundle.
-        let p = prog(&V3D71, vec![inst("fadd", Some(4), vec![reg(1), reg(1)]), inst("tlbw", None, vec![reg(4)]), inst("fadd", Some(6), vec![reg(1), reg(1)])], &[1]);
+        let p = prog(
+            &V3D71,
+            vec![
+                inst("fadd", Some(4), vec![reg(1), reg(1)]),
+                inst("tlbw", None, vec![reg(4)]),
+                inst("fadd", Some(6), vec![reg(1), reg(1)]),
+            ],
+            &[1],
+        );
         let writes_with_thrsw = |m: &Program| {
-            m.blocks[0].bundles.iter().any(|b| b.ops.iter().any(|o| o.inst.opcode == "thrsw") && b.ops.iter().any(|o| o.inst.dest.is_some()))
+            m.blocks[0].bundles.iter().any(|b| {
+                b.ops.iter().any(|o| o.inst.opcode == "thrsw")
+                    && b.ops.iter().any(|o| o.inst.dest.is_some())
+            })
         };
         let (m, _) = bundle_program(&p, &Options::default()).unwrap();
         assert!(!writes_with_thrsw(&m));
-        let (m, _) = bundle_program(&p, &Options { inject: Some(Fault::V3dThrswRfWrite), ..Default::default() }).unwrap();
+        let (m, _) = bundle_program(
+            &p,
+            &Options {
+                inject: Some(Fault::V3dThrswRfWrite),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         assert!(writes_with_thrsw(&m));
     }
 

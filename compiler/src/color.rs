@@ -35,7 +35,11 @@ pub struct Problem<'a> {
 fn available(p: &Problem, v: ValId) -> usize {
     let size = p.sizes.get(v as usize).copied().unwrap_or(1);
     let phys = p.graph.phys.get(v as usize).copied().unwrap_or_default();
-    p.cons.cands_for(size).iter().filter(|r| !phys.overlaps(**r) && p.cons.allowed(v, **r)).count()
+    p.cons
+        .cands_for(size)
+        .iter()
+        .filter(|r| !phys.overlaps(**r) && p.cons.allowed(v, **r))
+        .count()
 }
 
 /// The simplify phase: the order in which to select (last removed first).
@@ -46,16 +50,34 @@ fn simplify(p: &Problem) -> Vec<ValId> {
     let size = |v: ValId| p.sizes.get(v as usize).copied().unwrap_or(1) as usize;
     let mut weight = vec![0usize; nv];
     for &v in p.nodes {
-        weight[v as usize] = p.graph.adj[v as usize].iter().filter(|m| in_graph[**m as usize]).map(|&m| size(m) + size(v) - 1).sum();
+        weight[v as usize] = p.graph.adj[v as usize]
+            .iter()
+            .filter(|m| in_graph[**m as usize])
+            .map(|&m| size(m) + size(v) - 1)
+            .sum();
     }
-    let avail: Vec<usize> = (0..nv).map(|v| if in_graph[v] { available(p, v as ValId) } else { 0 }).collect();
+    let avail: Vec<usize> = (0..nv)
+        .map(|v| {
+            if in_graph[v] {
+                available(p, v as ValId)
+            } else {
+                0
+            }
+        })
+        .collect();
     let mut stack = Vec::with_capacity(p.nodes.len());
     let mut left: Vec<ValId> = p.nodes.to_vec();
     while !left.is_empty() {
-        let pick = match left.iter().position(|&v| weight[v as usize] < avail[v as usize]) {
+        let pick = match left
+            .iter()
+            .position(|&v| weight[v as usize] < avail[v as usize])
+        {
             Some(i) => i,
             None => {
-                let score = |v: ValId| p.cost.get(v as usize).copied().unwrap_or(1.0) / (weight[v as usize] as f64 + 1.0);
+                let score = |v: ValId| {
+                    p.cost.get(v as usize).copied().unwrap_or(1.0)
+                        / (weight[v as usize] as f64 + 1.0)
+                };
                 let mut best = 0;
                 for (i, &v) in left.iter().enumerate() {
                     if score(v) < score(left[best]) {
@@ -91,13 +113,19 @@ pub fn color(p: &Problem) -> Result<Vec<Option<PhysReg>>, Vec<ValId>> {
             }
         }
         let fits = |r: PhysReg| r.size == size && !busy.overlaps(r) && p.cons.allowed(v, r);
-        let hinted = p.cons.hints.get(v as usize).into_iter().flatten().find_map(|h| {
-            let r = match *h {
-                Hint::Phys(r) => Some(r),
-                Hint::Val(o) => assign.get(o as usize).copied().flatten(),
-            };
-            r.filter(|r| fits(*r) && p.cons.cands_for(size).contains(r))
-        });
+        let hinted = p
+            .cons
+            .hints
+            .get(v as usize)
+            .into_iter()
+            .flatten()
+            .find_map(|h| {
+                let r = match *h {
+                    Hint::Phys(r) => Some(r),
+                    Hint::Val(o) => assign.get(o as usize).copied().flatten(),
+                };
+                r.filter(|r| fits(*r) && p.cons.cands_for(size).contains(r))
+            });
         let choice = hinted.or_else(|| p.cons.cands_for(size).iter().copied().find(|r| fits(*r)));
         match choice {
             Some(r) => assign[v as usize] = Some(r),
@@ -142,7 +170,14 @@ mod tests {
         let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
         let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
         let cost = vec![1.0; sizes.len()];
-        let a = color(&Problem { nodes: &nodes, graph: &g, cons: &k, sizes: &sizes, cost: &cost }).expect("colours");
+        let a = color(&Problem {
+            nodes: &nodes,
+            graph: &g,
+            cons: &k,
+            sizes: &sizes,
+            cost: &cost,
+        })
+        .expect("colours");
         for x in &nodes {
             for y in &nodes {
                 if x != y && g.interferes(*x, *y) {
@@ -159,7 +194,14 @@ mod tests {
         let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
         let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
         let cost = vec![1.0; sizes.len()];
-        let spill = color(&Problem { nodes: &nodes, graph: &g, cons: &k, sizes: &sizes, cost: &cost }).expect_err("three values live at once in two registers");
+        let spill = color(&Problem {
+            nodes: &nodes,
+            graph: &g,
+            cons: &k,
+            sizes: &sizes,
+            cost: &cost,
+        })
+        .expect_err("three values live at once in two registers");
         assert!(!spill.is_empty());
     }
 }

@@ -116,7 +116,11 @@ impl DepGraph {
     /// edge is kept; the post-RA scheduler uses it for fault injection, every
     /// other caller passes `|_| true`.
     pub fn build(ops: &[OpDeps], keep: impl Fn(&Edge) -> bool) -> DepGraph {
-        let mut g = DepGraph { edges: Vec::new(), preds: vec![Vec::new(); ops.len()], succs: vec![Vec::new(); ops.len()] };
+        let mut g = DepGraph {
+            edges: Vec::new(),
+            preds: vec![Vec::new(); ops.len()],
+            succs: vec![Vec::new(); ops.len()],
+        };
         let mut locs: HashMap<Loc, LocState> = HashMap::new();
         let mut effects: Vec<(usize, &Effect)> = Vec::new();
         let mut last_barrier: Option<usize> = None;
@@ -129,16 +133,43 @@ impl DepGraph {
             for r in &op.reads {
                 let st = locs.entry(*r).or_default();
                 if let Some((w, l)) = st.last_write {
-                    add(&mut g, Edge { from: w, to: i, delay: l as i32, kind: EdgeKind::Raw, loc: Some(*r) });
+                    add(
+                        &mut g,
+                        Edge {
+                            from: w,
+                            to: i,
+                            delay: l as i32,
+                            kind: EdgeKind::Raw,
+                            loc: Some(*r),
+                        },
+                    );
                 }
             }
             for (w, lat) in &op.writes {
                 let st = locs.entry(*w).or_default();
                 for &rd in &st.readers {
-                    add(&mut g, Edge { from: rd, to: i, delay: 1 - *lat as i32, kind: EdgeKind::War, loc: Some(*w) });
+                    add(
+                        &mut g,
+                        Edge {
+                            from: rd,
+                            to: i,
+                            delay: 1 - *lat as i32,
+                            kind: EdgeKind::War,
+                            loc: Some(*w),
+                        },
+                    );
                 }
                 if let Some((pw, pl)) = st.last_write {
-                    add(&mut g, Edge { from: pw, to: i, delay: pl as i32 - *lat as i32 + 1, kind: EdgeKind::Waw, loc: Some(*w) });
+                    add(
+                        &mut g,
+                        Edge {
+                            from: pw,
+                            to: i,
+                            delay: pl as i32 - *lat as i32 + 1,
+                            kind: EdgeKind::Waw,
+                            loc: Some(*w),
+                        },
+                    );
                 }
             }
             // Readers are recorded after the writes so that an op reading and
@@ -159,8 +190,21 @@ impl DepGraph {
         g
     }
 
-    fn order_effects<'a>(&mut self, i: usize, op: &'a OpDeps, effects: &mut Vec<(usize, &'a Effect)>, last_barrier: &mut Option<usize>, keep: &impl Fn(&Edge) -> bool) {
-        let order = |from: usize| Edge { from, to: i, delay: 1, kind: EdgeKind::Order, loc: None };
+    fn order_effects<'a>(
+        &mut self,
+        i: usize,
+        op: &'a OpDeps,
+        effects: &mut Vec<(usize, &'a Effect)>,
+        last_barrier: &mut Option<usize>,
+        keep: &impl Fn(&Edge) -> bool,
+    ) {
+        let order = |from: usize| Edge {
+            from,
+            to: i,
+            delay: 1,
+            kind: EdgeKind::Order,
+            loc: None,
+        };
         if op.effects.contains(&Effect::Barrier) {
             for from in 0..i {
                 let e = order(from);
@@ -179,7 +223,11 @@ impl DepGraph {
             }
         }
         for eff in &op.effects {
-            let mut froms: Vec<usize> = effects.iter().filter(|(_, old)| conflicts(old, eff)).map(|(j, _)| *j).collect();
+            let mut froms: Vec<usize> = effects
+                .iter()
+                .filter(|(_, old)| conflicts(old, eff))
+                .map(|(j, _)| *j)
+                .collect();
             froms.dedup();
             for from in froms {
                 let e = order(from);
@@ -219,12 +267,20 @@ impl DepGraph {
 
     /// The incoming edges of op `i`.
     pub fn preds_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        self.preds.get(i).into_iter().flatten().filter_map(|&k| self.edges.get(k))
+        self.preds
+            .get(i)
+            .into_iter()
+            .flatten()
+            .filter_map(|&k| self.edges.get(k))
     }
 
     /// The outgoing edges of op `i`.
     pub fn succs_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        self.succs.get(i).into_iter().flatten().filter_map(|&k| self.edges.get(k))
+        self.succs
+            .get(i)
+            .into_iter()
+            .flatten()
+            .filter_map(|&k| self.edges.get(k))
     }
 
     /// For each op, the longest delay-weighted path from it to the end of
@@ -249,7 +305,11 @@ impl DepGraph {
         let n = self.len();
         let mut d = vec![0i64; n];
         for i in 0..n {
-            let best = self.preds_of(i).map(|e| d.get(e.from).copied().unwrap_or(0) + e.delay.max(0) as i64).max().unwrap_or(0);
+            let best = self
+                .preds_of(i)
+                .map(|e| d.get(e.from).copied().unwrap_or(0) + e.delay.max(0) as i64)
+                .max()
+                .unwrap_or(0);
             d[i] = best;
         }
         d
@@ -260,7 +320,18 @@ impl DepGraph {
 fn conflicts(a: &Effect, b: &Effect) -> bool {
     match (a, b) {
         (Effect::Output(x), Effect::Output(y)) => x == y,
-        (Effect::Scratch { write: w1, lo: l1, hi: h1 }, Effect::Scratch { write: w2, lo: l2, hi: h2 }) => (*w1 || *w2) && l1 < h2 && l2 < h1,
+        (
+            Effect::Scratch {
+                write: w1,
+                lo: l1,
+                hi: h1,
+            },
+            Effect::Scratch {
+                write: w2,
+                lo: l2,
+                hi: h2,
+            },
+        ) => (*w1 || *w2) && l1 < h2 && l2 < h1,
         (Effect::Barrier, _) | (_, Effect::Barrier) => true,
         _ => false,
     }
@@ -271,11 +342,17 @@ mod tests {
     use super::*;
 
     fn op(reads: &[u16], writes: &[(u16, u32)]) -> OpDeps {
-        OpDeps { reads: reads.iter().map(|r| Loc::Phys(*r)).collect(), writes: writes.iter().map(|(r, l)| (Loc::Phys(*r), *l)).collect(), effects: vec![] }
+        OpDeps {
+            reads: reads.iter().map(|r| Loc::Phys(*r)).collect(),
+            writes: writes.iter().map(|(r, l)| (Loc::Phys(*r), *l)).collect(),
+            effects: vec![],
+        }
     }
 
     fn has(g: &DepGraph, from: usize, to: usize, kind: EdgeKind, delay: i32) -> bool {
-        g.edges.iter().any(|e| e.from == from && e.to == to && e.kind == kind && e.delay == delay)
+        g.edges
+            .iter()
+            .any(|e| e.from == from && e.to == to && e.kind == kind && e.delay == delay)
     }
 
     #[test]
@@ -299,7 +376,10 @@ mod tests {
 
     #[test]
     fn effects_keep_channel_order_only() {
-        let out = |c: &str| OpDeps { effects: vec![Effect::Output(c.into())], ..Default::default() };
+        let out = |c: &str| OpDeps {
+            effects: vec![Effect::Output(c.into())],
+            ..Default::default()
+        };
         let ops = [out("tlb"), out("export 0"), out("tlb")];
         let g = DepGraph::build(&ops, |_| true);
         assert!(has(&g, 0, 2, EdgeKind::Order, 1));
@@ -308,7 +388,10 @@ mod tests {
 
     #[test]
     fn one_channel_gets_a_chain_not_a_clique() {
-        let out = OpDeps { effects: vec![Effect::Output("tlb".into())], ..Default::default() };
+        let out = OpDeps {
+            effects: vec![Effect::Output("tlb".into())],
+            ..Default::default()
+        };
         let g = DepGraph::build(&vec![out; 50], |_| true);
         assert_eq!(g.edges.len(), 49);
         assert!((0..49).all(|i| has(&g, i, i + 1, EdgeKind::Order, 1)));
@@ -316,8 +399,19 @@ mod tests {
 
     #[test]
     fn scratch_overlap_and_barrier() {
-        let s = |write, lo, hi| OpDeps { effects: vec![Effect::Scratch { write, lo, hi }], ..Default::default() };
-        let ops = [s(true, 0, 2), s(false, 1, 2), s(false, 2, 3), OpDeps { effects: vec![Effect::Barrier], ..Default::default() }];
+        let s = |write, lo, hi| OpDeps {
+            effects: vec![Effect::Scratch { write, lo, hi }],
+            ..Default::default()
+        };
+        let ops = [
+            s(true, 0, 2),
+            s(false, 1, 2),
+            s(false, 2, 3),
+            OpDeps {
+                effects: vec![Effect::Barrier],
+                ..Default::default()
+            },
+        ];
         let g = DepGraph::build(&ops, |_| true);
         assert!(has(&g, 0, 1, EdgeKind::Order, 1));
         assert!(!g.edges.iter().any(|e| e.to == 2 && e.from == 0));
@@ -333,15 +427,27 @@ mod tests {
         assert_eq!(g.heights(&[2, 1, 0]), vec![3, 1, 0]);
         assert_eq!(g.depths(), vec![0, 2, 3]);
         let ops = [op(&[1], &[]), op(&[], &[(1, 1)])];
-        assert!(DepGraph::build(&ops, |e| e.kind != EdgeKind::War).edges.is_empty());
+        assert!(DepGraph::build(&ops, |e| e.kind != EdgeKind::War)
+            .edges
+            .is_empty());
     }
 
     #[test]
     fn virtual_registers_defined_twice() {
         let ops = [
-            OpDeps { writes: vec![(Loc::Virt(0), 1)], ..Default::default() },
-            OpDeps { reads: vec![Loc::Virt(0)], writes: vec![(Loc::Virt(1), 1)], ..Default::default() },
-            OpDeps { writes: vec![(Loc::Virt(0), 1)], ..Default::default() },
+            OpDeps {
+                writes: vec![(Loc::Virt(0), 1)],
+                ..Default::default()
+            },
+            OpDeps {
+                reads: vec![Loc::Virt(0)],
+                writes: vec![(Loc::Virt(1), 1)],
+                ..Default::default()
+            },
+            OpDeps {
+                writes: vec![(Loc::Virt(0), 1)],
+                ..Default::default()
+            },
         ];
         let g = DepGraph::build(&ops, |_| true);
         assert!(has(&g, 1, 2, EdgeKind::War, 0));

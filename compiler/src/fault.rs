@@ -36,7 +36,17 @@ impl Fault {
     /// Every fault, in a stable order.
     pub fn all() -> &'static [Fault] {
         use Fault::*;
-        &[V3dLdvarySameCycle, V3dRf0AcrossImplicit, V3dThrswRfWrite, V3dSfuLatency, Gen8R127SpillFill, R600PinnedWar, SchedIgnoreWar, RaSplitPreallocated, SpillNoReserve]
+        &[
+            V3dLdvarySameCycle,
+            V3dRf0AcrossImplicit,
+            V3dThrswRfWrite,
+            V3dSfuLatency,
+            Gen8R127SpillFill,
+            R600PinnedWar,
+            SchedIgnoreWar,
+            RaSplitPreallocated,
+            SpillNoReserve,
+        ]
     }
     /// The `--inject` name.
     pub fn name(self) -> &'static str {
@@ -57,7 +67,9 @@ impl Fault {
     pub fn target(self) -> Option<&'static str> {
         use Fault::*;
         match self {
-            V3dLdvarySameCycle | V3dRf0AcrossImplicit | V3dThrswRfWrite | V3dSfuLatency => Some("v3d71"),
+            V3dLdvarySameCycle | V3dRf0AcrossImplicit | V3dThrswRfWrite | V3dSfuLatency => {
+                Some("v3d71")
+            }
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve => None,

@@ -60,9 +60,19 @@ impl Graph {
 /// Build the interference graph of `f`.
 pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
     let nv = vm.nv;
-    let mut g = Graph { nv, matrix: BitSet::new(nv * nv), adj: vec![Vec::new(); nv], phys: vec![RegSet::default(); nv], global: vec![false; nv] };
+    let mut g = Graph {
+        nv,
+        matrix: BitSet::new(nv * nv),
+        adj: vec![Vec::new(); nv],
+        phys: vec![RegSet::default(); nv],
+        global: vec![false; nv],
+    };
     for b in 0..f.blocks.len() {
-        for x in lv.live_in[b].iter().chain(lv.live_out[b].iter()).take_while(|&x| x < nv) {
+        for x in lv.live_in[b]
+            .iter()
+            .chain(lv.live_out[b].iter())
+            .take_while(|&x| x < nv)
+        {
             g.global[x] = true;
         }
         let occ = liveness::occupancy(f, vm, lv, b);
@@ -124,7 +134,10 @@ impl Constraints {
     pub fn allowed(&self, v: ValId, run: PhysReg) -> bool {
         let v = v as usize;
         let forbid_ok = self.forbid.get(v).is_none_or(|s| !s.overlaps(run));
-        let partial_ok = self.no_partial.get(v).is_none_or(|ps| ps.iter().all(|p| *p == run || !p.overlaps(run)));
+        let partial_ok = self
+            .no_partial
+            .get(v)
+            .is_none_or(|ps| ps.iter().all(|p| *p == run || !p.overlaps(run)));
         forbid_ok && partial_ok
     }
     /// Candidate runs for value `v` of size `size`, in allocation order.
@@ -141,7 +154,11 @@ impl Constraints {
 fn rule_forbidden(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
     type Memo = Mutex<HashMap<(usize, usize, bool), RegSet>>;
     static MEMO: OnceLock<Memo> = OnceLock::new();
-    let key = (std::ptr::from_ref(f.target) as usize, std::ptr::from_ref(desc) as usize, as_dest);
+    let key = (
+        std::ptr::from_ref(f.target) as usize,
+        std::ptr::from_ref(desc) as usize,
+        as_dest,
+    );
     let memo = MEMO.get_or_init(Default::default);
     if let Some(s) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
         return s;
@@ -160,7 +177,12 @@ fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> Re
     for r in 0..f.target.regs.count {
         let run = Operand::Phys(PhysReg::one(r));
         let srcs = desc.operands.iter().map(|_| run.clone()).collect();
-        let inst = Inst { opcode: desc.name.to_string(), dest: as_dest.then(|| run.clone()), srcs, span: Default::default() };
+        let inst = Inst {
+            opcode: desc.name.to_string(),
+            dest: as_dest.then(|| run.clone()),
+            srcs,
+            span: Default::default(),
+        };
         if f.target.rules.op_regs_ok(desc, &inst).is_err() {
             s.insert(r);
         }
@@ -175,7 +197,12 @@ fn end_forbidden(f: &Func, mov: &'static OpDesc) -> RegSet {
     let mut s = RegSet::default();
     for r in 0..f.target.regs.count {
         let run = Operand::Phys(PhysReg::one(r));
-        let inst = Inst { opcode: mov.name.to_string(), dest: Some(run.clone()), srcs: vec![run], span: Default::default() };
+        let inst = Inst {
+            opcode: mov.name.to_string(),
+            dest: Some(run.clone()),
+            srcs: vec![run],
+            span: Default::default(),
+        };
         if (0..2).any(|k| f.target.rules.end_slot_ok(mov, &inst, Some(k)).is_err()) {
             s.insert(r);
         }
@@ -193,27 +220,50 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
     let nv = f.vals.len();
     let mut alloc_set = RegSet::default();
     allocatable.iter().for_each(|&r| alloc_set.insert(r));
-    let max = f.vals.iter().map(|v| v.size).max().unwrap_or(1).max(f.target.max_value_size);
+    let max = f
+        .vals
+        .iter()
+        .map(|v| v.size)
+        .max()
+        .unwrap_or(1)
+        .max(f.target.max_value_size);
     let mut cands = vec![Vec::new(); max as usize + 1];
     for (size, c) in cands.iter_mut().enumerate().skip(1) {
         for &r in allocatable {
-            let run = PhysReg { base: r, size: size as u8 };
-            if r % align(size as u8) == 0 && (r as usize + size) <= f.target.regs.count as usize && !run.regs().any(|x| !alloc_set.contains(x)) {
+            let run = PhysReg {
+                base: r,
+                size: size as u8,
+            };
+            if r % align(size as u8) == 0
+                && (r as usize + size) <= f.target.regs.count as usize
+                && !run.regs().any(|x| !alloc_set.contains(x))
+            {
                 c.push(run);
             }
         }
     }
-    let mut k = Constraints { cands, forbid: vec![RegSet::default(); nv], no_partial: vec![Vec::new(); nv], hints: vec![Vec::new(); nv] };
+    let mut k = Constraints {
+        cands,
+        forbid: vec![RegSet::default(); nv],
+        no_partial: vec![Vec::new(); nv],
+        hints: vec![Vec::new(); nv],
+    };
     let mut cache: HashMap<(&'static str, bool), RegSet> = HashMap::new();
     let mov = crate::ra_ir::mov_desc(f.target)?;
-    let end_set = if f.target.rules.end_delay_slots().is_some() { end_forbidden(f, mov) } else { RegSet::default() };
+    let end_set = if f.target.rules.end_delay_slots().is_some() {
+        end_forbidden(f, mov)
+    } else {
+        RegSet::default()
+    };
     for b in &f.blocks {
         let n = b.insts.len();
         let final_block = matches!(b.term.kind, schedra_ir::TermKind::End);
         for (idx, i) in b.insts.iter().enumerate() {
             let near_end = final_block && idx + END_WINDOW >= n;
             if let Some(Loc::Val(v)) = i.dest {
-                let s = *cache.entry((i.desc.name, true)).or_insert_with(|| rule_forbidden(f, i.desc, true));
+                let s = *cache
+                    .entry((i.desc.name, true))
+                    .or_insert_with(|| rule_forbidden(f, i.desc, true));
                 k.forbid[v as usize].union_with(&s);
                 if near_end {
                     k.forbid[v as usize].union_with(&end_set);
@@ -225,14 +275,18 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
             }
             for l in i.use_locs() {
                 if let Loc::Val(v) = l {
-                    let s = *cache.entry((i.desc.name, false)).or_insert_with(|| rule_forbidden(f, i.desc, false));
+                    let s = *cache
+                        .entry((i.desc.name, false))
+                        .or_insert_with(|| rule_forbidden(f, i.desc, false));
                     k.forbid[v as usize].union_with(&s);
                     if near_end {
                         k.forbid[v as usize].union_with(&end_set);
                     }
                 }
             }
-            if let (Some(Loc::Phys(p)), Sem::Mov, Some(Loc::Val(v))) = (i.dest, i.desc.sem, i.use_locs().next()) {
+            if let (Some(Loc::Phys(p)), Sem::Mov, Some(Loc::Val(v))) =
+                (i.dest, i.desc.sem, i.use_locs().next())
+            {
                 k.hints[v as usize].push(Hint::Phys(p));
             }
         }
@@ -244,7 +298,9 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
 }
 
 fn add_copy_hints(k: &mut Constraints, i: &crate::ra_ir::RInst) {
-    let (Some(Loc::Val(d)), Sem::Mov) = (i.dest, i.desc.sem) else { return };
+    let (Some(Loc::Val(d)), Sem::Mov) = (i.dest, i.desc.sem) else {
+        return;
+    };
     match i.use_locs().next() {
         Some(Loc::Phys(p)) => {
             let first = i.kind == Kind::InputCopy;
@@ -272,13 +328,20 @@ mod tests {
 
     #[test]
     fn gen8_rules_forbid_g127_for_send_results_and_low_registers_for_eot() {
-        let f = func("target gen8\ninput %x:2 = $g2:2\nb0:\n %t:4 = send.tex %x\n send.eot %t\n end\n");
+        let f =
+            func("target gen8\ninput %x:2 = $g2:2\nb0:\n %t:4 = send.tex %x\n send.eot %t\n end\n");
         let k = constraints(&f, &f.target.rules.allocatable(f.stage)).expect("constraints");
         let t = f.vals.iter().position(|v| v.name == "t").unwrap_or(0) as ValId;
         assert!(k.forbid[t as usize].contains(127));
         assert!(k.forbid[t as usize].contains(111) && !k.forbid[t as usize].contains(112));
-        assert!(!k.allowed(t, PhysReg { base: 124, size: 4 }) && k.allowed(t, PhysReg { base: 120, size: 4 }));
-        assert!(k.cands_for(4).iter().all(|r| r.base % 4 == 0 && r.base >= 2));
+        assert!(
+            !k.allowed(t, PhysReg { base: 124, size: 4 })
+                && k.allowed(t, PhysReg { base: 120, size: 4 })
+        );
+        assert!(k
+            .cands_for(4)
+            .iter()
+            .all(|r| r.base % 4 == 0 && r.base >= 2));
     }
 
     #[test]
@@ -288,7 +351,11 @@ mod tests {
         for v in 0..f.vals.len() {
             assert!(k.forbid[v].contains(2) && k.forbid[v].contains(3) && !k.forbid[v].contains(1));
         }
-        assert_eq!(k.hints[0].first(), Some(&Hint::Phys(PhysReg::one(2))), "the input prefers its register");
+        assert_eq!(
+            k.hints[0].first(),
+            Some(&Hint::Phys(PhysReg::one(2))),
+            "the input prefers its register"
+        );
     }
 
     #[test]
@@ -301,6 +368,9 @@ mod tests {
         assert!(g.phys[0].contains(9), "%a lives across the write of rf9");
         let vm_fault = VarMap::new(&f, false, true);
         let g2 = build(&f, &vm_fault, &analyze(&f, &vm_fault));
-        assert!(!g2.phys[0].contains(0), "without implicit writes rf0 looks free");
+        assert!(
+            !g2.phys[0].contains(0),
+            "without implicit writes rf0 looks free"
+        );
     }
 }

@@ -143,7 +143,8 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     if src.form != schedra_ir::Form::Source {
         return Err(CompileError::NotSource);
     }
-    schedra_ir::validate::validate(src).map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
+    schedra_ir::validate::validate(src)
+        .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
     let scheduled = sched_pre::schedule_program(src, opts);
     let alloc = regalloc::allocate(&scheduled, opts)?;
     let hints = bundle::Hints::from_source(src);

@@ -64,7 +64,10 @@ struct State<'a> {
 
 impl State<'_> {
     fn free(&self, run: PhysReg, g: usize, seg_start: usize) -> bool {
-        let (Some(a), Some(b), Some(c)) = (self.glob.get(g), self.phys.get(g), self.local.get(g)) else { return false };
+        let (Some(a), Some(b), Some(c)) = (self.glob.get(g), self.phys.get(g), self.local.get(g))
+        else {
+            return false;
+        };
         if a.overlaps(run) || c.overlaps(run) {
             return false;
         }
@@ -85,18 +88,35 @@ impl State<'_> {
         Some(t)
     }
     fn hint_runs(&self, v: ValId) -> Vec<PhysReg> {
-        let hints = self.scan.cons.hints.get(v as usize).map_or(&[][..], |h| h.as_slice());
+        let hints = self
+            .scan
+            .cons
+            .hints
+            .get(v as usize)
+            .map_or(&[][..], |h| h.as_slice());
         hints
             .iter()
             .filter_map(|h| match *h {
                 Hint::Phys(r) => Some(r),
-                Hint::Val(o) => self.scan.assign.get(o as usize).copied().flatten().or_else(|| self.last_run.get(&o).copied()),
+                Hint::Val(o) => self
+                    .scan
+                    .assign
+                    .get(o as usize)
+                    .copied()
+                    .flatten()
+                    .or_else(|| self.last_run.get(&o).copied()),
             })
             .collect()
     }
     /// Pick a run for `v` from gap `from`: one covering `..=end` if possible,
     /// else the one free longest (must reach past `min_reach`).
-    fn pick(&mut self, v: ValId, from: usize, end: usize, min_reach: Option<usize>) -> Option<(PhysReg, usize)> {
+    fn pick(
+        &mut self,
+        v: ValId,
+        from: usize,
+        end: usize,
+        min_reach: Option<usize>,
+    ) -> Option<(PhysReg, usize)> {
         let size = self.scan.sizes.get(v as usize).copied().unwrap_or(1);
         let cands = self.scan.cons.cands_for(size);
         let ok = |r: &PhysReg| r.size == size && self.scan.cons.allowed(v, *r);
@@ -113,7 +133,9 @@ impl State<'_> {
             if !ok(&r) {
                 continue;
             }
-            let Some(t) = self.stretch(r, from, end) else { continue };
+            let Some(t) = self.stretch(r, from, end) else {
+                continue;
+            };
             if min_reach.is_some_and(|m| t <= m) {
                 continue;
             }
@@ -144,7 +166,12 @@ fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
     let mut open: HashMap<ValId, usize> = HashMap::new();
     let mut out = Vec::new();
     for (g, set) in occ.iter().enumerate() {
-        let here: Vec<ValId> = set.iter().take_while(|&x| x < scan.vm.nv).map(|x| x as ValId).filter(|&v| !scan.global.get(v as usize).copied().unwrap_or(true)).collect();
+        let here: Vec<ValId> = set
+            .iter()
+            .take_while(|&x| x < scan.vm.nv)
+            .map(|x| x as ValId)
+            .filter(|&v| !scan.global.get(v as usize).copied().unwrap_or(true))
+            .collect();
         let mut closing: Vec<ValId> = open.keys().copied().filter(|v| !here.contains(v)).collect();
         closing.sort_unstable();
         for v in closing {
@@ -169,7 +196,14 @@ fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
 /// gap `g` (the caller spills).
 pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBlock, (ValId, usize)> {
     let ngaps = occ.len();
-    let mut st = State { scan, glob: vec![RegSet::default(); ngaps], phys: vec![RegSet::default(); ngaps], local: vec![RegSet::default(); ngaps], rr: HashMap::new(), last_run: HashMap::new() };
+    let mut st = State {
+        scan,
+        glob: vec![RegSet::default(); ngaps],
+        phys: vec![RegSet::default(); ngaps],
+        local: vec![RegSet::default(); ngaps],
+        rr: HashMap::new(),
+        last_run: HashMap::new(),
+    };
     for (g, set) in occ.iter().enumerate() {
         for x in set.iter() {
             match scan.vm.as_val(x) {
@@ -190,7 +224,11 @@ pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBloc
         let mut min_reach = None;
         loop {
             let (run, t) = st.pick(v, cur, e, min_reach).ok_or((v, cur))?;
-            let seg = Segment { start: cur, end: t, run };
+            let seg = Segment {
+                start: cur,
+                end: t,
+                run,
+            };
             st.hold(seg);
             st.last_run.insert(v, run);
             web.push(seg);
@@ -207,26 +245,43 @@ pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBloc
 
 /// The run of local `v` read at gap `g` (after any split copy there).
 fn use_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Option<PhysReg> {
-    segs.get(&v)?.iter().flatten().rfind(|s| s.start <= g && g <= s.end).map(|s| s.run)
+    segs.get(&v)?
+        .iter()
+        .flatten()
+        .rfind(|s| s.start <= g && g <= s.end)
+        .map(|s| s.run)
 }
 
 /// The run of local `v` written just before gap `g` (before any split copy).
 fn def_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Option<PhysReg> {
-    segs.get(&v)?.iter().flatten().find(|s| s.start <= g && g <= s.end).map(|s| s.run)
+    segs.get(&v)?
+        .iter()
+        .flatten()
+        .find(|s| s.start <= g && g <= s.end)
+        .map(|s| s.run)
 }
 
 fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) -> RBlock {
     let mut copies: HashMap<usize, Vec<(PhysReg, PhysReg)>> = HashMap::new();
     for web in segs.values().flatten() {
         for w in web.windows(2) {
-            copies.entry(w[1].start).or_default().push((w[1].run, w[0].run));
+            copies
+                .entry(w[1].start)
+                .or_default()
+                .push((w[1].run, w[0].run));
         }
     }
     let map = |l: Loc, g: usize, def: bool| -> Loc {
         match l {
             Loc::Val(v) => {
                 let global = scan.global.get(v as usize).copied().unwrap_or(false);
-                let r = if global { scan.assign.get(v as usize).copied().flatten() } else if def { def_run(segs, v, g) } else { use_run(segs, v, g) };
+                let r = if global {
+                    scan.assign.get(v as usize).copied().flatten()
+                } else if def {
+                    def_run(segs, v, g)
+                } else {
+                    use_run(segs, v, g)
+                };
                 r.map_or(l, Loc::Phys)
             }
             other => other,
@@ -240,7 +295,13 @@ fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) 
     out.insts.clear();
     for (k, i) in blk.insts.iter().enumerate() {
         for &(to, from) in copies.get(&k).into_iter().flatten() {
-            out.insts.push(RInst { desc: scan.mov, dest: Some(Loc::Phys(to)), srcs: vec![ROperand::Loc(Loc::Phys(from))], span: Span::default(), kind: Kind::SplitCopy });
+            out.insts.push(RInst {
+                desc: scan.mov,
+                dest: Some(Loc::Phys(to)),
+                srcs: vec![ROperand::Loc(Loc::Phys(from))],
+                span: Span::default(),
+                kind: Kind::SplitCopy,
+            });
         }
         let mut ni = i.clone();
         ni.srcs = i.srcs.iter().map(|o| map_op(o, k)).collect();
@@ -249,7 +310,13 @@ fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) 
     }
     let n = blk.insts.len();
     for &(to, from) in copies.get(&n).into_iter().flatten() {
-        out.insts.push(RInst { desc: scan.mov, dest: Some(Loc::Phys(to)), srcs: vec![ROperand::Loc(Loc::Phys(from))], span: Span::default(), kind: Kind::SplitCopy });
+        out.insts.push(RInst {
+            desc: scan.mov,
+            dest: Some(Loc::Phys(to)),
+            srcs: vec![ROperand::Loc(Loc::Phys(from))],
+            span: Span::default(),
+            kind: Kind::SplitCopy,
+        });
     }
     out.cond = blk.cond.as_ref().map(|c| map_op(c, n));
     out
@@ -277,27 +344,59 @@ mod tests {
         let global = vec![false; f.vals.len()];
         let assign = vec![None; f.vals.len()];
         let mov = mov_desc(f.target).expect("mov");
-        let scan = Scan { vm: &vm, global: &global, assign: &assign, cons: &cons, sizes: &sizes, mov, no_split_at_fixed: no_split };
+        let scan = Scan {
+            vm: &vm,
+            global: &global,
+            assign: &assign,
+            cons: &cons,
+            sizes: &sizes,
+            mov,
+            no_split_at_fixed: no_split,
+        };
         let occ = liveness::occupancy(&f, &vm, &lv, 0);
         allocate_block(&f.blocks[0], &occ, &scan).expect("allocates")
     }
 
     fn phys(i: &RInst) -> (Option<PhysReg>, Vec<PhysReg>) {
-        (i.dest.and_then(Loc::phys), i.use_locs().filter_map(Loc::phys).collect())
+        (
+            i.dest.and_then(Loc::phys),
+            i.use_locs().filter_map(Loc::phys).collect(),
+        )
     }
 
     #[test]
     fn splits_where_a_preallocated_range_begins() {
         let b = scan_block(false);
-        let copies: Vec<&RInst> = b.insts.iter().filter(|i| i.kind == Kind::SplitCopy).collect();
+        let copies: Vec<&RInst> = b
+            .insts
+            .iter()
+            .filter(|i| i.kind == Kind::SplitCopy)
+            .collect();
         assert_eq!(copies.len(), 1, "{:#?}", b.insts);
-        let pos = b.insts.iter().position(|i| i.kind == Kind::SplitCopy).unwrap_or(0);
+        let pos = b
+            .insts
+            .iter()
+            .position(|i| i.kind == Kind::SplitCopy)
+            .unwrap_or(0);
         let (to, from) = phys(copies[0]);
         assert_eq!(from, vec![PhysReg::one(0)], "the value leaves R0.x");
         let next = &b.insts[pos + 1];
-        assert_eq!(next.dest.and_then(Loc::phys), Some(PhysReg::one(0)), "right before R0.x is written");
-        let last_add = b.insts.iter().rev().find(|i| i.desc.name == "add").map(phys).unwrap_or_default();
-        assert!(last_add.1.contains(&to.unwrap_or(PhysReg::one(0))), "the last add reads the moved value");
+        assert_eq!(
+            next.dest.and_then(Loc::phys),
+            Some(PhysReg::one(0)),
+            "right before R0.x is written"
+        );
+        let last_add = b
+            .insts
+            .iter()
+            .rev()
+            .find(|i| i.desc.name == "add")
+            .map(phys)
+            .unwrap_or_default();
+        assert!(
+            last_add.1.contains(&to.unwrap_or(PhysReg::one(0))),
+            "the last add reads the moved value"
+        );
         assert!(every_operand_physical(&b));
     }
 
@@ -305,11 +404,26 @@ mod tests {
     fn fault_keeps_the_value_in_the_overwritten_register() {
         let b = scan_block(true);
         assert!(b.insts.iter().all(|i| i.kind != Kind::SplitCopy));
-        let last_add = b.insts.iter().rev().find(|i| i.desc.name == "add").map(phys).unwrap_or_default();
-        assert_eq!(last_add.1.iter().filter(|r| r.base == 0).count(), 2, "both operands read R0.x: %c was clobbered");
+        let last_add = b
+            .insts
+            .iter()
+            .rev()
+            .find(|i| i.desc.name == "add")
+            .map(phys)
+            .unwrap_or_default();
+        assert_eq!(
+            last_add.1.iter().filter(|r| r.base == 0).count(),
+            2,
+            "both operands read R0.x: %c was clobbered"
+        );
     }
 
     fn every_operand_physical(b: &RBlock) -> bool {
-        b.insts.iter().all(|i| i.dest.into_iter().chain(i.use_locs()).all(|l| l.phys().is_some()))
+        b.insts.iter().all(|i| {
+            i.dest
+                .into_iter()
+                .chain(i.use_locs())
+                .all(|l| l.phys().is_some())
+        })
     }
 }

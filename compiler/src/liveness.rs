@@ -86,12 +86,22 @@ pub struct VarMap {
 impl VarMap {
     /// The variable map for `f`.
     pub fn new(f: &Func, implicit_writes: bool, track_scratch: bool) -> VarMap {
-        VarMap { nv: f.vals.len(), nregs: f.target.regs.count as usize, implicit_writes, track_scratch }
+        VarMap {
+            nv: f.vals.len(),
+            nregs: f.target.regs.count as usize,
+            implicit_writes,
+            track_scratch,
+        }
     }
     /// A map that tracks physical registers only (values are invisible):
     /// enough to place spill code, and much smaller.
     pub fn phys_only(f: &Func) -> VarMap {
-        VarMap { nv: 0, nregs: f.target.regs.count as usize, implicit_writes: true, track_scratch: true }
+        VarMap {
+            nv: 0,
+            nregs: f.target.regs.count as usize,
+            implicit_writes: true,
+            track_scratch: true,
+        }
     }
     /// Total number of variables.
     pub fn nvars(&self) -> usize {
@@ -113,10 +123,18 @@ impl VarMap {
                     out.push(v as usize)
                 }
             }
-            Loc::Phys(p) => out.extend(p.regs().filter(|r| (*r as usize) < self.nregs).map(|r| self.phys_var(r))),
+            Loc::Phys(p) => out.extend(
+                p.regs()
+                    .filter(|r| (*r as usize) < self.nregs)
+                    .map(|r| self.phys_var(r)),
+            ),
             Loc::Scratch(p) => {
                 if self.track_scratch {
-                    out.extend(p.regs().filter(|r| (*r as usize) < self.nregs).map(|r| self.phys_var(r)));
+                    out.extend(
+                        p.regs()
+                            .filter(|r| (*r as usize) < self.nregs)
+                            .map(|r| self.phys_var(r)),
+                    );
                 }
             }
         }
@@ -136,7 +154,8 @@ impl VarMap {
             self.loc_vars(d, &mut out);
         }
         if let (Dest::Implicit(r), true) = (i.desc.dest, self.implicit_writes) {
-            let dest_is_r = matches!(i.dest.and_then(Loc::phys), Some(p) if p.base == r && p.size == 1);
+            let dest_is_r =
+                matches!(i.dest.and_then(Loc::phys), Some(p) if p.base == r && p.size == 1);
             if !dest_is_r && (r as usize) < self.nregs {
                 out.push(self.phys_var(r));
             }
@@ -157,7 +176,8 @@ impl VarMap {
 /// destination of more than one register may not partly overlap a source).
 pub fn dest_excludes_srcs(f: &Func, i: &RInst) -> bool {
     let wide = i.dest.is_some_and(|d| f.size(d) > 1);
-    wide && !i.desc.name.starts_with("send.") && !matches!(i.desc.sem, Sem::ScratchRead | Sem::ScratchWrite)
+    wide && !i.desc.name.starts_with("send.")
+        && !matches!(i.desc.sem, Sem::ScratchRead | Sem::ScratchWrite)
 }
 
 /// Live-in and live-out sets per block.
@@ -250,7 +270,11 @@ pub fn occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitSet> 
 
 /// The most values live at one gap anywhere in `f`.
 pub fn max_live(f: &Func, vm: &VarMap, lv: &Liveness) -> usize {
-    (0..f.blocks.len()).flat_map(|b| occupancy(f, vm, lv, b)).map(|s| s.iter().take_while(|&x| x < vm.nv).count()).max().unwrap_or(0)
+    (0..f.blocks.len())
+        .flat_map(|b| occupancy(f, vm, lv, b))
+        .map(|s| s.iter().take_while(|&x| x < vm.nv).count())
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -264,7 +288,9 @@ mod tests {
         let f = func("target v3d71\nb0:\n %i = ldunif 0\n jmp b1\nb1:\n %i = sub %i, 1\n brnz %i, b2, b3\nb2:\n jmp b1\nb3:\n tlbw %i\n end\n");
         let vm = VarMap::new(&f, true, true);
         let lv = analyze(&f, &vm);
-        assert!(lv.live_in[1].contains(0) && lv.live_out[1].contains(0) && lv.live_in[2].contains(0));
+        assert!(
+            lv.live_in[1].contains(0) && lv.live_out[1].contains(0) && lv.live_in[2].contains(0)
+        );
         assert!(!lv.live_in[0].contains(0));
     }
 
@@ -274,9 +300,15 @@ mod tests {
         let vm = VarMap::new(&f, true, true);
         let lv = analyze(&f, &vm);
         let occ = occupancy(&f, &vm, &lv, 0);
-        assert!(occ[1].contains(0), "dead %a occupies the gap after its write");
+        assert!(
+            occ[1].contains(0),
+            "dead %a occupies the gap after its write"
+        );
         assert!(!occ[2].contains(0));
-        assert!(occ[2].contains(vm.phys_var(0)), "implicit rf0 write occupies");
+        assert!(
+            occ[2].contains(vm.phys_var(0)),
+            "implicit rf0 write occupies"
+        );
     }
 
     #[test]
@@ -286,6 +318,11 @@ mod tests {
         let lv = analyze(&f, &vm);
         let occ = occupancy(&f, &vm, &lv, 0);
         let r2x = vm.phys_var(8);
-        assert!(!occ[1].contains(r2x) && occ[2].contains(r2x) && occ[3].contains(r2x) && !occ[4].contains(r2x));
+        assert!(
+            !occ[1].contains(r2x)
+                && occ[2].contains(r2x)
+                && occ[3].contains(r2x)
+                && !occ[4].contains(r2x)
+        );
     }
 }

@@ -52,14 +52,24 @@ pub fn write_latency(target: &Target, desc: &OpDesc, implicit: bool, opts: &Opti
         // The shortest latency of any implicit writer of the same register
         // (ldunif's timing for ldvary).
         if let Dest::Implicit(r) = desc.dest {
-            return target.ops.iter().filter(|o| o.dest == Dest::Implicit(r)).map(|o| o.latency).min().unwrap_or(desc.latency);
+            return target
+                .ops
+                .iter()
+                .filter(|o| o.dest == Dest::Implicit(r))
+                .map(|o| o.latency)
+                .min()
+                .unwrap_or(desc.latency);
         }
     }
     desc.latency
 }
 
 /// Lower the ops of one block of the allocated program.
-pub fn lower_block(target: &'static Target, insts: &[Inst], opts: &Options) -> Result<Vec<LoweredOp>, CompileError> {
+pub fn lower_block(
+    target: &'static Target,
+    insts: &[Inst],
+    opts: &Options,
+) -> Result<Vec<LoweredOp>, CompileError> {
     let mut out = Vec::with_capacity(insts.len());
     for inst in insts {
         lower_inst(target, inst, opts, &mut out)?;
@@ -67,8 +77,18 @@ pub fn lower_block(target: &'static Target, insts: &[Inst], opts: &Options) -> R
     Ok(out)
 }
 
-fn lower_inst(target: &'static Target, inst: &Inst, opts: &Options, out: &mut Vec<LoweredOp>) -> Result<(), CompileError> {
-    let desc = target.op(&inst.opcode).ok_or_else(|| CompileError::Unsupported(format!("unknown opcode `{}` for {}", inst.opcode, target.name)))?;
+fn lower_inst(
+    target: &'static Target,
+    inst: &Inst,
+    opts: &Options,
+    out: &mut Vec<LoweredOp>,
+) -> Result<(), CompileError> {
+    let desc = target.op(&inst.opcode).ok_or_else(|| {
+        CompileError::Unsupported(format!(
+            "unknown opcode `{}` for {}",
+            inst.opcode, target.name
+        ))
+    })?;
     check_physical(inst)?;
     let Dest::Implicit(fixed) = desc.dest else {
         out.push(machine_op(target, desc, inst.clone(), opts)?);
@@ -77,18 +97,35 @@ fn lower_inst(target: &'static Target, inst: &Inst, opts: &Options, out: &mut Ve
     let dest = match &inst.dest {
         None => None,
         Some(Operand::Phys(p)) => Some(*p),
-        Some(_) => return Err(CompileError::Unsupported(format!("`{}` has a non-register destination", inst.opcode))),
+        Some(_) => {
+            return Err(CompileError::Unsupported(format!(
+                "`{}` has a non-register destination",
+                inst.opcode
+            )))
+        }
     };
-    let bare = Inst { dest: None, ..inst.clone() };
+    let bare = Inst {
+        dest: None,
+        ..inst.clone()
+    };
     match dest {
         Some(d) if d != PhysReg::one(fixed) => {
             if let Some(twin) = explicit_twin(target, desc) {
-                let i = Inst { opcode: twin.name.to_string(), dest: Some(Operand::Phys(d)), ..inst.clone() };
+                let i = Inst {
+                    opcode: twin.name.to_string(),
+                    dest: Some(Operand::Phys(d)),
+                    ..inst.clone()
+                };
                 out.push(machine_op(target, twin, i, opts)?);
             } else {
                 let mov = target_mov(target)?;
                 out.push(machine_op(target, desc, bare, opts)?);
-                let copy = Inst { opcode: mov.name.to_string(), dest: Some(Operand::Phys(d)), srcs: vec![Operand::Phys(PhysReg::one(fixed))], span: inst.span };
+                let copy = Inst {
+                    opcode: mov.name.to_string(),
+                    dest: Some(Operand::Phys(d)),
+                    srcs: vec![Operand::Phys(PhysReg::one(fixed))],
+                    span: inst.span,
+                };
                 out.push(machine_op(target, mov, copy, opts)?);
             }
         }
@@ -98,9 +135,16 @@ fn lower_inst(target: &'static Target, inst: &Inst, opts: &Options, out: &mut Ve
 }
 
 fn check_physical(inst: &Inst) -> Result<(), CompileError> {
-    let virt = inst.dest.iter().chain(&inst.srcs).any(|o| matches!(o, Operand::Virt(_)));
+    let virt = inst
+        .dest
+        .iter()
+        .chain(&inst.srcs)
+        .any(|o| matches!(o, Operand::Virt(_)));
     if virt {
-        return Err(CompileError::Unsupported(format!("`{}` still names a virtual register after allocation", inst.opcode)));
+        return Err(CompileError::Unsupported(format!(
+            "`{}` still names a virtual register after allocation",
+            inst.opcode
+        )));
     }
     Ok(())
 }
@@ -108,7 +152,13 @@ fn check_physical(inst: &Inst) -> Result<(), CompileError> {
 /// The op with the same meaning and operands as `desc` whose destination is
 /// explicit (v3d71 `ldunifrf` for `ldunif`), if the target has one.
 pub fn explicit_twin(target: &'static Target, desc: &OpDesc) -> Option<&'static OpDesc> {
-    target.ops.iter().find(|o| o.sem == desc.sem && o.dest == Dest::Explicit && !o.machine_only && o.operands == desc.operands && o.slots == desc.slots)
+    target.ops.iter().find(|o| {
+        o.sem == desc.sem
+            && o.dest == Dest::Explicit
+            && !o.machine_only
+            && o.operands == desc.operands
+            && o.slots == desc.slots
+    })
 }
 
 /// The target's register copy (`mov`).
@@ -116,19 +166,42 @@ pub fn target_mov(target: &'static Target) -> Result<&'static OpDesc, CompileErr
     target
         .op("mov")
         .filter(|o| o.sem == Sem::Mov)
-        .or_else(|| target.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit))
+        .or_else(|| {
+            target
+                .ops
+                .iter()
+                .find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit)
+        })
         .ok_or_else(|| CompileError::Unsupported(format!("{} has no register copy", target.name)))
 }
 
 /// Build a machine op for `inst` (already in machine form).
-pub fn machine_op(target: &'static Target, desc: &'static OpDesc, inst: Inst, opts: &Options) -> Result<LoweredOp, CompileError> {
+pub fn machine_op(
+    target: &'static Target,
+    desc: &'static OpDesc,
+    inst: Inst,
+    opts: &Options,
+) -> Result<LoweredOp, CompileError> {
     let dest = inst.dest.as_ref().and_then(Operand::phys);
-    let slots: Vec<&'static str> = desc.slots.iter().copied().filter(|s| target.rules.slot_ok(desc, s, dest).is_ok()).collect();
+    let slots: Vec<&'static str> = desc
+        .slots
+        .iter()
+        .copied()
+        .filter(|s| target.rules.slot_ok(desc, s, dest).is_ok())
+        .collect();
     if slots.is_empty() {
-        return Err(CompileError::Unsupported(format!("`{}` fits no slot with its destination", inst.opcode)));
+        return Err(CompileError::Unsupported(format!(
+            "`{}` fits no slot with its destination",
+            inst.opcode
+        )));
     }
     let deps = machine_deps(target, desc, &inst, opts);
-    Ok(LoweredOp { desc, inst, slots, deps })
+    Ok(LoweredOp {
+        desc,
+        inst,
+        slots,
+        deps,
+    })
 }
 
 /// The dependency summary of a machine op with the scheduler's latencies.
@@ -141,7 +214,8 @@ pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options)
         let l = write_latency(target, desc, false, opts).max(1);
         deps.writes.extend(p.regs().map(|r| (Loc::Phys(r), l)));
     } else if let Dest::Implicit(r) = desc.dest {
-        deps.writes.push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
+        deps.writes
+            .push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
     }
     deps.effects = effects(target, desc, inst);
     deps
@@ -149,7 +223,13 @@ pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options)
 
 /// The ordered effects of an op (either form).
 pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
-    let index = inst.srcs.iter().zip(desc.operands).find(|(_, k)| **k == OperandKind::Index).and_then(|(o, _)| o.imm()).map(|i| i.bits);
+    let index = inst
+        .srcs
+        .iter()
+        .zip(desc.operands)
+        .find(|(_, k)| **k == OperandKind::Index)
+        .and_then(|(o, _)| o.imm())
+        .map(|i| i.bits);
     let mut out = Vec::new();
     if ends_thread(target, desc) {
         out.push(Effect::Barrier);
@@ -164,10 +244,22 @@ pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
         }
         Sem::ScratchRead | Sem::ScratchWrite => {
             let write = desc.sem == Sem::ScratchWrite;
-            let size = if write { value_size(desc, inst) } else { dest_size(inst) };
+            let size = if write {
+                value_size(desc, inst)
+            } else {
+                dest_size(inst)
+            };
             match index {
-                Some(lo) => out.push(Effect::Scratch { write, lo, hi: lo.saturating_add(size.max(1)) }),
-                None => out.push(Effect::Scratch { write, lo: 0, hi: u32::MAX }),
+                Some(lo) => out.push(Effect::Scratch {
+                    write,
+                    lo,
+                    hi: lo.saturating_add(size.max(1)),
+                }),
+                None => out.push(Effect::Scratch {
+                    write,
+                    lo: 0,
+                    hi: u32::MAX,
+                }),
             }
         }
         _ => {}
@@ -188,15 +280,30 @@ const MAX_FORWARD_SPAN: usize = 8;
 /// it is neither in `live_out` nor read by the terminator (`term_reads`).
 /// The dependency graph then keeps `$r` unchanged until the last redirected
 /// read, exactly as it kept it for the copy.
-pub fn forward_implicit_copies(target: &Target, mut ops: Vec<LoweredOp>, live_out: &[schedra_ir::Reg], term_reads: &[schedra_ir::Reg], opts: &Options) -> Vec<LoweredOp> {
+pub fn forward_implicit_copies(
+    target: &Target,
+    mut ops: Vec<LoweredOp>,
+    live_out: &[schedra_ir::Reg],
+    term_reads: &[schedra_ir::Reg],
+    opts: &Options,
+) -> Vec<LoweredOp> {
     let mut i = 0;
     while i + 1 < ops.len() {
         let pair = match (ops.get(i).map(|o| o.desc.dest), ops.get(i + 1)) {
-            (Some(Dest::Implicit(r)), Some(m)) if m.inst.opcode == "mov" || m.desc.sem == Sem::Mov => {
+            (Some(Dest::Implicit(r)), Some(m))
+                if m.inst.opcode == "mov" || m.desc.sem == Sem::Mov =>
+            {
                 let src = m.inst.srcs.first().and_then(Operand::phys);
                 let dst = m.inst.dest.as_ref().and_then(Operand::phys);
                 match (src, dst) {
-                    (Some(sp), Some(dp)) if sp == PhysReg::one(r) && dp.size == 1 && dp.base != r && m.inst.srcs.len() == 1 => Some((r, dp.base)),
+                    (Some(sp), Some(dp))
+                        if sp == PhysReg::one(r)
+                            && dp.size == 1
+                            && dp.base != r
+                            && m.inst.srcs.len() == 1 =>
+                    {
+                        Some((r, dp.base))
+                    }
                     _ => None,
                 }
             }
@@ -206,7 +313,12 @@ pub fn forward_implicit_copies(target: &Target, mut ops: Vec<LoweredOp>, live_ou
             if let Some(readers) = forward_readers(&ops, i + 1, fixed, k, live_out, term_reads) {
                 for j in readers {
                     if let Some(op) = ops.get_mut(j) {
-                        for o in op.inst.srcs.iter_mut().filter(|o| o.phys() == Some(PhysReg::one(k))) {
+                        for o in op
+                            .inst
+                            .srcs
+                            .iter_mut()
+                            .filter(|o| o.phys() == Some(PhysReg::one(k)))
+                        {
                             *o = Operand::Phys(PhysReg::one(fixed));
                         }
                         op.deps = machine_deps(target, op.desc, &op.inst, opts);
@@ -222,14 +334,30 @@ pub fn forward_implicit_copies(target: &Target, mut ops: Vec<LoweredOp>, live_ou
 
 /// The ops reading the value the copy at `m` puts in `k`, if all of them can
 /// read `fixed` instead (see [`forward_implicit_copies`]).
-fn forward_readers(ops: &[LoweredOp], m: usize, fixed: schedra_ir::Reg, k: schedra_ir::Reg, live_out: &[schedra_ir::Reg], term_reads: &[schedra_ir::Reg]) -> Option<Vec<usize>> {
+fn forward_readers(
+    ops: &[LoweredOp],
+    m: usize,
+    fixed: schedra_ir::Reg,
+    k: schedra_ir::Reg,
+    live_out: &[schedra_ir::Reg],
+    term_reads: &[schedra_ir::Reg],
+) -> Option<Vec<usize>> {
     let mut readers = Vec::new();
     let mut fixed_written = false;
     for (j, op) in ops.iter().enumerate().skip(m + 1) {
         let reads_k = op.deps.reads.contains(&Loc::Phys(k));
         if reads_k {
-            let whole = op.inst.srcs.iter().filter_map(Operand::phys).all(|p| p == PhysReg::one(k) || !p.regs().any(|x| x == k));
-            if fixed_written || !whole || j - m > MAX_FORWARD_SPAN || readers.len() == MAX_FORWARDED_READERS {
+            let whole = op
+                .inst
+                .srcs
+                .iter()
+                .filter_map(Operand::phys)
+                .all(|p| p == PhysReg::one(k) || !p.regs().any(|x| x == k));
+            if fixed_written
+                || !whole
+                || j - m > MAX_FORWARD_SPAN
+                || readers.len() == MAX_FORWARDED_READERS
+            {
                 return None;
             }
             readers.push(j);
@@ -277,7 +405,12 @@ mod tests {
     use schedra_ir::{Imm, Span};
 
     fn inst(op: &str, dest: Option<u16>, srcs: Vec<Operand>) -> Inst {
-        Inst { opcode: op.into(), dest: dest.map(|d| Operand::Phys(PhysReg::one(d))), srcs, span: Span::default() }
+        Inst {
+            opcode: op.into(),
+            dest: dest.map(|d| Operand::Phys(PhysReg::one(d))),
+            srcs,
+            span: Span::default(),
+        }
     }
     fn imm(v: i64) -> Operand {
         Operand::Imm(Imm::int(v))
@@ -293,7 +426,10 @@ mod tests {
         assert_eq!(l.len(), 1);
         assert_eq!(l[0].inst.opcode, "ldunifrf");
         let l = lower_block(&V3D71, &[inst("ldvary", Some(5), vec![imm(0)])], &o).unwrap();
-        assert_eq!(l.iter().map(|x| x.inst.opcode.as_str()).collect::<Vec<_>>(), ["ldvary", "mov"]);
+        assert_eq!(
+            l.iter().map(|x| x.inst.opcode.as_str()).collect::<Vec<_>>(),
+            ["ldvary", "mov"]
+        );
         assert_eq!(l[0].inst.dest, None);
         assert_eq!(l[0].deps.writes, vec![(Loc::Phys(0), 2)]);
         assert_eq!(l[1].deps.reads, vec![Loc::Phys(0)]);
@@ -306,16 +442,30 @@ mod tests {
         let o = Options::default();
         assert_eq!(write_latency(&V3D71, ldvary, true, &o), 2);
         assert_eq!(write_latency(&V3D71, recip, false, &o), 2);
-        let f = Options { inject: Some(Fault::V3dLdvarySameCycle), ..o };
+        let f = Options {
+            inject: Some(Fault::V3dLdvarySameCycle),
+            ..o
+        };
         assert_eq!(write_latency(&V3D71, ldvary, true, &f), 1);
-        let f = Options { inject: Some(Fault::V3dSfuLatency), ..o };
+        let f = Options {
+            inject: Some(Fault::V3dSfuLatency),
+            ..o
+        };
         assert_eq!(write_latency(&V3D71, recip, false, &f), 1);
     }
 
     #[test]
     fn r600_slots_follow_the_channel_rule() {
         let o = Options::default();
-        let l = lower_block(&R600, &[inst("mov", Some(4 * 2 + 1), vec![imm(1)]), inst("recip", Some(3), vec![imm(2)])], &o).unwrap();
+        let l = lower_block(
+            &R600,
+            &[
+                inst("mov", Some(4 * 2 + 1), vec![imm(1)]),
+                inst("recip", Some(3), vec![imm(2)]),
+            ],
+            &o,
+        )
+        .unwrap();
         assert_eq!(l[0].slots, vec!["y", "t"]);
         assert_eq!(l[1].slots, vec!["t"]);
     }
@@ -323,31 +473,69 @@ mod tests {
     #[test]
     fn gen8_eot_is_a_barrier_and_scratch_has_ranges() {
         let eot = GEN8.op("send.eot").unwrap();
-        let i = Inst { opcode: "send.eot".into(), dest: None, srcs: vec![Operand::Phys(PhysReg { base: 120, size: 4 })], span: Span::default() };
+        let i = Inst {
+            opcode: "send.eot".into(),
+            dest: None,
+            srcs: vec![Operand::Phys(PhysReg { base: 120, size: 4 })],
+            span: Span::default(),
+        };
         assert!(effects(&GEN8, eot, &i).contains(&Effect::Barrier));
         let sw = GEN8.op("send.scratch_write").unwrap();
-        let i = Inst { opcode: "send.scratch_write".into(), dest: None, srcs: vec![imm(4), Operand::Phys(PhysReg { base: 10, size: 2 })], span: Span::default() };
-        assert_eq!(effects(&GEN8, sw, &i), vec![Effect::Scratch { write: true, lo: 4, hi: 6 }]);
+        let i = Inst {
+            opcode: "send.scratch_write".into(),
+            dest: None,
+            srcs: vec![imm(4), Operand::Phys(PhysReg { base: 10, size: 2 })],
+            span: Span::default(),
+        };
+        assert_eq!(
+            effects(&GEN8, sw, &i),
+            vec![Effect::Scratch {
+                write: true,
+                lo: 4,
+                hi: 6
+            }]
+        );
         assert!(!ends_thread(&GEN8, GEN8.op("send.tex").unwrap()));
     }
 
     #[test]
     fn ldvary_copy_is_forwarded_only_when_the_value_dies_in_the_block() {
         let o = Options::default();
-        let insts = [inst("ldvary", Some(5), vec![imm(0)]), inst("fmul", Some(5), vec![reg(5), reg(1)]), inst("tlbw", None, vec![reg(5)])];
+        let insts = [
+            inst("ldvary", Some(5), vec![imm(0)]),
+            inst("fmul", Some(5), vec![reg(5), reg(1)]),
+            inst("tlbw", None, vec![reg(5)]),
+        ];
         let l = lower_block(&V3D71, &insts, &o).unwrap();
         let f = forward_implicit_copies(&V3D71, l.clone(), &[], &[], &o);
-        assert_eq!(f.iter().map(|x| x.inst.opcode.as_str()).collect::<Vec<_>>(), ["ldvary", "fmul", "tlbw"]);
+        assert_eq!(
+            f.iter().map(|x| x.inst.opcode.as_str()).collect::<Vec<_>>(),
+            ["ldvary", "fmul", "tlbw"]
+        );
         assert_eq!(f[1].inst.srcs[0], reg(0));
         assert_eq!(f[1].deps.reads, vec![Loc::Phys(0), Loc::Phys(1)]);
         // Live out without a redefinition: the copy stays.
-        let insts = [inst("ldvary", Some(5), vec![imm(0)]), inst("tlbw", None, vec![reg(5)])];
+        let insts = [
+            inst("ldvary", Some(5), vec![imm(0)]),
+            inst("tlbw", None, vec![reg(5)]),
+        ];
         let l = lower_block(&V3D71, &insts, &o).unwrap();
-        assert_eq!(forward_implicit_copies(&V3D71, l.clone(), &[5], &[], &o).len(), 3);
-        assert_eq!(forward_implicit_copies(&V3D71, l.clone(), &[], &[5], &o).len(), 3);
+        assert_eq!(
+            forward_implicit_copies(&V3D71, l.clone(), &[5], &[], &o).len(),
+            3
+        );
+        assert_eq!(
+            forward_implicit_copies(&V3D71, l.clone(), &[], &[5], &o).len(),
+            3
+        );
         assert_eq!(forward_implicit_copies(&V3D71, l, &[], &[], &o).len(), 2);
         // Another rf0 write before the read: the copy stays.
-        let insts = [inst("ldvary", Some(5), vec![imm(0)]), inst("ldvary", Some(6), vec![imm(1)]), inst("fadd", Some(7), vec![reg(5), reg(6)]), inst("tlbw", None, vec![reg(7)])];
+        let insts = [
+            inst("ldvary", Some(5), vec![imm(0)]),
+            inst("ldvary", Some(6), vec![imm(1)]),
+            inst("fadd", Some(7), vec![reg(5), reg(6)]),
+            inst("tlbw", None, vec![reg(7)]),
+        ];
         let l = lower_block(&V3D71, &insts, &o).unwrap();
         let f = forward_implicit_copies(&V3D71, l, &[], &[], &o);
         assert_eq!(f.iter().filter(|x| x.inst.opcode == "mov").count(), 1);
@@ -355,7 +543,15 @@ mod tests {
 
     #[test]
     fn virtual_registers_are_refused() {
-        let i = Inst { opcode: "mov".into(), dest: Some(Operand::Phys(PhysReg::one(4))), srcs: vec![Operand::Virt(schedra_ir::VirtReg { name: "a".into(), size: None })], span: Span::default() };
+        let i = Inst {
+            opcode: "mov".into(),
+            dest: Some(Operand::Phys(PhysReg::one(4))),
+            srcs: vec![Operand::Virt(schedra_ir::VirtReg {
+                name: "a".into(),
+                size: None,
+            })],
+            span: Span::default(),
+        };
         assert!(lower_block(&V3D71, &[i], &Options::default()).is_err());
     }
 }

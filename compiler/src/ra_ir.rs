@@ -13,7 +13,9 @@
 
 use crate::CompileError;
 use schedra_ir::target::{Dest, OpDesc, Sem};
-use schedra_ir::{Block, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, TermKind, Terminator, Target};
+use schedra_ir::{
+    Block, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, Target, TermKind, Terminator,
+};
 use std::collections::HashMap;
 
 /// A virtual register's number.
@@ -193,12 +195,18 @@ fn unsupported(msg: impl Into<String>) -> CompileError {
 
 /// The target's plain register copy (`mov`).
 pub fn mov_desc(t: &'static Target) -> Result<&'static OpDesc, CompileError> {
-    t.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit).ok_or_else(|| unsupported(format!("target {} has no mov", t.name)))
+    t.ops
+        .iter()
+        .find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit)
+        .ok_or_else(|| unsupported(format!("target {} has no mov", t.name)))
 }
 
 /// The target's op with semantics `sem` (scratch read/write).
 pub fn desc_by_sem(t: &'static Target, sem: Sem) -> Result<&'static OpDesc, CompileError> {
-    t.ops.iter().find(|o| o.sem == sem).ok_or_else(|| unsupported(format!("target {} has no op for {:?}", t.name, sem)))
+    t.ops
+        .iter()
+        .find(|o| o.sem == sem)
+        .ok_or_else(|| unsupported(format!("target {} has no op for {:?}", t.name, sem)))
 }
 
 /// Collects value names and sizes while lowering.
@@ -211,11 +219,17 @@ impl Names {
     fn declare(&mut self, name: &str, size: u8) {
         if !self.ids.contains_key(name) {
             self.ids.insert(name.to_string(), self.vals.len() as ValId);
-            self.vals.push(ValInfo { name: name.to_string(), size: size.max(1) });
+            self.vals.push(ValInfo {
+                name: name.to_string(),
+                size: size.max(1),
+            });
         }
     }
     fn get(&self, name: &str) -> Result<ValId, CompileError> {
-        self.ids.get(name).copied().ok_or_else(|| unsupported(format!("%{name} is used but never defined")))
+        self.ids
+            .get(name)
+            .copied()
+            .ok_or_else(|| unsupported(format!("%{name} is used but never defined")))
     }
 }
 
@@ -239,7 +253,10 @@ impl Func {
         if p.target.regs.count as usize > RegSet::CAP {
             return Err(unsupported("register file too large"));
         }
-        let mut names = Names { ids: HashMap::new(), vals: Vec::new() };
+        let mut names = Names {
+            ids: HashMap::new(),
+            vals: Vec::new(),
+        };
         for i in &p.inputs {
             if let Some(v) = &i.vreg {
                 names.declare(&v.name, v.size.unwrap_or(i.reg.size));
@@ -260,7 +277,13 @@ impl Func {
                 for i in &p.inputs {
                     if let Some(v) = &i.vreg {
                         let src = vec![ROperand::Loc(Loc::Phys(i.reg))];
-                        insts.push(RInst { desc: mov, dest: Some(Loc::Val(names.get(&v.name)?)), srcs: src, span: i.span, kind: Kind::InputCopy });
+                        insts.push(RInst {
+                            desc: mov,
+                            dest: Some(Loc::Val(names.get(&v.name)?)),
+                            srcs: src,
+                            span: i.span,
+                            kind: Kind::InputCopy,
+                        });
                     }
                 }
             }
@@ -268,14 +291,37 @@ impl Func {
                 let inst = lower_inst(p.target, i, &names)?;
                 legalize_imms(p.target, inst, &mut names, &mut insts);
             }
-            let succs = b.term.successors().iter().map(|l| p.block_index(l).ok_or_else(|| unsupported(format!("unknown label `{l}`")))).collect::<Result<Vec<_>, _>>()?;
+            let succs = b
+                .term
+                .successors()
+                .iter()
+                .map(|l| {
+                    p.block_index(l)
+                        .ok_or_else(|| unsupported(format!("unknown label `{l}`")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             let cond = match &b.term.kind {
                 TermKind::Brnz { cond, .. } => Some(lower_operand(cond, &names)?),
                 _ => None,
             };
-            blocks.push(RBlock { label: b.label.clone(), insts, term: b.term.clone(), cond, succs, span: b.span });
+            blocks.push(RBlock {
+                label: b.label.clone(),
+                insts,
+                term: b.term.clone(),
+                cond,
+                succs,
+                span: b.span,
+            });
         }
-        Ok(Func { name: p.name.clone(), target: p.target, stage: p.stage, inputs: p.inputs.clone(), blocks, vals: names.vals, next_slot: 0 })
+        Ok(Func {
+            name: p.name.clone(),
+            target: p.target,
+            stage: p.stage,
+            inputs: p.inputs.clone(),
+            blocks,
+            vals: names.vals,
+            next_slot: 0,
+        })
     }
 
     /// The size in registers of a location.
@@ -301,29 +347,69 @@ impl Func {
             if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
                 *cond = phys_operand(c)?;
             }
-            blocks.push(Block { label: b.label.clone(), insts, bundles: Vec::new(), term, span: b.span });
+            blocks.push(Block {
+                label: b.label.clone(),
+                insts,
+                bundles: Vec::new(),
+                term,
+                span: b.span,
+            });
         }
-        let inputs = self.inputs.iter().map(|i| schedra_ir::Input { vreg: None, reg: i.reg, span: i.span }).collect();
-        Ok(Program { name: self.name.clone(), target: self.target, stage: self.stage, form: Form::Source, inputs, blocks })
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|i| schedra_ir::Input {
+                vreg: None,
+                reg: i.reg,
+                span: i.span,
+            })
+            .collect();
+        Ok(Program {
+            name: self.name.clone(),
+            target: self.target,
+            stage: self.stage,
+            form: Form::Source,
+            inputs,
+            blocks,
+        })
     }
 }
 
 fn lower_inst(t: &'static Target, i: &Inst, names: &Names) -> Result<RInst, CompileError> {
-    let desc = t.op(&i.opcode).ok_or_else(|| unsupported(format!("unknown opcode `{}` for {}", i.opcode, t.name)))?;
+    let desc = t
+        .op(&i.opcode)
+        .ok_or_else(|| unsupported(format!("unknown opcode `{}` for {}", i.opcode, t.name)))?;
     let dest = match &i.dest {
         None => None,
         Some(o) => match lower_operand(o, names)? {
             ROperand::Loc(l) => Some(l),
-            _ => return Err(unsupported(format!("`{}` has a destination that is not a register", i.opcode))),
+            _ => {
+                return Err(unsupported(format!(
+                    "`{}` has a destination that is not a register",
+                    i.opcode
+                )))
+            }
         },
     };
-    let srcs = i.srcs.iter().map(|o| lower_operand(o, names)).collect::<Result<Vec<_>, _>>()?;
-    Ok(RInst { desc, dest, srcs, span: i.span, kind: Kind::Source })
+    let srcs = i
+        .srcs
+        .iter()
+        .map(|o| lower_operand(o, names))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RInst {
+        desc,
+        dest,
+        srcs,
+        span: i.span,
+        kind: Kind::Source,
+    })
 }
 
 fn phys_operand(o: &ROperand) -> Result<Operand, CompileError> {
     Ok(match o {
-        ROperand::Loc(l) => Operand::Phys(l.phys().ok_or_else(|| CompileError::Allocation("a value was left without a register".into()))?),
+        ROperand::Loc(l) => Operand::Phys(l.phys().ok_or_else(|| {
+            CompileError::Allocation("a value was left without a register".into())
+        })?),
         ROperand::Imm(i) => Operand::Imm(*i),
         ROperand::Label(l) => Operand::Label(l.clone()),
     })
@@ -331,11 +417,23 @@ fn phys_operand(o: &ROperand) -> Result<Operand, CompileError> {
 
 fn emit_inst(t: &'static Target, i: &RInst, out: &mut Vec<Inst>) -> Result<(), CompileError> {
     let dest = match i.dest {
-        Some(l) => Some(Operand::Phys(l.phys().ok_or_else(|| CompileError::Allocation("a destination was left without a register".into()))?)),
+        Some(l) => Some(Operand::Phys(l.phys().ok_or_else(|| {
+            CompileError::Allocation("a destination was left without a register".into())
+        })?)),
         None => None,
     };
-    let srcs = i.srcs.iter().map(phys_operand).collect::<Result<Vec<_>, _>>()?;
-    let copy = if i.desc.sem == Sem::Mov { dest.as_ref().and_then(Operand::phys).zip(srcs.first().and_then(Operand::phys)) } else { None };
+    let srcs = i
+        .srcs
+        .iter()
+        .map(phys_operand)
+        .collect::<Result<Vec<_>, _>>()?;
+    let copy = if i.desc.sem == Sem::Mov {
+        dest.as_ref()
+            .and_then(Operand::phys)
+            .zip(srcs.first().and_then(Operand::phys))
+    } else {
+        None
+    };
     if let Some((d, s)) = copy {
         if d == s {
             return Ok(());
@@ -345,7 +443,12 @@ fn emit_inst(t: &'static Target, i: &RInst, out: &mut Vec<Inst>) -> Result<(), C
             return Ok(());
         }
     }
-    out.push(Inst { opcode: i.desc.name.to_string(), dest, srcs, span: i.span });
+    out.push(Inst {
+        opcode: i.desc.name.to_string(),
+        dest,
+        srcs,
+        span: i.span,
+    });
     Ok(())
 }
 
@@ -358,9 +461,20 @@ fn emit_chunked_copy(i: &RInst, d: PhysReg, s: PhysReg, chunk: u8, out: &mut Vec
     }
     for o in offs {
         let n = chunk.min(d.size - o);
-        let dd = PhysReg { base: d.base + o as u16, size: n };
-        let ss = PhysReg { base: s.base + o as u16, size: n };
-        out.push(Inst { opcode: i.desc.name.to_string(), dest: Some(Operand::Phys(dd)), srcs: vec![Operand::Phys(ss)], span: i.span });
+        let dd = PhysReg {
+            base: d.base + o as u16,
+            size: n,
+        };
+        let ss = PhysReg {
+            base: s.base + o as u16,
+            size: n,
+        };
+        out.push(Inst {
+            opcode: i.desc.name.to_string(),
+            dest: Some(Operand::Phys(dd)),
+            srcs: vec![Operand::Phys(ss)],
+            span: i.span,
+        });
     }
 }
 
@@ -376,7 +490,8 @@ fn legalize_imms(t: &'static Target, mut i: RInst, names: &mut Names, out: &mut 
     let kinds = i.desc.operands;
     for (k, s) in i.srcs.iter_mut().enumerate() {
         let ROperand::Imm(imm) = *s else { continue };
-        if kinds.get(k) != Some(&schedra_ir::target::OperandKind::Value) || seen.contains(&imm.bits) {
+        if kinds.get(k) != Some(&schedra_ir::target::OperandKind::Value) || seen.contains(&imm.bits)
+        {
             continue;
         }
         if seen.len() < t.rules.max_bundle_imms() {
@@ -386,7 +501,16 @@ fn legalize_imms(t: &'static Target, mut i: RInst, names: &mut Names, out: &mut 
         let name = format!("#imm{}", names.vals.len());
         names.declare(&name, 1);
         let Ok(v) = names.get(&name) else { continue };
-        out.push(RInst { desc: konst, dest: Some(Loc::Val(v)), srcs: vec![ROperand::Imm(Imm { bits: imm.bits, float: false })], span: i.span, kind: Kind::Source });
+        out.push(RInst {
+            desc: konst,
+            dest: Some(Loc::Val(v)),
+            srcs: vec![ROperand::Imm(Imm {
+                bits: imm.bits,
+                float: false,
+            })],
+            span: i.span,
+            kind: Kind::Source,
+        });
         *s = ROperand::Loc(Loc::Val(v));
     }
     out.push(i);

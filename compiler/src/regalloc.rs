@@ -67,7 +67,12 @@ impl Env {
             // as if to save the copy out of it) and implicit writes are not
             // seen as writes.
             let mut a = f.target.implicit_regs.to_vec();
-            a.extend(allocatable.iter().copied().filter(|r| !f.target.implicit_regs.contains(r)));
+            a.extend(
+                allocatable
+                    .iter()
+                    .copied()
+                    .filter(|r| !f.target.implicit_regs.contains(r)),
+            );
             allocatable = a;
         }
         Env {
@@ -88,7 +93,9 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
     let mut f = Func::from_program(p)?;
     let env = Env::new(&f, opts);
     if env.allocatable.is_empty() {
-        return Err(CompileError::Unsupported("the target has no allocatable registers".into()));
+        return Err(CompileError::Unsupported(
+            "the target has no allocatable registers".into(),
+        ));
     }
     let mut alloc_set = RegSet::default();
     env.allocatable.iter().for_each(|&r| alloc_set.insert(r));
@@ -102,7 +109,14 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
         let full = VarMap::new(&f, true, true);
         let lv_full = liveness::analyze(&f, &full);
         let costs = spill::costs(&f, &full, &lv_full);
-        let mut victims = spill::pressure_victims(&f, &full, &lv_full, &alloc_set, env.allocatable.len(), &costs);
+        let mut victims = spill::pressure_victims(
+            &f,
+            &full,
+            &lv_full,
+            &alloc_set,
+            env.allocatable.len(),
+            &costs,
+        );
         if victims.is_empty() {
             let vm = VarMap::new(&f, env.implicit_writes, env.track_scratch);
             let lv = liveness::analyze(&f, &vm);
@@ -113,12 +127,18 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
                 Err(Failure::AtGap(v, b, g)) => {
                     let occ = liveness::occupancy(&f, &vm, &lv, b);
                     let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
-                    let alt = occ.get(g).and_then(|set| spill::victim_at(&f, &vm, set, b, g, &costs, &short));
+                    let alt = occ
+                        .get(g)
+                        .and_then(|set| spill::victim_at(&f, &vm, set, b, g, &costs, &short));
                     victims = vec![alt.unwrap_or(v)];
                 }
             }
         }
-        let sp_env = spill::SpillEnv { alloc: &env.allocatable, cons: &cons, skip_fill_rule: env.skip_fill_rule };
+        let sp_env = spill::SpillEnv {
+            alloc: &env.allocatable,
+            cons: &cons,
+            skip_fill_rule: env.skip_fill_rule,
+        };
         remats += spill::spill_values(&mut f, &victims, &sp_env)?;
     }
     Err(CompileError::Allocation("spilling did not converge".into()))
@@ -140,7 +160,12 @@ fn choose_victims(graph: &Graph, costs: &spill::Costs, failed: Vec<ValId>) -> Ve
         let pick = if costs.span[v as usize] > 2 {
             v
         } else {
-            graph.adj[v as usize].iter().copied().filter(|m| costs.span[*m as usize] > 2 && !out.contains(m)).min_by(|a, b| costs.cost[*a as usize].total_cmp(&costs.cost[*b as usize])).unwrap_or(v)
+            graph.adj[v as usize]
+                .iter()
+                .copied()
+                .filter(|m| costs.span[*m as usize] > 2 && !out.contains(m))
+                .min_by(|a, b| costs.cost[*a as usize].total_cmp(&costs.cost[*b as usize]))
+                .unwrap_or(v)
         };
         if !out.contains(&pick) {
             out.push(pick);
@@ -168,22 +193,54 @@ fn present(f: &Func) -> Vec<bool> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn assign(f: &Func, opts: &Options, env: &Env, vm: &VarMap, lv: &Liveness, graph: &Graph, cons: &Constraints, costs: &spill::Costs) -> Result<Vec<RBlock>, Failure> {
+fn assign(
+    f: &Func,
+    opts: &Options,
+    env: &Env,
+    vm: &VarMap,
+    lv: &Liveness,
+    graph: &Graph,
+    cons: &Constraints,
+    costs: &spill::Costs,
+) -> Result<Vec<RBlock>, Failure> {
     let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
     let here = present(f);
-    let nodes: Vec<ValId> = (0..f.vals.len() as ValId).filter(|&v| here[v as usize] && (opts.ra == Ra::Graph || graph.global[v as usize])).collect();
-    let problem = color::Problem { nodes: &nodes, graph, cons, sizes: &sizes, cost: &costs.cost };
+    let nodes: Vec<ValId> = (0..f.vals.len() as ValId)
+        .filter(|&v| here[v as usize] && (opts.ra == Ra::Graph || graph.global[v as usize]))
+        .collect();
+    let problem = color::Problem {
+        nodes: &nodes,
+        graph,
+        cons,
+        sizes: &sizes,
+        cost: &costs.cost,
+    };
     let assignment = color::color(&problem).map_err(Failure::Values)?;
     match opts.ra {
-        Ra::Graph => Ok(f.blocks.iter().map(|b| rewrite_all(b, &assignment)).collect()),
+        Ra::Graph => Ok(f
+            .blocks
+            .iter()
+            .map(|b| rewrite_all(b, &assignment))
+            .collect()),
         Ra::Split => {
-            let global: Vec<bool> = (0..f.vals.len()).map(|v| graph.global[v] || !here[v]).collect();
+            let global: Vec<bool> = (0..f.vals.len())
+                .map(|v| graph.global[v] || !here[v])
+                .collect();
             let mov = mov_desc(f.target).map_err(|_| Failure::Values(Vec::new()))?;
-            let scan = linear_scan::Scan { vm, global: &global, assign: &assignment, cons, sizes: &sizes, mov, no_split_at_fixed: env.no_split_at_fixed };
+            let scan = linear_scan::Scan {
+                vm,
+                global: &global,
+                assign: &assignment,
+                cons,
+                sizes: &sizes,
+                mov,
+                no_split_at_fixed: env.no_split_at_fixed,
+            };
             let mut out = Vec::with_capacity(f.blocks.len());
             for (b, blk) in f.blocks.iter().enumerate() {
                 let occ = liveness::occupancy(f, vm, lv, b);
-                let nb = linear_scan::allocate_block(blk, &occ, &scan).map_err(|(v, g)| Failure::AtGap(v, b, g))?;
+                let nb = linear_scan::allocate_block(blk, &occ, &scan)
+                    .map_err(|(v, g)| Failure::AtGap(v, b, g))?;
                 out.push(nb);
             }
             Ok(out)
@@ -193,7 +250,11 @@ fn assign(f: &Func, opts: &Options, env: &Env, vm: &VarMap, lv: &Liveness, graph
 
 fn rewrite_all(b: &RBlock, assignment: &[Option<PhysReg>]) -> RBlock {
     let map = |l: Loc| match l {
-        Loc::Val(v) => assignment.get(v as usize).copied().flatten().map_or(l, Loc::Phys),
+        Loc::Val(v) => assignment
+            .get(v as usize)
+            .copied()
+            .flatten()
+            .map_or(l, Loc::Phys),
         other => other,
     };
     let map_op = |o: &ROperand| match o {
@@ -209,12 +270,29 @@ fn rewrite_all(b: &RBlock, assignment: &[Option<PhysReg>]) -> RBlock {
     out
 }
 
-fn finish(mut f: Func, blocks: Vec<RBlock>, remats: usize, max_live: usize) -> Result<Allocated, CompileError> {
+fn finish(
+    mut f: Func,
+    blocks: Vec<RBlock>,
+    remats: usize,
+    max_live: usize,
+) -> Result<Allocated, CompileError> {
     f.blocks = blocks;
-    let count = |k: Kind| f.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.kind == k).count();
+    let count = |k: Kind| {
+        f.blocks
+            .iter()
+            .flat_map(|b| &b.insts)
+            .filter(|i| i.kind == k)
+            .count()
+    };
     let (spills, fills) = (count(Kind::SpillStore), count(Kind::Fill));
     let program = f.to_program()?;
-    Ok(Allocated { program, spills, fills, remats, max_live })
+    Ok(Allocated {
+        program,
+        spills,
+        fills,
+        remats,
+        max_live,
+    })
 }
 
 #[cfg(test)]
@@ -227,14 +305,32 @@ mod tests {
     fn each_fault_flips_exactly_its_own_decision() {
         let f = func("target v3d71\nb0:\n %a = ldunif 0\n tlbw %a\n end\n");
         let base = Env::new(&f, &Options::default());
-        assert!(!base.allocatable.contains(&0) && base.implicit_writes && base.track_scratch && !base.skip_fill_rule && !base.no_split_at_fixed);
-        let with = |fault| Env::new(&f, &Options { inject: Some(fault), ..Options::default() });
+        assert!(
+            !base.allocatable.contains(&0)
+                && base.implicit_writes
+                && base.track_scratch
+                && !base.skip_fill_rule
+                && !base.no_split_at_fixed
+        );
+        let with = |fault| {
+            Env::new(
+                &f,
+                &Options {
+                    inject: Some(fault),
+                    ..Options::default()
+                },
+            )
+        };
         let e = with(Fault::V3dRf0AcrossImplicit);
         assert!(e.allocatable.first() == Some(&0) && !e.implicit_writes && e.track_scratch);
         assert!(!with(Fault::SpillNoReserve).track_scratch);
         assert!(with(Fault::Gen8R127SpillFill).skip_fill_rule);
         assert!(with(Fault::RaSplitPreallocated).no_split_at_fixed);
-        assert_eq!(with(Fault::SchedIgnoreWar).allocatable, base.allocatable, "scheduler faults do not touch allocation");
+        assert_eq!(
+            with(Fault::SchedIgnoreWar).allocatable,
+            base.allocatable,
+            "scheduler faults do not touch allocation"
+        );
     }
 
     #[test]
@@ -242,10 +338,23 @@ mod tests {
         let src = "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, %x\n %z:2 = add %y, %x\n %t:4 = send.tex %z\n send.eot %t\n end\n";
         let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
         for ra in [Ra::Split, Ra::Graph] {
-            let a = allocate(&p, &Options { ra, ..Options::default() }).expect("allocates");
+            let a = allocate(
+                &p,
+                &Options {
+                    ra,
+                    ..Options::default()
+                },
+            )
+            .expect("allocates");
             let ops = a.program.blocks.iter().flat_map(|b| &b.insts);
             for i in ops {
-                assert!(i.dest.iter().chain(&i.srcs).all(|o| !matches!(o, schedra_ir::Operand::Virt(_))), "{i:?}");
+                assert!(
+                    i.dest
+                        .iter()
+                        .chain(&i.srcs)
+                        .all(|o| !matches!(o, schedra_ir::Operand::Virt(_))),
+                    "{i:?}"
+                );
                 let d = f_desc(&a.program, &i.opcode);
                 assert!(a.program.target.rules.op_regs_ok(d, i).is_ok(), "{i:?}");
             }

@@ -46,7 +46,10 @@ pub struct Schedule {
 /// fault's own target, r600).
 pub fn build_graph(target: &Target, ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
     let deps: Vec<_> = ops.iter().map(|o| o.deps.clone()).collect();
-    let pinned_fault = opts.has(Fault::R600PinnedWar) && Fault::R600PinnedWar.target().is_none_or(|t| t == target.name);
+    let pinned_fault = opts.has(Fault::R600PinnedWar)
+        && Fault::R600PinnedWar
+            .target()
+            .is_none_or(|t| t == target.name);
     DepGraph::build(&deps, |e: &Edge| {
         let phys = match e.loc {
             Some(Loc::Phys(r)) if e.kind == EdgeKind::War => Some(r),
@@ -88,7 +91,11 @@ pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec
         return None;
     }
     let slots = assign_slots(ops, members)?;
-    let pairs: Vec<(&OpDesc, &Inst)> = members.iter().filter_map(|&m| ops.get(m)).map(|o| (o.desc, &o.inst)).collect();
+    let pairs: Vec<(&OpDesc, &Inst)> = members
+        .iter()
+        .filter_map(|&m| ops.get(m))
+        .map(|o| (o.desc, &o.inst))
+        .collect();
     target.rules.bundle_ok(&pairs).ok()?;
     Some(slots)
 }
@@ -97,7 +104,9 @@ pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec
 /// backtracking search: bundles hold at most a handful of ops).
 fn assign_slots(ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str>> {
     fn go(ops: &[LoweredOp], members: &[usize], k: usize, used: &mut Vec<&'static str>) -> bool {
-        let Some(&m) = members.get(k) else { return true };
+        let Some(&m) = members.get(k) else {
+            return true;
+        };
         let Some(op) = ops.get(m) else { return false };
         for s in &op.slots {
             if !used.contains(s) {
@@ -130,7 +139,13 @@ impl State {
     fn new(g: &DepGraph, prio: Vec<i64>) -> State {
         let n = g.len();
         let left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
-        let mut st = State { left, earliest: vec![0; n], ready: Vec::new(), prio, cycle_of: vec![None; n] };
+        let mut st = State {
+            left,
+            earliest: vec![0; n],
+            ready: Vec::new(),
+            prio,
+            cycle_of: vec![None; n],
+        };
         let roots: Vec<usize> = (0..n).filter(|&i| st.left[i] == 0).collect();
         roots.into_iter().for_each(|i| st.make_ready(i));
         st
@@ -170,13 +185,25 @@ impl State {
     /// Ready ops whose earliest cycle has come, best first (at most
     /// [`WINDOW`] of them).
     fn candidates(&self, cycle: usize) -> Vec<usize> {
-        self.ready.iter().copied().filter(|&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64)).take(WINDOW).collect()
+        self.ready
+            .iter()
+            .copied()
+            .filter(|&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64))
+            .take(WINDOW)
+            .collect()
     }
 }
 
 /// Schedule the lowered ops of one block into bundles (see the module doc).
-pub fn schedule(target: &Target, ops: &[LoweredOp], g: &DepGraph) -> Result<Schedule, CompileError> {
-    let own: Vec<u32> = ops.iter().map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0)).collect();
+pub fn schedule(
+    target: &Target,
+    ops: &[LoweredOp],
+    g: &DepGraph,
+) -> Result<Schedule, CompileError> {
+    let own: Vec<u32> = ops
+        .iter()
+        .map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0))
+        .collect();
     let prio = g.heights(&own);
     let mut st = State::new(g, prio.clone());
     let mut bundles: Vec<Vec<(usize, &'static str)>> = Vec::new();
@@ -198,13 +225,28 @@ pub fn schedule(target: &Target, ops: &[LoweredOp], g: &DepGraph) -> Result<Sche
             placed += 1;
         }
         if members.is_empty() {
-            let next = st.ready.iter().copied().min_by_key(|&i| (st.earliest.get(i).copied().unwrap_or(0), std::cmp::Reverse(prio.get(i).copied().unwrap_or(0)), i));
-            let Some(next) = next else { return Err(CompileError::Unsupported("dependency cycle in a block".into())) };
+            let next = st.ready.iter().copied().min_by_key(|&i| {
+                (
+                    st.earliest.get(i).copied().unwrap_or(0),
+                    std::cmp::Reverse(prio.get(i).copied().unwrap_or(0)),
+                    i,
+                )
+            });
+            let Some(next) = next else {
+                return Err(CompileError::Unsupported(
+                    "dependency cycle in a block".into(),
+                ));
+            };
             let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
             if due || target.interlocked {
                 // Due but fits no bundle even alone, or an interlocked target
                 // that stalls instead of taking a nop.
-                let s = fits(target, ops, &[next]).ok_or_else(|| CompileError::Unsupported(format!("`{}` fits no bundle on its own", ops.get(next).map_or("?", |o| o.inst.opcode.as_str()))))?;
+                let s = fits(target, ops, &[next]).ok_or_else(|| {
+                    CompileError::Unsupported(format!(
+                        "`{}` fits no bundle on its own",
+                        ops.get(next).map_or("?", |o| o.inst.opcode.as_str())
+                    ))
+                })?;
                 members = vec![next];
                 slots = s;
                 st.place(g, next, cycle);
@@ -234,9 +276,27 @@ pub fn landing_end(ops: &[LoweredOp], s: &Schedule) -> usize {
 }
 
 /// The machine-form ops of one scheduled bundle, in the target's slot order.
-pub fn bundle_ops(target: &Target, ops: &[LoweredOp], bundle: &[(usize, &'static str)]) -> Vec<schedra_ir::Op> {
-    let mut v: Vec<schedra_ir::Op> = bundle.iter().filter_map(|&(i, slot)| ops.get(i).map(|o| schedra_ir::Op { slot: slot.to_string(), inst: o.inst.clone() })).collect();
-    v.sort_by_key(|o| target.slots.iter().position(|s| *s == o.slot).unwrap_or(usize::MAX));
+pub fn bundle_ops(
+    target: &Target,
+    ops: &[LoweredOp],
+    bundle: &[(usize, &'static str)],
+) -> Vec<schedra_ir::Op> {
+    let mut v: Vec<schedra_ir::Op> = bundle
+        .iter()
+        .filter_map(|&(i, slot)| {
+            ops.get(i).map(|o| schedra_ir::Op {
+                slot: slot.to_string(),
+                inst: o.inst.clone(),
+            })
+        })
+        .collect();
+    v.sort_by_key(|o| {
+        target
+            .slots
+            .iter()
+            .position(|s| *s == o.slot)
+            .unwrap_or(usize::MAX)
+    });
     v
 }
 
@@ -251,7 +311,12 @@ mod tests {
         Operand::Phys(PhysReg::one(r))
     }
     fn inst(op: &str, dest: Option<u16>, srcs: Vec<Operand>) -> Inst {
-        Inst { opcode: op.into(), dest: dest.map(reg), srcs, span: Span::default() }
+        Inst {
+            opcode: op.into(),
+            dest: dest.map(reg),
+            srcs,
+            span: Span::default(),
+        }
     }
     fn run(t: &'static Target, insts: &[Inst], opts: &Options) -> (Vec<LoweredOp>, Schedule) {
         let ops = lower_block(t, insts, opts).unwrap();
@@ -263,7 +328,12 @@ mod tests {
     #[test]
     fn independent_ops_pair_and_dependent_ones_wait() {
         let o = Options::default();
-        let insts = [inst("fadd", Some(4), vec![reg(1), reg(2)]), inst("fmul", Some(5), vec![reg(1), reg(3)]), inst("recip", Some(6), vec![reg(4)]), inst("fadd", Some(7), vec![reg(6), reg(5)])];
+        let insts = [
+            inst("fadd", Some(4), vec![reg(1), reg(2)]),
+            inst("fmul", Some(5), vec![reg(1), reg(3)]),
+            inst("recip", Some(6), vec![reg(4)]),
+            inst("fadd", Some(7), vec![reg(6), reg(5)]),
+        ];
         let (_, s) = run(&V3D71, &insts, &o);
         assert_eq!(s.cycle_of[0], s.cycle_of[1]);
         assert_eq!(s.cycle_of[2], s.cycle_of[0] + 1);
@@ -277,7 +347,10 @@ mod tests {
         let insts = [inst("ldvary", Some(4), vec![Operand::Imm(Imm::int(0))])];
         let (_, s) = run(&V3D71, &insts, &o);
         assert_eq!(s.cycle_of, vec![0, 2]);
-        let f = Options { inject: Some(Fault::V3dLdvarySameCycle), ..o };
+        let f = Options {
+            inject: Some(Fault::V3dLdvarySameCycle),
+            ..o
+        };
         let (_, s) = run(&V3D71, &insts, &f);
         assert_eq!(s.cycle_of, vec![0, 1]);
     }
@@ -285,7 +358,10 @@ mod tests {
     #[test]
     fn war_pair_shares_a_group_on_r600() {
         // R1.y = mov R1.x ; R1.x = mov 1.0: parallel reads allow one group.
-        let insts = [inst("mov", Some(5), vec![reg(4)]), inst("mov", Some(4), vec![Operand::Imm(Imm::f32(1.0))])];
+        let insts = [
+            inst("mov", Some(5), vec![reg(4)]),
+            inst("mov", Some(4), vec![Operand::Imm(Imm::f32(1.0))]),
+        ];
         let (_, s) = run(&R600, &insts, &Options::default());
         assert_eq!(s.bundles.len(), 1);
         assert_eq!(s.bundles[0].len(), 2);
@@ -293,10 +369,16 @@ mod tests {
 
     #[test]
     fn one_immediate_per_v3d_bundle() {
-        let insts = [inst("add", Some(4), vec![reg(1), Operand::Imm(Imm::int(1))]), inst("add", Some(5), vec![reg(1), Operand::Imm(Imm::int(2))])];
+        let insts = [
+            inst("add", Some(4), vec![reg(1), Operand::Imm(Imm::int(1))]),
+            inst("add", Some(5), vec![reg(1), Operand::Imm(Imm::int(2))]),
+        ];
         let (_, s) = run(&V3D71, &insts, &Options::default());
         assert_eq!(s.bundles.len(), 2);
-        let insts = [inst("add", Some(4), vec![reg(1), Operand::Imm(Imm::int(1))]), inst("add", Some(5), vec![reg(2), Operand::Imm(Imm::int(1))])];
+        let insts = [
+            inst("add", Some(4), vec![reg(1), Operand::Imm(Imm::int(1))]),
+            inst("add", Some(5), vec![reg(2), Operand::Imm(Imm::int(1))]),
+        ];
         let (_, s) = run(&V3D71, &insts, &Options::default());
         assert_eq!(s.bundles.len(), 1);
     }
@@ -305,9 +387,24 @@ mod tests {
     fn gen8_issues_one_op_per_bundle_without_nops() {
         let r2 = |b: u16| Operand::Phys(PhysReg { base: b, size: 2 });
         let insts = [
-            Inst { opcode: "mul".into(), dest: Some(r2(10)), srcs: vec![r2(2), r2(2)], span: Span::default() },
-            Inst { opcode: "add".into(), dest: Some(r2(12)), srcs: vec![r2(10), r2(2)], span: Span::default() },
-            Inst { opcode: "mov".into(), dest: Some(r2(14)), srcs: vec![r2(2)], span: Span::default() },
+            Inst {
+                opcode: "mul".into(),
+                dest: Some(r2(10)),
+                srcs: vec![r2(2), r2(2)],
+                span: Span::default(),
+            },
+            Inst {
+                opcode: "add".into(),
+                dest: Some(r2(12)),
+                srcs: vec![r2(10), r2(2)],
+                span: Span::default(),
+            },
+            Inst {
+                opcode: "mov".into(),
+                dest: Some(r2(14)),
+                srcs: vec![r2(2)],
+                span: Span::default(),
+            },
         ];
         let (_, s) = run(&GEN8, &insts, &Options::default());
         assert_eq!(s.bundles.len(), 3);
@@ -319,11 +416,22 @@ mod tests {
 
     #[test]
     fn pinned_war_fault_drops_pinned_war_edges_on_r600_only() {
-        let insts = [inst("mov", Some(8), vec![reg(4)]), inst("mov", Some(4), vec![reg(5)])];
-        let f = Options { inject: Some(Fault::R600PinnedWar), ..Default::default() };
+        let insts = [
+            inst("mov", Some(8), vec![reg(4)]),
+            inst("mov", Some(4), vec![reg(5)]),
+        ];
+        let f = Options {
+            inject: Some(Fault::R600PinnedWar),
+            ..Default::default()
+        };
         for (t, dropped) in [(&R600, true), (&V3D71, false)] {
             let ops = lower_block(t, &insts, &f).unwrap();
-            let war = |pinned: &[Reg]| build_graph(t, &ops, pinned, &f).edges.iter().any(|e| e.kind == EdgeKind::War);
+            let war = |pinned: &[Reg]| {
+                build_graph(t, &ops, pinned, &f)
+                    .edges
+                    .iter()
+                    .any(|e| e.kind == EdgeKind::War)
+            };
             assert!(war(&[9]));
             assert_eq!(war(&[4]), !dropped, "{}", t.name);
         }
@@ -340,7 +448,14 @@ mod tests {
         ];
         let (_, s) = run(&V3D71, &insts, &Options::default());
         assert!(s.cycle_of[3] >= s.cycle_of[2]);
-        let (_, s) = run(&V3D71, &insts, &Options { inject: Some(Fault::SchedIgnoreWar), ..Default::default() });
+        let (_, s) = run(
+            &V3D71,
+            &insts,
+            &Options {
+                inject: Some(Fault::SchedIgnoreWar),
+                ..Default::default()
+            },
+        );
         assert!(s.cycle_of[3] < s.cycle_of[2]);
     }
 }

@@ -31,7 +31,7 @@
 use crate::depgraph::{DepGraph, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
-use schedra_ir::{Block, Inst, Operand, Program, TermKind, Target};
+use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
 use std::collections::{HashMap, HashSet};
 
 /// The same source program with the instructions of each block reordered by
@@ -47,7 +47,10 @@ pub fn schedule_program(src: &Program, opts: &Options) -> Program {
         let order = schedule_block(src.target, b, lo, limit, opts.sched, &mut names);
         let old = std::mem::take(&mut b.insts);
         let mut slots: Vec<Option<Inst>> = old.into_iter().map(Some).collect();
-        b.insts = order.iter().filter_map(|&i| slots.get_mut(i).and_then(Option::take)).collect();
+        b.insts = order
+            .iter()
+            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+            .collect();
     }
     out
 }
@@ -135,15 +138,32 @@ fn live_out(p: &Program, names: &mut Names) -> Vec<HashSet<u32>> {
             }
         }
     }
-    let succs: Vec<Vec<usize>> = p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| p.block_index(l)).collect()).collect();
+    let succs: Vec<Vec<usize>> = p
+        .blocks
+        .iter()
+        .map(|b| {
+            b.term
+                .successors()
+                .iter()
+                .filter_map(|l| p.block_index(l))
+                .collect()
+        })
+        .collect();
     let mut live_in: Vec<HashSet<u32>> = uses.clone();
     let mut out: Vec<HashSet<u32>> = vec![HashSet::new(); n];
     let mut changed = true;
     while changed {
         changed = false;
         for bi in (0..n).rev() {
-            let lo: HashSet<u32> = succs[bi].iter().flat_map(|&s| live_in[s].iter().copied()).collect();
-            let li: HashSet<u32> = uses[bi].iter().copied().chain(lo.iter().copied().filter(|v| !defs[bi].contains(v))).collect();
+            let lo: HashSet<u32> = succs[bi]
+                .iter()
+                .flat_map(|&s| live_in[s].iter().copied())
+                .collect();
+            let li: HashSet<u32> = uses[bi]
+                .iter()
+                .copied()
+                .chain(lo.iter().copied().filter(|v| !defs[bi].contains(v)))
+                .collect();
             if li.len() != live_in[bi].len() || lo.len() != out[bi].len() {
                 changed = true;
                 live_in[bi] = li;
@@ -156,14 +176,28 @@ fn live_out(p: &Program, names: &mut Names) -> Vec<HashSet<u32>> {
 
 fn cond_virt(b: &Block, names: &mut Names) -> Option<u32> {
     match &b.term.kind {
-        TermKind::Brnz { cond: Operand::Virt(v), .. } => Some(names.id(&v.name, v.size)),
+        TermKind::Brnz {
+            cond: Operand::Virt(v),
+            ..
+        } => Some(names.id(&v.name, v.size)),
         _ => None,
     }
 }
 
 /// The new order of one block's instructions (indices into `b.insts`).
-fn schedule_block(target: &Target, b: &Block, live_out: &HashSet<u32>, limit: usize, dir: Sched, names: &mut Names) -> Vec<usize> {
-    let deps: Vec<OpDeps> = b.insts.iter().map(|i| source_deps(target, i, names)).collect();
+fn schedule_block(
+    target: &Target,
+    b: &Block,
+    live_out: &HashSet<u32>,
+    limit: usize,
+    dir: Sched,
+    names: &mut Names,
+) -> Vec<usize> {
+    let deps: Vec<OpDeps> = b
+        .insts
+        .iter()
+        .map(|i| source_deps(target, i, names))
+        .collect();
     let g = DepGraph::build(&deps, |_| true);
     let mut live_out = live_out.clone();
     live_out.extend(cond_virt(b, names));
@@ -198,7 +232,12 @@ impl Pressure {
         // Live at the start: upward-exposed uses, and live-outs not defined here.
         live.extend(live_out.iter().copied().filter(|v| !defined.contains(v)));
         let regs = live.iter().map(|&v| names.size(v) as usize).sum();
-        Pressure { remaining, live, live_out: live_out.clone(), regs }
+        Pressure {
+            remaining,
+            live,
+            live_out: live_out.clone(),
+            regs,
+        }
     }
 
     /// Registers freed minus registers newly occupied if `d` issues now.
@@ -206,7 +245,11 @@ impl Pressure {
         let mut g = 0i64;
         let mut seen = Vec::new();
         for v in virt_reads(d) {
-            if !seen.contains(&v) && self.remaining.get(&v) == Some(&1) && !self.live_out.contains(&v) && !virt_writes(d).any(|w| w == v) {
+            if !seen.contains(&v)
+                && self.remaining.get(&v) == Some(&1)
+                && !self.live_out.contains(&v)
+                && !virt_writes(d).any(|w| w == v)
+            {
                 g += names.size(v) as i64;
             }
             seen.push(v);
@@ -229,7 +272,8 @@ impl Pressure {
             }
         }
         for w in virt_writes(d) {
-            let used_later = self.remaining.get(&w).is_some_and(|&r| r > 0) || self.live_out.contains(&w);
+            let used_later =
+                self.remaining.get(&w).is_some_and(|&r| r > 0) || self.live_out.contains(&w);
             if used_later && self.live.insert(w) {
                 self.regs += names.size(w) as usize;
             }
@@ -238,7 +282,9 @@ impl Pressure {
 }
 
 fn own_latency(deps: &[OpDeps]) -> Vec<u32> {
-    deps.iter().map(|d| d.writes.iter().map(|w| w.1).max().unwrap_or(0)).collect()
+    deps.iter()
+        .map(|d| d.writes.iter().map(|w| w.1).max().unwrap_or(0))
+        .collect()
 }
 
 /// How many of the best-ranked ready ops the heuristics look at per step
@@ -261,11 +307,29 @@ struct Ready {
 
 impl Ready {
     fn new(rank: Vec<(i64, std::cmp::Reverse<usize>)>, deps: &[OpDeps], backwards: bool) -> Ready {
-        let fresh = deps.iter().map(|d| if backwards { virt_writes(d).next().is_none() } else { virt_reads(d).next().is_none() }).collect();
-        Ready { lists: [Vec::new(), Vec::new()], by_index: Default::default(), rank, fresh, backwards }
+        let fresh = deps
+            .iter()
+            .map(|d| {
+                if backwards {
+                    virt_writes(d).next().is_none()
+                } else {
+                    virt_reads(d).next().is_none()
+                }
+            })
+            .collect();
+        Ready {
+            lists: [Vec::new(), Vec::new()],
+            by_index: Default::default(),
+            rank,
+            fresh,
+            backwards,
+        }
     }
     fn key(&self, i: usize) -> (i64, std::cmp::Reverse<usize>) {
-        self.rank.get(i).copied().unwrap_or((i64::MIN, std::cmp::Reverse(i)))
+        self.rank
+            .get(i)
+            .copied()
+            .unwrap_or((i64::MIN, std::cmp::Reverse(i)))
     }
     fn which(&self, i: usize) -> usize {
         usize::from(self.fresh.get(i).copied().unwrap_or(false))
@@ -281,8 +345,17 @@ impl Ready {
     /// [`WINDOW`] items of each list and the [`WINDOW`] earliest in program
     /// order.
     fn take_best<K: Ord>(&mut self, score: impl Fn(usize) -> K) -> Option<usize> {
-        let order: Box<dyn Iterator<Item = &usize>> = if self.backwards { Box::new(self.by_index.iter().rev()) } else { Box::new(self.by_index.iter()) };
-        let cands = self.lists.iter().flat_map(|l| l.iter().take(WINDOW)).chain(order.take(WINDOW)).copied();
+        let order: Box<dyn Iterator<Item = &usize>> = if self.backwards {
+            Box::new(self.by_index.iter().rev())
+        } else {
+            Box::new(self.by_index.iter())
+        };
+        let cands = self
+            .lists
+            .iter()
+            .flat_map(|l| l.iter().take(WINDOW))
+            .chain(order.take(WINDOW))
+            .copied();
         let i = cands.max_by(|&a, &b| (score(a), self.key(a)).cmp(&(score(b), self.key(b))))?;
         let w = self.which(i);
         if let Some(pos) = self.lists[w].iter().position(|&j| j == i) {
@@ -293,13 +366,25 @@ impl Ready {
     }
 }
 
-fn top_down(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize, names: &Names) -> Vec<usize> {
+fn top_down(
+    g: &DepGraph,
+    deps: &[OpDeps],
+    live_out: &HashSet<u32>,
+    limit: usize,
+    names: &Names,
+) -> Vec<usize> {
     let n = deps.len();
     let height = g.heights(&own_latency(deps));
     let mut left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
     let mut earliest = vec![0i64; n];
-    let mut ready = Ready::new((0..n).map(|i| (height[i], std::cmp::Reverse(i))).collect(), deps, false);
-    (0..n).filter(|&i| left[i] == 0).for_each(|i| ready.insert(i));
+    let mut ready = Ready::new(
+        (0..n).map(|i| (height[i], std::cmp::Reverse(i))).collect(),
+        deps,
+        false,
+    );
+    (0..n)
+        .filter(|&i| left[i] == 0)
+        .for_each(|i| ready.insert(i));
     let mut pressure = Pressure::new(deps, live_out, names);
     let threshold = (limit / 2).max(1);
     let mut order = Vec::with_capacity(n);
@@ -313,7 +398,11 @@ fn top_down(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize
                 let gain = deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0);
                 (gain, true, std::cmp::Reverse(i))
             } else {
-                (0, earliest.get(i).copied().unwrap_or(0) <= clock, std::cmp::Reverse(0))
+                (
+                    0,
+                    earliest.get(i).copied().unwrap_or(0) <= clock,
+                    std::cmp::Reverse(0),
+                )
             }
         };
         let Some(i) = ready.take_best(key) else { break };
@@ -347,12 +436,18 @@ struct ReversePressure {
 
 impl ReversePressure {
     fn new(live_out: &HashSet<u32>, names: &Names) -> ReversePressure {
-        ReversePressure { live: live_out.clone(), regs: live_out.iter().map(|&v| names.size(v) as usize).sum() }
+        ReversePressure {
+            live: live_out.clone(),
+            regs: live_out.iter().map(|&v| names.size(v) as usize).sum(),
+        }
     }
     /// Registers freed (a definition ends a live range, seen upwards) minus
     /// registers a placement makes live (its operands).
     fn gain(&self, d: &OpDeps, names: &Names) -> i64 {
-        let freed: i64 = virt_writes(d).filter(|w| self.live.contains(w)).map(|w| names.size(w) as i64).sum();
+        let freed: i64 = virt_writes(d)
+            .filter(|w| self.live.contains(w))
+            .map(|w| names.size(w) as i64)
+            .sum();
         let mut added = 0i64;
         let mut seen = Vec::new();
         for v in virt_reads(d) {
@@ -377,7 +472,13 @@ impl ReversePressure {
     }
 }
 
-fn bottom_up(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usize, names: &Names) -> Vec<usize> {
+fn bottom_up(
+    g: &DepGraph,
+    deps: &[OpDeps],
+    live_out: &HashSet<u32>,
+    limit: usize,
+    names: &Names,
+) -> Vec<usize> {
     let n = deps.len();
     let depth = g.depths();
     let own = own_latency(deps);
@@ -386,8 +487,16 @@ fn bottom_up(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usiz
     // reverse cycles behind it.
     let mut earliest: Vec<i64> = own.iter().map(|&l| l as i64 - 1).collect();
     // Latest in program order first among equals.
-    let mut ready = Ready::new((0..n).map(|i| (depth[i], std::cmp::Reverse(n - i))).collect(), deps, true);
-    (0..n).filter(|&i| left[i] == 0).for_each(|i| ready.insert(i));
+    let mut ready = Ready::new(
+        (0..n)
+            .map(|i| (depth[i], std::cmp::Reverse(n - i)))
+            .collect(),
+        deps,
+        true,
+    );
+    (0..n)
+        .filter(|&i| left[i] == 0)
+        .for_each(|i| ready.insert(i));
     let mut pressure = ReversePressure::new(live_out, names);
     let threshold = (limit / 2).max(1);
     let mut order = Vec::with_capacity(n);
@@ -396,7 +505,11 @@ fn bottom_up(g: &DepGraph, deps: &[OpDeps], live_out: &HashSet<u32>, limit: usiz
         let high = pressure.regs >= threshold;
         let key = |i: usize| {
             if high {
-                (deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0), true, i)
+                (
+                    deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0),
+                    true,
+                    i,
+                )
             } else {
                 (0, earliest.get(i).copied().unwrap_or(0) <= clock, 0)
             }
@@ -431,23 +544,68 @@ mod tests {
     use schedra_ir::{Form, Imm, PhysReg, Span, Stage, Terminator, VirtReg};
 
     fn v(n: &str) -> Operand {
-        Operand::Virt(VirtReg { name: n.into(), size: None })
+        Operand::Virt(VirtReg {
+            name: n.into(),
+            size: None,
+        })
     }
     fn inst(op: &str, dest: Option<Operand>, srcs: Vec<Operand>) -> Inst {
-        Inst { opcode: op.into(), dest, srcs, span: Span::default() }
+        Inst {
+            opcode: op.into(),
+            dest,
+            srcs,
+            span: Span::default(),
+        }
     }
     fn prog(insts: Vec<Inst>) -> Program {
-        let block = Block { label: "b0".into(), insts, bundles: vec![], term: Terminator { kind: TermKind::End, span: Span::default() }, span: Span::default() };
-        Program { name: None, target: &V3D71, stage: Stage::Fragment, form: Form::Source, inputs: vec![], blocks: vec![block] }
+        let block = Block {
+            label: "b0".into(),
+            insts,
+            bundles: vec![],
+            term: Terminator {
+                kind: TermKind::End,
+                span: Span::default(),
+            },
+            span: Span::default(),
+        };
+        Program {
+            name: None,
+            target: &V3D71,
+            stage: Stage::Fragment,
+            form: Form::Source,
+            inputs: vec![],
+            blocks: vec![block],
+        }
     }
     fn order(p: &Program) -> Vec<String> {
-        p.blocks[0].insts.iter().map(|i| format!("{}{:?}", i.opcode, i.dest.as_ref().and_then(|d| d.virt()).map(|v| v.name.clone()))).collect()
+        p.blocks[0]
+            .insts
+            .iter()
+            .map(|i| {
+                format!(
+                    "{}{:?}",
+                    i.opcode,
+                    i.dest
+                        .as_ref()
+                        .and_then(|d| d.virt())
+                        .map(|v| v.name.clone())
+                )
+            })
+            .collect()
     }
     fn is_topological(src: &Program, out: &Program) -> bool {
         let mut names = Names::default();
-        let deps: Vec<OpDeps> = src.blocks[0].insts.iter().map(|i| source_deps(src.target, i, &mut names)).collect();
+        let deps: Vec<OpDeps> = src.blocks[0]
+            .insts
+            .iter()
+            .map(|i| source_deps(src.target, i, &mut names))
+            .collect();
         let g = DepGraph::build(&deps, |_| true);
-        let pos: Vec<usize> = src.blocks[0].insts.iter().map(|i| out.blocks[0].insts.iter().position(|j| j == i).unwrap()).collect();
+        let pos: Vec<usize> = src.blocks[0]
+            .insts
+            .iter()
+            .map(|i| out.blocks[0].insts.iter().position(|j| j == i).unwrap())
+            .collect();
         g.edges.iter().all(|e| pos[e.from] < pos[e.to])
     }
 
@@ -465,7 +623,11 @@ mod tests {
         assert_eq!(order(&q)[0], "ldunifSome(\"b\")");
         assert!(is_topological(&p, &q));
         // tlbw order is kept.
-        let t: Vec<&Inst> = q.blocks[0].insts.iter().filter(|i| i.opcode == "tlbw").collect();
+        let t: Vec<&Inst> = q.blocks[0]
+            .insts
+            .iter()
+            .filter(|i| i.opcode == "tlbw")
+            .collect();
         assert_eq!(t[0].srcs, vec![v("a")]);
     }
 
@@ -481,7 +643,13 @@ mod tests {
             inst("tlbw", None, vec![v("c")]),
         ]);
         for sched in [Sched::TopDown, Sched::BottomUp] {
-            let q = schedule_program(&p, &Options { sched, ..Default::default() });
+            let q = schedule_program(
+                &p,
+                &Options {
+                    sched,
+                    ..Default::default()
+                },
+            );
             assert!(is_topological(&p, &q), "{sched:?}");
             assert_eq!(q.blocks[0].insts.len(), 6);
         }
@@ -493,7 +661,11 @@ mod tests {
         // limit the consumers are pulled next to their loads.
         let mut insts = Vec::new();
         for k in 0..6 {
-            insts.push(inst("ldunif", Some(v(&format!("u{k}"))), vec![Operand::Imm(Imm::int(k))]));
+            insts.push(inst(
+                "ldunif",
+                Some(v(&format!("u{k}"))),
+                vec![Operand::Imm(Imm::int(k))],
+            ));
         }
         for k in 0..6 {
             insts.push(inst("tlbw", None, vec![v(&format!("u{k}"))]));

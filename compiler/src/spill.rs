@@ -102,7 +102,9 @@ pub fn remat_defs(f: &Func) -> Vec<Option<RInst>> {
     }
     let mut st = vec![St::Unseen; f.vals.len()];
     let mut visit = |v: ValId, bi: usize, def: Option<&RInst>, also_used: bool| {
-        let Some(slot) = st.get_mut(v as usize) else { return };
+        let Some(slot) = st.get_mut(v as usize) else {
+            return;
+        };
         *slot = match (std::mem::replace(slot, St::No), def) {
             (St::Unseen, Some(i)) if !also_used => St::Def(bi, i.clone()),
             (St::Def(h, i), None) if h == bi => St::Def(h, i),
@@ -133,7 +135,13 @@ pub fn remat_defs(f: &Func) -> Vec<Option<RInst>> {
     }
     st.into_iter()
         .map(|s| match s {
-            St::Def(_, i) if matches!(i.desc.sem, Sem::Uniform | Sem::Const) && i.kind == Kind::Source && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_))) => Some(i),
+            St::Def(_, i)
+                if matches!(i.desc.sem, Sem::Uniform | Sem::Const)
+                    && i.kind == Kind::Source
+                    && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_))) =>
+            {
+                Some(i)
+            }
             _ => None,
         })
         .collect()
@@ -167,7 +175,9 @@ pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
             weight[v as usize] += scale;
         }
         for set in liveness::occupancy(f, vm, lv, b) {
-            set.iter().take_while(|&x| x < nv).for_each(|x| span[x] += 1);
+            set.iter()
+                .take_while(|&x| x < nv)
+                .for_each(|x| span[x] += 1);
         }
     }
     let remat = remat_defs(f);
@@ -190,7 +200,10 @@ fn adjacent(f: &Func, b: usize, g: usize) -> Vec<ValId> {
     let blk = &f.blocks[b];
     let mut out = Vec::new();
     if let Some(i) = blk.insts.get(g) {
-        out.extend(i.use_locs().filter_map(|l| if let Loc::Val(v) = l { Some(v) } else { None }));
+        out.extend(
+            i.use_locs()
+                .filter_map(|l| if let Loc::Val(v) = l { Some(v) } else { None }),
+        );
     }
     if g == blk.insts.len() {
         if let Some(Loc::Val(v)) = blk.cond.as_ref().and_then(ROperand::loc) {
@@ -207,7 +220,15 @@ fn adjacent(f: &Func, b: usize, g: usize) -> Vec<ValId> {
 
 /// The cheapest value occupying gap `g` of block `b` whose spilling frees a
 /// register there, not marked in `exclude` (indexed by value).
-pub fn victim_at(f: &Func, vm: &VarMap, occ: &BitSet, b: usize, g: usize, c: &Costs, exclude: &[bool]) -> Option<ValId> {
+pub fn victim_at(
+    f: &Func,
+    vm: &VarMap,
+    occ: &BitSet,
+    b: usize,
+    g: usize,
+    c: &Costs,
+    exclude: &[bool],
+) -> Option<ValId> {
     let adj = adjacent(f, b, g);
     occ.iter()
         .take_while(|&x| x < vm.nv)
@@ -218,19 +239,31 @@ pub fn victim_at(f: &Func, vm: &VarMap, occ: &BitSet, b: usize, g: usize, c: &Co
 
 /// Values to spill so that no gap needs more registers than `k` (sizes of
 /// occupying values plus allocatable physical registers occupied).
-pub fn pressure_victims(f: &Func, vm: &VarMap, lv: &Liveness, alloc: &RegSet, k: usize, c: &Costs) -> Vec<ValId> {
+pub fn pressure_victims(
+    f: &Func,
+    vm: &VarMap,
+    lv: &Liveness,
+    alloc: &RegSet,
+    k: usize,
+    c: &Costs,
+) -> Vec<ValId> {
     let mut chosen: Vec<ValId> = Vec::new();
     let mut is_chosen = vec![false; vm.nv];
     for b in 0..f.blocks.len() {
         let occ = liveness::occupancy(f, vm, lv, b);
         for (g, set) in occ.iter().enumerate() {
-            let mut p: usize = set.iter().map(|x| match vm.as_val(x) {
-                Some(v) if is_chosen[v as usize] => 0,
-                Some(v) => f.size(Loc::Val(v)) as usize,
-                None => alloc.contains((x - vm.nv) as Reg) as usize,
-            }).sum();
+            let mut p: usize = set
+                .iter()
+                .map(|x| match vm.as_val(x) {
+                    Some(v) if is_chosen[v as usize] => 0,
+                    Some(v) => f.size(Loc::Val(v)) as usize,
+                    None => alloc.contains((x - vm.nv) as Reg) as usize,
+                })
+                .sum();
             while p > k {
-                let Some(v) = victim_at(f, vm, set, b, g, c, &is_chosen) else { break };
+                let Some(v) = victim_at(f, vm, set, b, g, c, &is_chosen) else {
+                    break;
+                };
                 p = p.saturating_sub(f.size(Loc::Val(v)) as usize);
                 is_chosen[v as usize] = true;
                 chosen.push(v);
@@ -260,7 +293,9 @@ fn busy_around(vm: &VarMap, occ: &[BitSet], i: &RInst, k: usize, after: bool) ->
             continue;
         }
         if let Some(set) = occ.get(g) {
-            set.iter().filter(|&x| x >= vm.nv).for_each(|x| s.insert((x - vm.nv) as Reg));
+            set.iter()
+                .filter(|&x| x >= vm.nv)
+                .for_each(|x| s.insert((x - vm.nv) as Reg));
         }
     }
     for l in i.dest.into_iter().chain(i.use_locs()) {
@@ -271,7 +306,13 @@ fn busy_around(vm: &VarMap, occ: &[BitSet], i: &RInst, k: usize, after: bool) ->
     s
 }
 
-fn pick_scratch(f: &Func, env: &SpillEnv, v: ValId, busy: &RegSet, check: Option<&'static OpDesc>) -> Result<PhysReg, CompileError> {
+fn pick_scratch(
+    f: &Func,
+    env: &SpillEnv,
+    v: ValId,
+    busy: &RegSet,
+    check: Option<&'static OpDesc>,
+) -> Result<PhysReg, CompileError> {
     let size = f.size(Loc::Val(v));
     let cands = env.cons.cands_for(size);
     cands
@@ -280,12 +321,22 @@ fn pick_scratch(f: &Func, env: &SpillEnv, v: ValId, busy: &RegSet, check: Option
         .copied()
         .find(|r| {
             let rule_ok = check.is_none_or(|d| {
-                let inst = Inst { opcode: d.name.to_string(), dest: Some(Operand::Phys(*r)), srcs: vec![Operand::Imm(Imm::int(0))], span: Span::default() };
+                let inst = Inst {
+                    opcode: d.name.to_string(),
+                    dest: Some(Operand::Phys(*r)),
+                    srcs: vec![Operand::Imm(Imm::int(0))],
+                    span: Span::default(),
+                };
                 f.target.rules.op_regs_ok(d, &inst).is_ok()
             });
             !busy.overlaps(*r) && env.cons.allowed(v, *r) && rule_ok
         })
-        .ok_or_else(|| CompileError::Allocation(format!("no scratch register for spilled %{}", f.vals.get(v as usize).map_or("?", |x| x.name.as_str()))))
+        .ok_or_else(|| {
+            CompileError::Allocation(format!(
+                "no scratch register for spilled %{}",
+                f.vals.get(v as usize).map_or("?", |x| x.name.as_str())
+            ))
+        })
 }
 
 fn replace_uses(i: &mut RInst, v: ValId, by: Loc) {
@@ -328,13 +379,20 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
     }
     let read = desc_by_sem(f.target, Sem::ScratchRead)?;
     let write = desc_by_sem(f.target, Sem::ScratchWrite)?;
-    let cx = Ctx { read, fill_check: if env.skip_fill_rule { None } else { Some(read) }, env };
+    let cx = Ctx {
+        read,
+        fill_check: if env.skip_fill_rule { None } else { Some(read) },
+        env,
+    };
     for b in 0..f.blocks.len() {
         let occ = liveness::occupancy(f, &vm, &lv, b);
         let old = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(old.len() + 4);
         for (k, mut i) in old.into_iter().enumerate() {
-            let used: Vec<&Plan> = plans.iter().filter(|p| i.use_locs().any(|l| l == Loc::Val(p.v))).collect();
+            let used: Vec<&Plan> = plans
+                .iter()
+                .filter(|p| i.use_locs().any(|l| l == Loc::Val(p.v)))
+                .collect();
             let def = plans.iter().find(|p| i.dest == Some(Loc::Val(p.v)));
             if def.is_some_and(|p| p.remat.is_some()) {
                 continue;
@@ -349,7 +407,13 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
                     let s = pick_scratch(f, env, p.v, &busy, None)?;
                     i.dest = Some(Loc::Scratch(s));
                     out.push(i);
-                    out.push(RInst { desc: write, dest: None, srcs: vec![p.slot.clone(), ROperand::Loc(Loc::Scratch(s))], span: Span::default(), kind: Kind::SpillStore });
+                    out.push(RInst {
+                        desc: write,
+                        dest: None,
+                        srcs: vec![p.slot.clone(), ROperand::Loc(Loc::Scratch(s))],
+                        span: Span::default(),
+                        kind: Kind::SpillStore,
+                    });
                 }
                 None => out.push(i),
             }
@@ -378,12 +442,39 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// Emit a fill (or the rematerialised load) of `p` into a fresh scratch
     /// register outside `busy`, which then holds it.
-    fn reload(&self, f: &Func, p: &Plan, busy: &mut RegSet, out: &mut Vec<RInst>) -> Result<PhysReg, CompileError> {
-        let s = pick_scratch(f, self.env, p.v, busy, if p.remat.is_some() { None } else { self.fill_check })?;
+    fn reload(
+        &self,
+        f: &Func,
+        p: &Plan,
+        busy: &mut RegSet,
+        out: &mut Vec<RInst>,
+    ) -> Result<PhysReg, CompileError> {
+        let s = pick_scratch(
+            f,
+            self.env,
+            p.v,
+            busy,
+            if p.remat.is_some() {
+                None
+            } else {
+                self.fill_check
+            },
+        )?;
         busy.insert_run(s);
         out.push(match &p.remat {
-            Some(d) => RInst { dest: Some(Loc::Scratch(s)), span: Span::default(), kind: Kind::Remat, ..d.clone() },
-            None => RInst { desc: self.read, dest: Some(Loc::Scratch(s)), srcs: vec![p.slot.clone()], span: Span::default(), kind: Kind::Fill },
+            Some(d) => RInst {
+                dest: Some(Loc::Scratch(s)),
+                span: Span::default(),
+                kind: Kind::Remat,
+                ..d.clone()
+            },
+            None => RInst {
+                desc: self.read,
+                dest: Some(Loc::Scratch(s)),
+                srcs: vec![p.slot.clone()],
+                span: Span::default(),
+                kind: Kind::Fill,
+            },
         });
         Ok(s)
     }
@@ -407,14 +498,21 @@ mod tests {
         let mut f = func("target v3d71\nb0:\n %u = ldunif 3\n %a = ldvary 0\n %b = fadd %a, %u\n %c = fadd %b, %a\n tlbw %c\n end\n");
         let alloc = f.target.rules.allocatable(f.stage);
         let k = constraints(&f, &alloc).expect("constraints");
-        let env = SpillEnv { alloc: &alloc, cons: &k, skip_fill_rule: false };
+        let env = SpillEnv {
+            alloc: &alloc,
+            cons: &k,
+            skip_fill_rule: false,
+        };
         assert!(spill_value(&mut f, 0, &env).expect("remat"));
         assert!(!spill_value(&mut f, 1, &env).expect("spill"));
         let kinds: Vec<Kind> = f.blocks[0].insts.iter().map(|i| i.kind).collect();
         assert_eq!(kinds.iter().filter(|k| **k == Kind::Remat).count(), 1);
         assert_eq!(kinds.iter().filter(|k| **k == Kind::SpillStore).count(), 1);
         assert_eq!(kinds.iter().filter(|k| **k == Kind::Fill).count(), 2);
-        assert!(f.blocks[0].insts.iter().all(|i| i.dest != Some(Loc::Val(0)) && i.dest != Some(Loc::Val(1))));
+        assert!(f.blocks[0]
+            .insts
+            .iter()
+            .all(|i| i.dest != Some(Loc::Val(0)) && i.dest != Some(Loc::Val(1))));
     }
 
     #[test]
@@ -424,10 +522,20 @@ mod tests {
             let mut f = func(src);
             let alloc = f.target.rules.allocatable(f.stage);
             let k = constraints(&f, &alloc).expect("constraints");
-            let env = SpillEnv { alloc: &alloc, cons: &k, skip_fill_rule: skip };
+            let env = SpillEnv {
+                alloc: &alloc,
+                cons: &k,
+                skip_fill_rule: skip,
+            };
             let y = f.vals.iter().position(|v| v.name == "y").unwrap_or(0) as ValId;
             spill_value(&mut f, y, &env).expect("spill");
-            let fill = f.blocks[0].insts.iter().find(|i| i.kind == Kind::Fill).and_then(|i| i.dest).and_then(Loc::phys).expect("a fill");
+            let fill = f.blocks[0]
+                .insts
+                .iter()
+                .find(|i| i.kind == Kind::Fill)
+                .and_then(|i| i.dest)
+                .and_then(Loc::phys)
+                .expect("a fill");
             assert_eq!(fill.regs().any(|r| r == 127), skip, "fill into {fill:?}");
         }
     }

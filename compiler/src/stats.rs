@@ -41,11 +41,18 @@ pub fn machine_stats(prog: &Program) -> Stats {
                 }
             }
             if t.interlocked {
-                let reads = bundle.ops.iter().flat_map(|o| o.inst.srcs.iter()).filter_map(Operand::phys).flat_map(|p| p.regs());
+                let reads = bundle
+                    .ops
+                    .iter()
+                    .flat_map(|o| o.inst.srcs.iter())
+                    .filter_map(Operand::phys)
+                    .flat_map(|p| p.regs());
                 clock = wait_for(&ready, reads, clock, &mut st);
             }
             for op in &bundle.ops {
-                let Some(desc) = t.op(&op.inst.opcode) else { continue };
+                let Some(desc) = t.op(&op.inst.opcode) else {
+                    continue;
+                };
                 match desc.sem {
                     Sem::ScratchWrite => st.spills += 1,
                     Sem::ScratchRead => st.fills += 1,
@@ -66,7 +73,14 @@ pub fn machine_stats(prog: &Program) -> Stats {
             }
             clock += 1;
         }
-        if let (true, TermKind::Brnz { cond: Operand::Phys(p), .. }) = (t.interlocked, &b.term.kind) {
+        if let (
+            true,
+            TermKind::Brnz {
+                cond: Operand::Phys(p),
+                ..
+            },
+        ) = (t.interlocked, &b.term.kind)
+        {
             clock = wait_for(&ready, p.regs(), clock, &mut st);
         }
     }
@@ -76,7 +90,12 @@ pub fn machine_stats(prog: &Program) -> Stats {
 
 /// Advance `clock` until every register in `reads` has landed; count the
 /// stall, as SFU stall when an SFU write was awaited.
-fn wait_for(ready: &HashMap<Reg, (usize, bool)>, reads: impl Iterator<Item = Reg>, clock: usize, st: &mut Stats) -> usize {
+fn wait_for(
+    ready: &HashMap<Reg, (usize, bool)>,
+    reads: impl Iterator<Item = Reg>,
+    clock: usize,
+    st: &mut Stats,
+) -> usize {
     let mut until = clock;
     let mut sfu = false;
     for r in reads {
@@ -100,28 +119,78 @@ mod tests {
     use schedra_ir::{Block, Bundle, Form, Inst, Op, PhysReg, Span, Stage, Target, Terminator};
 
     fn op(slot: &str, name: &str, dest: Option<PhysReg>, srcs: Vec<PhysReg>) -> Op {
-        Op { slot: slot.into(), inst: Inst { opcode: name.into(), dest: dest.map(Operand::Phys), srcs: srcs.into_iter().map(Operand::Phys).collect(), span: Span::default() } }
+        Op {
+            slot: slot.into(),
+            inst: Inst {
+                opcode: name.into(),
+                dest: dest.map(Operand::Phys),
+                srcs: srcs.into_iter().map(Operand::Phys).collect(),
+                span: Span::default(),
+            },
+        }
     }
     fn prog(t: &'static Target, bundles: Vec<Vec<Op>>) -> Program {
-        let bundles = bundles.into_iter().map(|ops| Bundle { ops, span: Span::default() }).collect();
-        let block = Block { label: "b0".into(), insts: vec![], bundles, term: Terminator { kind: TermKind::End, span: Span::default() }, span: Span::default() };
-        Program { name: None, target: t, stage: Stage::Fragment, form: Form::Machine, inputs: vec![], blocks: vec![block] }
+        let bundles = bundles
+            .into_iter()
+            .map(|ops| Bundle {
+                ops,
+                span: Span::default(),
+            })
+            .collect();
+        let block = Block {
+            label: "b0".into(),
+            insts: vec![],
+            bundles,
+            term: Terminator {
+                kind: TermKind::End,
+                span: Span::default(),
+            },
+            span: Span::default(),
+        };
+        Program {
+            name: None,
+            target: t,
+            stage: Stage::Fragment,
+            form: Form::Machine,
+            inputs: vec![],
+            blocks: vec![block],
+        }
     }
 
     #[test]
     fn v3d_counts_nops_and_sfu_stalls() {
         let r = PhysReg::one;
-        let p = prog(&V3D71, vec![vec![op("add", "recip", Some(r(4)), vec![r(1)])], vec![], vec![op("add", "fadd", Some(r(5)), vec![r(4), r(4)])], vec![]]);
+        let p = prog(
+            &V3D71,
+            vec![
+                vec![op("add", "recip", Some(r(4)), vec![r(1)])],
+                vec![],
+                vec![op("add", "fadd", Some(r(5)), vec![r(4), r(4)])],
+                vec![],
+            ],
+        );
         let s = machine_stats(&p);
-        assert_eq!((s.instructions, s.cycles, s.nops, s.sfu_stalls), (4, 4, 2, 1));
+        assert_eq!(
+            (s.instructions, s.cycles, s.nops, s.sfu_stalls),
+            (4, 4, 2, 1)
+        );
     }
 
     #[test]
     fn gen8_counts_stalls_in_cycles() {
         let r2 = |b| PhysReg { base: b, size: 2 };
-        let p = prog(&GEN8, vec![vec![op("alu", "math.rcp", Some(r2(10)), vec![r2(2)])], vec![op("alu", "add", Some(r2(12)), vec![r2(10), r2(2)])]]);
+        let p = prog(
+            &GEN8,
+            vec![
+                vec![op("alu", "math.rcp", Some(r2(10)), vec![r2(2)])],
+                vec![op("alu", "add", Some(r2(12)), vec![r2(10), r2(2)])],
+            ],
+        );
         let s = machine_stats(&p);
         // rcp issues at 0 and lands at 22; add waits until 22 and ends at 23.
-        assert_eq!((s.instructions, s.cycles, s.nops, s.sfu_stalls), (2, 23, 0, 21));
+        assert_eq!(
+            (s.instructions, s.cycles, s.nops, s.sfu_stalls),
+            (2, 23, 0, 21)
+        );
     }
 }
