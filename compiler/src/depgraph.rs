@@ -25,7 +25,7 @@
 //! writers, readers before an older write) are left out.
 
 use schedra_ir::Reg;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A storage location an op reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -121,7 +121,7 @@ impl DepGraph {
             preds: vec![Vec::new(); ops.len()],
             succs: vec![Vec::new(); ops.len()],
         };
-        let mut locs: HashMap<Loc, LocState> = HashMap::new();
+        let mut locs: HashMap<Loc, LocState> = HashMap::default();
         let mut effects: Vec<(usize, &Effect)> = Vec::new();
         let mut last_barrier: Option<usize> = None;
         for (i, op) in ops.iter().enumerate() {

@@ -19,7 +19,7 @@ use crate::liveness::{self, BitSet, Liveness, VarMap};
 use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::{Inst, Operand, PhysReg, Reg};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// The interference graph of a function's values.
@@ -248,7 +248,7 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
         no_partial: vec![Vec::new(); nv],
         hints: vec![Vec::new(); nv],
     };
-    let mut cache: HashMap<(&'static str, bool), RegSet> = HashMap::new();
+    let mut cache: HashMap<(&'static str, bool), RegSet> = HashMap::default();
     let mov = crate::ra_ir::mov_desc(f.target)?;
     let end_set = if f.target.rules.end_delay_slots().is_some() {
         end_forbidden(f, mov)

@@ -21,7 +21,7 @@ use crate::liveness::{BitSet, VarMap};
 use crate::ra_ir::{Kind, Loc, RBlock, RInst, ROperand, RegSet, ValId};
 use schedra_ir::target::OpDesc;
 use schedra_ir::{PhysReg, Span};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A piece of a web held in one run: gaps `start..=end`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,7 +163,7 @@ impl State<'_> {
 
 /// The webs of the block-local values: `(value, first gap, last gap)`.
 fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
-    let mut open: HashMap<ValId, usize> = HashMap::new();
+    let mut open: HashMap<ValId, usize> = HashMap::default();
     let mut out = Vec::new();
     for (g, set) in occ.iter().enumerate() {
         let here: Vec<ValId> = set
@@ -201,8 +201,8 @@ pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBloc
         glob: vec![RegSet::default(); ngaps],
         phys: vec![RegSet::default(); ngaps],
         local: vec![RegSet::default(); ngaps],
-        rr: HashMap::new(),
-        last_run: HashMap::new(),
+        rr: HashMap::default(),
+        last_run: HashMap::default(),
     };
     for (g, set) in occ.iter().enumerate() {
         for x in set.iter() {
@@ -217,7 +217,7 @@ pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBloc
             }
         }
     }
-    let mut segs: HashMap<ValId, Vec<Vec<Segment>>> = HashMap::new();
+    let mut segs: HashMap<ValId, Vec<Vec<Segment>>> = HashMap::default();
     for (v, s, e) in webs(occ, scan) {
         let mut web = Vec::new();
         let mut cur = s;
@@ -262,7 +262,7 @@ fn def_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Opti
 }
 
 fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) -> RBlock {
-    let mut copies: HashMap<usize, Vec<(PhysReg, PhysReg)>> = HashMap::new();
+    let mut copies: HashMap<usize, Vec<(PhysReg, PhysReg)>> = HashMap::default();
     for web in segs.values().flatten() {
         for w in web.windows(2) {
             copies

@@ -16,7 +16,7 @@ use schedra_ir::target::{Dest, OpDesc, Sem};
 use schedra_ir::{
     Block, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, Target, TermKind, Terminator,
 };
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A virtual register's number.
 pub type ValId = u32;
@@ -254,7 +254,7 @@ impl Func {
             return Err(unsupported("register file too large"));
         }
         let mut names = Names {
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             vals: Vec::new(),
         };
         for i in &p.inputs {

@@ -32,7 +32,7 @@ use crate::depgraph::{DepGraph, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
 use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// The same source program with the instructions of each block reordered by
 /// the scheduler `opts.sched` (see the module doc). Never changes meaning.
@@ -42,7 +42,7 @@ pub fn schedule_program(src: &Program, opts: &Options) -> Program {
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     let mut out = src.clone();
     for (bi, b) in out.blocks.iter_mut().enumerate() {
-        let empty = HashSet::new();
+        let empty = HashSet::default();
         let lo = live.get(bi).unwrap_or(&empty);
         let order = schedule_block(src.target, b, lo, limit, opts.sched, &mut names);
         let old = std::mem::take(&mut b.insts);
@@ -120,8 +120,8 @@ fn virt_writes(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
 /// Virtual registers live out of each block (classic backward fixpoint).
 fn live_out(p: &Program, names: &mut Names) -> Vec<HashSet<u32>> {
     let n = p.blocks.len();
-    let mut uses: Vec<HashSet<u32>> = vec![HashSet::new(); n];
-    let mut defs: Vec<HashSet<u32>> = vec![HashSet::new(); n];
+    let mut uses: Vec<HashSet<u32>> = vec![HashSet::default(); n];
+    let mut defs: Vec<HashSet<u32>> = vec![HashSet::default(); n];
     for (bi, b) in p.blocks.iter().enumerate() {
         for inst in &b.insts {
             let d = source_deps(p.target, inst, names);
@@ -150,7 +150,7 @@ fn live_out(p: &Program, names: &mut Names) -> Vec<HashSet<u32>> {
         })
         .collect();
     let mut live_in: Vec<HashSet<u32>> = uses.clone();
-    let mut out: Vec<HashSet<u32>> = vec![HashSet::new(); n];
+    let mut out: Vec<HashSet<u32>> = vec![HashSet::default(); n];
     let mut changed = true;
     while changed {
         changed = false;
@@ -217,9 +217,9 @@ struct Pressure {
 
 impl Pressure {
     fn new(deps: &[OpDeps], live_out: &HashSet<u32>, names: &Names) -> Pressure {
-        let mut remaining: HashMap<u32, usize> = HashMap::new();
-        let mut defined: HashSet<u32> = HashSet::new();
-        let mut live: HashSet<u32> = HashSet::new();
+        let mut remaining: HashMap<u32, usize> = HashMap::default();
+        let mut defined: HashSet<u32> = HashSet::default();
+        let mut live: HashSet<u32> = HashSet::default();
         for d in deps {
             for v in virt_reads(d) {
                 *remaining.entry(v).or_default() += 1;
@@ -673,8 +673,8 @@ mod tests {
         let p = prog(insts);
         let mut names = Names::default();
         let b = &p.blocks[0];
-        let wide = schedule_block(&V3D71, b, &HashSet::new(), 64, Sched::TopDown, &mut names);
-        let tight = schedule_block(&V3D71, b, &HashSet::new(), 2, Sched::TopDown, &mut names);
+        let wide = schedule_block(&V3D71, b, &HashSet::default(), 64, Sched::TopDown, &mut names);
+        let tight = schedule_block(&V3D71, b, &HashSet::default(), 2, Sched::TopDown, &mut names);
         let max_live = |o: &[usize]| {
             let (mut live, mut best) = (0i32, 0i32);
             for &i in o {

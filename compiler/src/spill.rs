@@ -67,7 +67,7 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
             stack.pop();
         }
     }
-    let mut bodies: std::collections::HashMap<usize, BitSet> = std::collections::HashMap::new();
+    let mut bodies: rustc_hash::FxHashMap<usize, BitSet> = rustc_hash::FxHashMap::default();
     for (u, h) in back {
         let body = bodies.entry(h).or_insert_with(|| BitSet::new(nb));
         body.insert(h);

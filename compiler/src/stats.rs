@@ -17,7 +17,7 @@
 use crate::Stats;
 use schedra_ir::target::Sem;
 use schedra_ir::{Operand, Program, Reg, TermKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Instructions, cycles, nops, sfu-stalls, spills and fills of `prog` (a
 /// machine-form program). `max_live` and `remats` stay 0: the allocator
@@ -30,7 +30,7 @@ pub fn machine_stats(prog: &Program) -> Stats {
         // register -> (cycle its latest write lands, written by an SFU op);
         // each block is costed from a quiet machine, like the verifier's
         // per-block cycle count.
-        let mut ready: HashMap<Reg, (usize, bool)> = HashMap::new();
+        let mut ready: HashMap<Reg, (usize, bool)> = HashMap::default();
         let mut sfu_until = 0usize;
         for bundle in &b.bundles {
             st.instructions += 1;

@@ -44,7 +44,7 @@ use crate::error::Located;
 use crate::ir::*;
 use crate::lex::show;
 use crate::target::{Dest, OpDesc, OperandKind, Sizes, Target};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Check that a source-form program is valid for its target. Returns `Ok`
 /// for machine-form programs (the verifier checks those). Never panics.
@@ -101,7 +101,7 @@ fn labels(p: &Program) -> Result<HashMap<&str, usize>, Located> {
     if p.blocks.is_empty() {
         return Err(err(Span::default(), "expected at least one block".to_string()));
     }
-    let mut map = HashMap::new();
+    let mut map = HashMap::default();
     for (k, b) in p.blocks.iter().enumerate() {
         if map.insert(b.label.as_str(), k).is_some() {
             return Err(err(b.span, format!("duplicate label `{}`; expected each label to name one block", show(&b.label))));
@@ -121,7 +121,7 @@ fn labels(p: &Program) -> Result<HashMap<&str, usize>, Located> {
 type SizeMap<'p> = HashMap<&'p str, (u8, Span)>;
 
 fn value_sizes(p: &Program) -> Result<SizeMap<'_>, Located> {
-    let mut map: SizeMap<'_> = HashMap::new();
+    let mut map: SizeMap<'_> = HashMap::default();
     for i in &p.inputs {
         if let Some(v) = &i.vreg {
             let n = v.size.unwrap_or(i.reg.size);
@@ -168,8 +168,8 @@ fn size_of(sizes: &SizeMap<'_>, v: &VirtReg) -> u8 {
 /// virtual register is bound once.
 fn inputs(p: &Program) -> Result<(), Located> {
     let t = p.target;
-    let mut regs: HashMap<Reg, u32> = HashMap::new();
-    let mut names: HashMap<&str, u32> = HashMap::new();
+    let mut regs: HashMap<Reg, u32> = HashMap::default();
+    let mut names: HashMap<&str, u32> = HashMap::default();
     for i in &p.inputs {
         reg_exists(t, i.reg, i.span)?;
         not_implicit(t, i.reg, i.span)?;
@@ -444,7 +444,7 @@ struct Ids<'p> {
 
 impl<'p> Ids<'p> {
     fn new(p: &'p Program) -> Ids<'p> {
-        let mut virt = HashMap::new();
+        let mut virt = HashMap::default();
         let names = p.inputs.iter().filter_map(|i| i.vreg.as_ref());
         let defs = p.blocks.iter().flat_map(|b| &b.insts).filter_map(|i| i.dest.as_ref().and_then(Operand::virt));
         for v in names.chain(defs) {

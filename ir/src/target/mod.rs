@@ -269,6 +269,22 @@ pub struct Target {
     pub implicit_regs: &'static [Reg],
     /// The target's rules that do not fit the tables.
     pub rules: &'static (dyn Rules + Sync),
+    /// Name → position in [`Target::ops`], built on the first [`Target::op`]
+    /// call (a target is `static`, so once per process).
+    pub op_index: OpIndex,
+}
+
+/// A lazily built map from opcode name to its first position in a target's
+/// opcode table; it only speeds up [`Target::op`] and never changes its
+/// answer.
+#[derive(Debug, Default)]
+pub struct OpIndex(std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, usize>>);
+
+impl OpIndex {
+    /// An empty index (filled on first use).
+    pub const fn new() -> OpIndex {
+        OpIndex(std::sync::OnceLock::new())
+    }
 }
 
 impl std::fmt::Debug for Target {
@@ -280,7 +296,15 @@ impl std::fmt::Debug for Target {
 impl Target {
     /// The opcode's description, if the target has it.
     pub fn op(&self, name: &str) -> Option<&'static OpDesc> {
-        self.ops.iter().find(|o| o.name == name)
+        let ops = self.ops;
+        let index = self.op_index.0.get_or_init(|| {
+            let mut m = rustc_hash::FxHashMap::default();
+            for (i, o) in ops.iter().enumerate() {
+                m.entry(o.name).or_insert(i);
+            }
+            m
+        });
+        index.get(name).and_then(|&i| ops.get(i))
     }
     /// Whether the target has a single slot (machine ops may be written
     /// without braces).

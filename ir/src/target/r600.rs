@@ -53,6 +53,7 @@ pub static R600: Target = Target {
     slots: &["x", "y", "z", "w", "t", "cf"],
     default_stage: Stage::Vertex,
     ops: &OPS,
+    op_index: super::OpIndex::new(),
     max_alu_size: 1,
     max_value_size: 1,
     reserved: &[],

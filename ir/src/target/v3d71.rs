@@ -69,6 +69,7 @@ pub static V3D71: Target = Target {
     slots: &["add", "mul", "sig"],
     default_stage: Stage::Fragment,
     ops: &OPS,
+    op_index: super::OpIndex::new(),
     max_alu_size: 1,
     max_value_size: 1,
     reserved: &[],
