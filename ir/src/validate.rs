@@ -496,6 +496,15 @@ fn transfer(t: &Target, b: &Block, ids: &Ids<'_>, set: &mut Bits, check: bool) -
 }
 
 fn read_ok(t: &Target, o: &Operand, ids: &Ids<'_>, set: &Bits, span: Span) -> Result<(), Located> {
+    // Fast path: the message is only built for a read that fails.
+    let defined = match o {
+        Operand::Virt(v) => ids.virt.get(v.name.as_str()).is_some_and(|&x| set.get(x)),
+        Operand::Phys(r) => r.regs().all(|x| set.get(ids.virt.len() + x as usize)),
+        _ => true,
+    };
+    if defined {
+        return Ok(());
+    }
     let missing = match o {
         Operand::Virt(v) if !ids.virt.contains_key(v.name.as_str()) => {
             return Err(err(span, format!("`%{}` is used but never defined", show(&v.name))));
