@@ -17,6 +17,7 @@
 //! sources occupied one gap longer.
 
 use crate::ra_ir::{Func, Loc, RInst, ROperand};
+use std::borrow::Cow;
 use schedra_ir::target::{Dest, Sem};
 
 /// A growable bit set of variables.
@@ -71,7 +72,7 @@ impl BitSet {
 }
 
 /// How operands map to variables; the allocator's fault switches live here.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VarMap {
     /// Number of values (variables `0..nv`).
     pub nv: usize,
@@ -187,6 +188,11 @@ pub struct Liveness {
     pub live_in: Vec<BitSet>,
     /// Variables live at each block's exit.
     pub live_out: Vec<BitSet>,
+    /// The variable map the sets were solved for.
+    vm: VarMap,
+    /// Each block's gap occupancy under `vm`, computed on first use by
+    /// [`occupancy`] (the allocator asks for it several times per round).
+    occ: Vec<std::cell::OnceCell<Vec<BitSet>>>,
 }
 
 /// Solve liveness for `f`.
@@ -234,11 +240,28 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
             live_out[b] = out;
         }
     }
-    Liveness { live_in, live_out }
+    Liveness {
+        live_in,
+        live_out,
+        vm: *vm,
+        occ: vec![std::cell::OnceCell::new(); nb],
+    }
 }
 
 /// The variables occupying a register at each gap `0..=n` of block `b`.
-pub fn occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitSet> {
+///
+/// The result for `lv`'s own variable map is computed once per block and
+/// then borrowed from `lv` (so `f`'s block `b` must not change while `lv` is
+/// in use, which holds because every change to `f` is followed by a new
+/// [`analyze`]); another map is computed afresh.
+pub fn occupancy<'a>(f: &Func, vm: &VarMap, lv: &'a Liveness, b: usize) -> Cow<'a, [BitSet]> {
+    match lv.occ.get(b) {
+        Some(cell) if lv.vm == *vm => Cow::Borrowed(cell.get_or_init(|| compute_occupancy(f, vm, lv, b))),
+        _ => Cow::Owned(compute_occupancy(f, vm, lv, b)),
+    }
+}
+
+fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitSet> {
     let blk = &f.blocks[b];
     let n = blk.insts.len();
     let mut occ = vec![BitSet::new(vm.nvars()); n + 1];
@@ -271,7 +294,7 @@ pub fn occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitSet> 
 /// The most values live at one gap anywhere in `f`.
 pub fn max_live(f: &Func, vm: &VarMap, lv: &Liveness) -> usize {
     (0..f.blocks.len())
-        .flat_map(|b| occupancy(f, vm, lv, b))
+        .flat_map(|b| occupancy(f, vm, lv, b).into_owned())
         .map(|s| s.iter().take_while(|&x| x < vm.nv).count())
         .max()
         .unwrap_or(0)

@@ -99,15 +99,20 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
     }
     let mut alloc_set = RegSet::default();
     env.allocatable.iter().for_each(|&r| alloc_set.insert(r));
-    let max_live = {
-        let vm = VarMap::new(&f, env.implicit_writes, true);
-        liveness::max_live(&f, &vm, &liveness::analyze(&f, &vm))
-    };
+    // The liveness behind max-live is the first round's full liveness
+    // whenever both maps agree (no fault injected): solved once, used twice.
+    let vm0 = VarMap::new(&f, env.implicit_writes, true);
+    let lv0 = liveness::analyze(&f, &vm0);
+    let max_live = liveness::max_live(&f, &vm0, &lv0);
+    let mut first = Some((vm0, lv0));
     let mut remats = 0;
     for _ in 0..f.vals.len() + EXTRA_ROUNDS {
         let cons = interference::constraints(&f, &env.allocatable)?;
         let full = VarMap::new(&f, true, true);
-        let lv_full = liveness::analyze(&f, &full);
+        let lv_full = match first.take() {
+            Some((vm0, lv0)) if vm0 == full => lv0,
+            _ => liveness::analyze(&f, &full),
+        };
         let costs = spill::costs(&f, &full, &lv_full);
         let mut victims = spill::pressure_victims(
             &f,
@@ -119,13 +124,19 @@ pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> 
         );
         if victims.is_empty() {
             let vm = VarMap::new(&f, env.implicit_writes, env.track_scratch);
-            let lv = liveness::analyze(&f, &vm);
-            let graph = interference::build(&f, &vm, &lv);
-            match assign(&f, opts, &env, &vm, &lv, &graph, &cons, &costs) {
+            let lv_own;
+            let lv = if vm == full {
+                &lv_full
+            } else {
+                lv_own = liveness::analyze(&f, &vm);
+                &lv_own
+            };
+            let graph = interference::build(&f, &vm, lv);
+            match assign(&f, opts, &env, &vm, lv, &graph, &cons, &costs) {
                 Ok(blocks) => return finish(f, blocks, remats, max_live),
                 Err(Failure::Values(vs)) => victims = choose_victims(&graph, &costs, vs),
                 Err(Failure::AtGap(v, b, g)) => {
-                    let occ = liveness::occupancy(&f, &vm, &lv, b);
+                    let occ = liveness::occupancy(&f, &vm, lv, b);
                     let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
                     let alt = occ
                         .get(g)

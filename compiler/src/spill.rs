@@ -174,7 +174,7 @@ pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
         if let Some(Loc::Val(v)) = blk.cond.as_ref().and_then(ROperand::loc) {
             weight[v as usize] += scale;
         }
-        for set in liveness::occupancy(f, vm, lv, b) {
+        for set in liveness::occupancy(f, vm, lv, b).iter() {
             set.iter()
                 .take_while(|&x| x < nv)
                 .for_each(|x| span[x] += 1);
