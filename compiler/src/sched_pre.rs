@@ -38,13 +38,19 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 /// the scheduler `opts.sched` (see the module doc). Never changes meaning.
 pub fn schedule_program(src: &Program, opts: &Options) -> Program {
     let mut names = Names::default();
-    let live = live_out(src, &mut names);
+    let deps: Vec<Vec<OpDeps>> = src
+        .blocks
+        .iter()
+        .map(|b| b.insts.iter().map(|i| source_deps(src.target, i, &mut names)).collect())
+        .collect();
+    let live = live_out(src, &deps, &mut names);
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     let mut out = src.clone();
     for (bi, b) in out.blocks.iter_mut().enumerate() {
         let empty = HashSet::default();
         let lo = live.get(bi).unwrap_or(&empty);
-        let order = schedule_block(src.target, b, lo, limit, opts.sched, &mut names);
+        let bd = deps.get(bi).map(Vec::as_slice).unwrap_or(&[]);
+        let order = order_block(b, bd, lo, limit, opts.sched, &mut names);
         let old = std::mem::take(&mut b.insts);
         let mut slots: Vec<Option<Inst>> = old.into_iter().map(Some).collect();
         b.insts = order
@@ -65,7 +71,10 @@ struct Names {
 impl Names {
     fn id(&mut self, name: &str, size: Option<u8>) -> u32 {
         let next = self.ids.len() as u32;
-        let id = *self.ids.entry(name.to_string()).or_insert(next);
+        let id = match self.ids.get(name) {
+            Some(&id) => id,
+            None => *self.ids.entry(name.to_string()).or_insert(next),
+        };
         if id as usize == self.sizes.len() {
             self.sizes.push(1);
         }
@@ -117,20 +126,20 @@ fn virt_writes(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
-/// Virtual registers live out of each block (classic backward fixpoint).
-fn live_out(p: &Program, names: &mut Names) -> Vec<HashSet<u32>> {
+/// Virtual registers live out of each block (classic backward fixpoint),
+/// from the dependency summaries `deps` of every block's instructions.
+fn live_out(p: &Program, deps: &[Vec<OpDeps>], names: &mut Names) -> Vec<HashSet<u32>> {
     let n = p.blocks.len();
     let mut uses: Vec<HashSet<u32>> = vec![HashSet::default(); n];
     let mut defs: Vec<HashSet<u32>> = vec![HashSet::default(); n];
     for (bi, b) in p.blocks.iter().enumerate() {
-        for inst in &b.insts {
-            let d = source_deps(p.target, inst, names);
-            for v in virt_reads(&d) {
+        for d in deps.get(bi).into_iter().flatten() {
+            for v in virt_reads(d) {
                 if !defs[bi].contains(&v) {
                     uses[bi].insert(v);
                 }
             }
-            defs[bi].extend(virt_writes(&d));
+            defs[bi].extend(virt_writes(d));
         }
         if let Some(v) = cond_virt(b, names) {
             if !defs[bi].contains(&v) {
@@ -185,6 +194,7 @@ fn cond_virt(b: &Block, names: &mut Names) -> Option<u32> {
 }
 
 /// The new order of one block's instructions (indices into `b.insts`).
+#[cfg(test)]
 fn schedule_block(
     target: &Target,
     b: &Block,
@@ -198,12 +208,25 @@ fn schedule_block(
         .iter()
         .map(|i| source_deps(target, i, names))
         .collect();
-    let g = DepGraph::build(&deps, |_| true);
+    order_block(b, &deps, live_out, limit, dir, names)
+}
+
+/// The new order of one block's instructions (indices into `b.insts`),
+/// given their dependency summaries `deps`.
+fn order_block(
+    b: &Block,
+    deps: &[OpDeps],
+    live_out: &HashSet<u32>,
+    limit: usize,
+    dir: Sched,
+    names: &mut Names,
+) -> Vec<usize> {
+    let g = DepGraph::build(deps, |_| true);
     let mut live_out = live_out.clone();
     live_out.extend(cond_virt(b, names));
     match dir {
-        Sched::TopDown => top_down(&g, &deps, &live_out, limit, names),
-        Sched::BottomUp => bottom_up(&g, &deps, &live_out, limit, names),
+        Sched::TopDown => top_down(&g, deps, &live_out, limit, names),
+        Sched::BottomUp => bottom_up(&g, deps, &live_out, limit, names),
     }
 }
 
