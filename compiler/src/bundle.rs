@@ -18,7 +18,7 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{forward_implicit_copies, lower_block, LoweredOp};
+use crate::lower::{forward_implicit_copies, lower_block, would_forward, LoweredOp};
 use crate::sched_post::{build_graph, bundle_ops, landing_end, schedule, Schedule};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
@@ -114,9 +114,14 @@ fn bundle_block(
     hints: &Hints,
 ) -> Result<Block, CompileError> {
     let plain = lower_block(target, &b.insts, opts)?;
-    let forwarded = forward_implicit_copies(target, plain.clone(), live_out, &term_reads(b), opts);
+    let reads = term_reads(b);
+    let forwarded = if would_forward(&plain, live_out, &reads) {
+        forward_implicit_copies(target, plain.clone(), live_out, &reads, opts)
+    } else {
+        Vec::new()
+    };
     let mut best = schedule_block(target, b, plain, opts, hints)?;
-    if forwarded.len() < best.0.len() {
+    if !forwarded.is_empty() && forwarded.len() < best.0.len() {
         let other = schedule_block(target, b, forwarded, opts, hints)?;
         if other.1.bundles.len() < best.1.bundles.len() {
             best = other;
@@ -196,33 +201,40 @@ fn term_reads(b: &Block) -> Vec<Reg> {
 /// (backward fixpoint over the CFG; an op's destination is a definition,
 /// its register sources and the terminator's condition are uses).
 pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
-    use std::collections::BTreeSet;
+    use crate::liveness::BitSet;
     let n = p.blocks.len();
-    let mut uses: Vec<BTreeSet<Reg>> = vec![BTreeSet::new(); n];
-    let mut defs: Vec<BTreeSet<Reg>> = vec![BTreeSet::new(); n];
+    let phys = |o: &Operand| o.phys().into_iter().flat_map(|x| x.regs());
+    let width = p
+        .blocks
+        .iter()
+        .flat_map(|b| {
+            b.insts
+                .iter()
+                .flat_map(|i| i.dest.iter().chain(&i.srcs))
+                .flat_map(phys)
+                .chain(term_reads(b))
+        })
+        .map(|r| r as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut uses: Vec<BitSet> = vec![BitSet::new(width); n];
+    let mut defs: Vec<BitSet> = vec![BitSet::new(width); n];
     for (bi, b) in p.blocks.iter().enumerate() {
         let (u, d) = (&mut uses[bi], &mut defs[bi]);
         for inst in &b.insts {
-            for r in inst
-                .srcs
-                .iter()
-                .filter_map(Operand::phys)
-                .flat_map(|x| x.regs())
-            {
-                if !d.contains(&r) {
-                    u.insert(r);
+            for r in inst.srcs.iter().flat_map(phys) {
+                if !d.contains(r as usize) {
+                    u.insert(r as usize);
                 }
             }
-            d.extend(
-                inst.dest
-                    .iter()
-                    .filter_map(Operand::phys)
-                    .flat_map(|x| x.regs()),
-            );
+            inst.dest
+                .iter()
+                .flat_map(phys)
+                .for_each(|r| d.insert(r as usize));
         }
         for r in term_reads(b) {
-            if !d.contains(&r) {
-                u.insert(r);
+            if !d.contains(r as usize) {
+                u.insert(r as usize);
             }
         }
     }
@@ -238,30 +250,31 @@ pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
         })
         .collect();
     let mut live_in = uses.clone();
-    let mut out: Vec<BTreeSet<Reg>> = vec![BTreeSet::new(); n];
+    let mut out: Vec<BitSet> = vec![BitSet::new(width); n];
     let mut changed = true;
     while changed {
         changed = false;
         for bi in (0..n).rev() {
-            let lo: BTreeSet<Reg> = succs[bi]
+            let mut lo = BitSet::new(width);
+            succs[bi]
                 .iter()
                 .filter_map(|&s| live_in.get(s))
-                .flatten()
-                .copied()
-                .collect();
+                .for_each(|s| {
+                    lo.union_with(s);
+                });
             if lo != out[bi] {
-                let li: BTreeSet<Reg> = uses[bi]
-                    .iter()
-                    .copied()
-                    .chain(lo.iter().copied().filter(|r| !defs[bi].contains(r)))
-                    .collect();
+                let mut li = lo.clone();
+                li.subtract(&defs[bi]);
+                li.union_with(&uses[bi]);
                 live_in[bi] = li;
                 out[bi] = lo;
                 changed = true;
             }
         }
     }
-    out.into_iter().map(|s| s.into_iter().collect()).collect()
+    out.into_iter()
+        .map(|s| s.iter().map(|r| r as Reg).collect())
+        .collect()
 }
 
 /// The target's end-of-program marker: its machine-only thread-switch op.

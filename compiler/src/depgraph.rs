@@ -24,8 +24,8 @@
 //! parallel reads, delayed writes). Transitively implied edges (older
 //! writers, readers before an older write) are left out.
 
-use schedra_ir::Reg;
 use rustc_hash::FxHashMap as HashMap;
+use schedra_ir::Reg;
 
 /// A storage location an op reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

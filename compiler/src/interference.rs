@@ -17,9 +17,9 @@
 
 use crate::liveness::{self, BitSet, Liveness, VarMap};
 use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
+use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::{Inst, Operand, PhysReg, Reg};
-use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Mutex, OnceLock};
 
 /// The interference graph of a function's values.

@@ -19,9 +19,9 @@
 use crate::interference::{Constraints, Hint};
 use crate::liveness::{BitSet, VarMap};
 use crate::ra_ir::{Kind, Loc, RBlock, RInst, ROperand, RegSet, ValId};
+use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::OpDesc;
 use schedra_ir::{PhysReg, Span};
-use rustc_hash::FxHashMap as HashMap;
 
 /// A piece of a web held in one run: gaps `start..=end`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

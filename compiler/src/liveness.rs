@@ -17,8 +17,8 @@
 //! sources occupied one gap longer.
 
 use crate::ra_ir::{Func, Loc, RInst, ROperand};
-use std::borrow::Cow;
 use schedra_ir::target::{Dest, Sem};
+use std::borrow::Cow;
 
 /// A growable bit set of variables.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -54,6 +54,12 @@ impl BitSet {
             *a = n;
         }
         changed
+    }
+    /// Remove every member of `o` (sets of the same capacity).
+    pub fn subtract(&mut self, o: &BitSet) {
+        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+            *a &= !b;
+        }
     }
     /// The elements in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
@@ -256,7 +262,9 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
 /// [`analyze`]); another map is computed afresh.
 pub fn occupancy<'a>(f: &Func, vm: &VarMap, lv: &'a Liveness, b: usize) -> Cow<'a, [BitSet]> {
     match lv.occ.get(b) {
-        Some(cell) if lv.vm == *vm => Cow::Borrowed(cell.get_or_init(|| compute_occupancy(f, vm, lv, b))),
+        Some(cell) if lv.vm == *vm => {
+            Cow::Borrowed(cell.get_or_init(|| compute_occupancy(f, vm, lv, b)))
+        }
         _ => Cow::Owned(compute_occupancy(f, vm, lv, b)),
     }
 }

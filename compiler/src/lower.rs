@@ -289,26 +289,7 @@ pub fn forward_implicit_copies(
 ) -> Vec<LoweredOp> {
     let mut i = 0;
     while i + 1 < ops.len() {
-        let pair = match (ops.get(i).map(|o| o.desc.dest), ops.get(i + 1)) {
-            (Some(Dest::Implicit(r)), Some(m))
-                if m.inst.opcode == "mov" || m.desc.sem == Sem::Mov =>
-            {
-                let src = m.inst.srcs.first().and_then(Operand::phys);
-                let dst = m.inst.dest.as_ref().and_then(Operand::phys);
-                match (src, dst) {
-                    (Some(sp), Some(dp))
-                        if sp == PhysReg::one(r)
-                            && dp.size == 1
-                            && dp.base != r
-                            && m.inst.srcs.len() == 1 =>
-                    {
-                        Some((r, dp.base))
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let pair = copy_pair(&ops, i);
         if let Some((fixed, k)) = pair {
             if let Some(readers) = forward_readers(&ops, i + 1, fixed, k, live_out, term_reads) {
                 for j in readers {
@@ -334,6 +315,44 @@ pub fn forward_implicit_copies(
 
 /// The ops reading the value the copy at `m` puts in `k`, if all of them can
 /// read `fixed` instead (see [`forward_implicit_copies`]).
+/// Whether [`forward_implicit_copies`] would change `ops` at all: some
+/// implicit op and its copy have readers that can be redirected. Lets the
+/// bundler skip copying and rescheduling a block that has nothing to forward.
+pub fn would_forward(
+    ops: &[LoweredOp],
+    live_out: &[schedra_ir::Reg],
+    term_reads: &[schedra_ir::Reg],
+) -> bool {
+    (0..ops.len().saturating_sub(1)).any(|i| {
+        copy_pair(ops, i).is_some_and(|(fixed, k)| {
+            forward_readers(ops, i + 1, fixed, k, live_out, term_reads).is_some()
+        })
+    })
+}
+
+/// `(r, k)` when op `i` writes `$r` implicitly and op `i + 1` is `mov $k, $r`
+/// with `k != r`.
+fn copy_pair(ops: &[LoweredOp], i: usize) -> Option<(schedra_ir::Reg, schedra_ir::Reg)> {
+    match (ops.get(i).map(|o| o.desc.dest), ops.get(i + 1)) {
+        (Some(Dest::Implicit(r)), Some(m)) if m.inst.opcode == "mov" || m.desc.sem == Sem::Mov => {
+            let src = m.inst.srcs.first().and_then(Operand::phys);
+            let dst = m.inst.dest.as_ref().and_then(Operand::phys);
+            match (src, dst) {
+                (Some(sp), Some(dp))
+                    if sp == PhysReg::one(r)
+                        && dp.size == 1
+                        && dp.base != r
+                        && m.inst.srcs.len() == 1 =>
+                {
+                    Some((r, dp.base))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 fn forward_readers(
     ops: &[LoweredOp],
     m: usize,

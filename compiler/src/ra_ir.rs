@@ -12,11 +12,11 @@
 //! (source form, physical operands only) that the bundler consumes.
 
 use crate::CompileError;
+use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{Dest, OpDesc, Sem};
 use schedra_ir::{
     Block, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, Target, TermKind, Terminator,
 };
-use rustc_hash::FxHashMap as HashMap;
 
 /// A virtual register's number.
 pub type ValId = u32;

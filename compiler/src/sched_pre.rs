@@ -31,8 +31,8 @@
 use crate::depgraph::{DepGraph, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
-use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
 
 /// The same source program with the instructions of each block reordered by
 /// the scheduler `opts.sched` (see the module doc). Never changes meaning.
@@ -41,7 +41,12 @@ pub fn schedule_program(src: &Program, opts: &Options) -> Program {
     let deps: Vec<Vec<OpDeps>> = src
         .blocks
         .iter()
-        .map(|b| b.insts.iter().map(|i| source_deps(src.target, i, &mut names)).collect())
+        .map(|b| {
+            b.insts
+                .iter()
+                .map(|i| source_deps(src.target, i, &mut names))
+                .collect()
+        })
         .collect();
     let live = live_out(src, &deps, &mut names);
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
@@ -696,8 +701,22 @@ mod tests {
         let p = prog(insts);
         let mut names = Names::default();
         let b = &p.blocks[0];
-        let wide = schedule_block(&V3D71, b, &HashSet::default(), 64, Sched::TopDown, &mut names);
-        let tight = schedule_block(&V3D71, b, &HashSet::default(), 2, Sched::TopDown, &mut names);
+        let wide = schedule_block(
+            &V3D71,
+            b,
+            &HashSet::default(),
+            64,
+            Sched::TopDown,
+            &mut names,
+        );
+        let tight = schedule_block(
+            &V3D71,
+            b,
+            &HashSet::default(),
+            2,
+            Sched::TopDown,
+            &mut names,
+        );
         let max_live = |o: &[usize]| {
             let (mut live, mut best) = (0i32, 0i32);
             for &i in o {

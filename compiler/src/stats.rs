@@ -15,9 +15,9 @@
 //! table's true latencies (never the scheduler's assumptions).
 
 use crate::Stats;
+use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::Sem;
 use schedra_ir::{Operand, Program, Reg, TermKind};
-use rustc_hash::FxHashMap as HashMap;
 
 /// Instructions, cycles, nops, sfu-stalls, spills and fills of `prog` (a
 /// machine-form program). `max_live` and `remats` stay 0: the allocator
