@@ -66,6 +66,12 @@ pub struct OpDeps {
     pub effects: Vec<Effect>,
 }
 
+impl AsRef<OpDeps> for OpDeps {
+    fn as_ref(&self) -> &OpDeps {
+        self
+    }
+}
+
 /// Why an edge exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EdgeKind {
@@ -115,7 +121,7 @@ impl DepGraph {
     /// Build the graph of `ops` (in program order). `keep` decides whether an
     /// edge is kept; the post-RA scheduler uses it for fault injection, every
     /// other caller passes `|_| true`.
-    pub fn build(ops: &[OpDeps], keep: impl Fn(&Edge) -> bool) -> DepGraph {
+    pub fn build<T: AsRef<OpDeps>>(ops: &[T], keep: impl Fn(&Edge) -> bool) -> DepGraph {
         let mut g = DepGraph {
             edges: Vec::new(),
             preds: vec![Vec::new(); ops.len()],
@@ -125,6 +131,7 @@ impl DepGraph {
         let mut effects: Vec<(usize, &Effect)> = Vec::new();
         let mut last_barrier: Option<usize> = None;
         for (i, op) in ops.iter().enumerate() {
+            let op = op.as_ref();
             let add = |g: &mut DepGraph, e: Edge| {
                 if e.from != e.to && keep(&e) {
                     g.push(e);

@@ -41,6 +41,12 @@ pub struct LoweredOp {
     pub deps: OpDeps,
 }
 
+impl AsRef<OpDeps> for LoweredOp {
+    fn as_ref(&self) -> &OpDeps {
+        &self.deps
+    }
+}
+
 /// The latency the scheduler assumes for a write of `desc` (`implicit`: the
 /// write to the target's fixed register). This is the single decision point
 /// of the faults `V3dSfuLatency` and `V3dLdvarySameCycle`.

@@ -45,12 +45,11 @@ pub struct Schedule {
 /// are dropped: the group interference check ignores them; only on the
 /// fault's own target, r600).
 pub fn build_graph(target: &Target, ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
-    let deps: Vec<_> = ops.iter().map(|o| o.deps.clone()).collect();
     let pinned_fault = opts.has(Fault::R600PinnedWar)
         && Fault::R600PinnedWar
             .target()
             .is_none_or(|t| t == target.name);
-    DepGraph::build(&deps, |e: &Edge| {
+    DepGraph::build(ops, |e: &Edge| {
         let phys = match e.loc {
             Some(Loc::Phys(r)) if e.kind == EdgeKind::War => Some(r),
             _ => None,
@@ -67,42 +66,84 @@ pub fn build_graph(target: &Target, ops: &[LoweredOp], pinned: &[Reg], opts: &Op
 /// legal: one op per slot, no two ops writing one register, at most
 /// `rules.max_bundle_imms()` distinct immediates, and `rules.bundle_ok`.
 pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str>> {
-    let mut written: Vec<Reg> = Vec::new();
-    let mut imms: Vec<u32> = Vec::new();
-    for &m in members {
-        let op = ops.get(m)?;
-        for (loc, _) in &op.deps.writes {
-            if let Loc::Phys(r) = loc {
-                if written.contains(r) {
-                    return None;
-                }
-                written.push(*r);
-            }
-        }
-        for (o, k) in op.inst.srcs.iter().zip(op.desc.operands) {
-            if let (Some(i), true) = (o.imm(), *k != OperandKind::Index) {
-                if !imms.contains(&i.bits) {
-                    imms.push(i.bits);
-                }
-            }
-        }
-    }
-    if imms.len() > target.rules.max_bundle_imms() {
-        return None;
-    }
-    let slots = assign_slots(ops, members)?;
-    let pairs: Vec<(&OpDesc, &Inst)> = members
-        .iter()
-        .filter_map(|&m| ops.get(m))
-        .map(|o| (o.desc, &o.inst))
-        .collect();
-    target.rules.bundle_ok(&pairs).ok()?;
-    Some(slots)
+    let mut slots = Vec::new();
+    fits_into(target, ops, members, &mut slots).then_some(slots)
 }
 
-/// One slot per member, each allowed for its op, all distinct (small
-/// backtracking search: bundles hold at most a handful of ops).
-fn assign_slots(ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str>> {
+/// [`fits`] without allocating on the common path: on success `slots` holds
+/// the slot of each member (in order); on failure its contents are
+/// unspecified.
+fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], slots: &mut Vec<&'static str>) -> bool {
+    if members.iter().any(|&m| m >= ops.len()) {
+        return false;
+    }
+    let member_ops = || members.iter().filter_map(|&m| ops.get(m));
+    // No physical register written twice in the bundle.
+    let mut writes = member_ops().flat_map(|o| o.deps.writes.iter().filter_map(|(l, _)| match l {
+        Loc::Phys(r) => Some(*r),
+        _ => None,
+    }));
+    let twice = (0..).map_while(|k| writes.next().map(|r| (k, r))).any(|(k, r)| {
+        member_ops()
+            .flat_map(|o| o.deps.writes.iter().filter_map(|(l, _)| match l {
+                Loc::Phys(x) => Some(*x),
+                _ => None,
+            }))
+            .take(k)
+            .any(|x| x == r)
+    });
+    if twice {
+        return false;
+    }
+    if distinct_imms(ops, members) > target.rules.max_bundle_imms() {
+        return false;
+    }
+    if !assign_slots_into(ops, members, slots) {
+        return false;
+    }
+    bundle_ok(target, ops, members)
+}
+
+/// How many distinct immediate words the members' value operands carry.
+fn distinct_imms(ops: &[LoweredOp], members: &[usize]) -> usize {
+    let imms = || {
+        members.iter().filter_map(|&m| ops.get(m)).flat_map(|op| {
+            op.inst
+                .srcs
+                .iter()
+                .zip(op.desc.operands)
+                .filter(|(_, k)| **k != OperandKind::Index)
+                .filter_map(|(o, _)| o.imm().map(|i| i.bits))
+        })
+    };
+    imms()
+        .enumerate()
+        .filter(|&(k, bits)| !imms().take(k).any(|b| b == bits))
+        .count()
+}
+
+/// The target's bundle rule over the members (a stack buffer for the usual
+/// few members).
+fn bundle_ok(target: &Target, ops: &[LoweredOp], members: &[usize]) -> bool {
+    let pair = |m: usize| ops.get(m).map(|o| (o.desc, &o.inst));
+    let Some(first) = members.first().and_then(|&m| pair(m)) else {
+        return target.rules.bundle_ok(&[]).is_ok();
+    };
+    const INLINE: usize = 8;
+    if members.len() <= INLINE {
+        let mut buf: [(&OpDesc, &Inst); INLINE] = [first; INLINE];
+        let mut n = 0;
+        for p in members.iter().filter_map(|&m| pair(m)) {
+            buf[n] = p;
+            n += 1;
+        }
+        return target.rules.bundle_ok(&buf[..n]).is_ok();
+    }
+    let pairs: Vec<(&OpDesc, &Inst)> = members.iter().filter_map(|&m| pair(m)).collect();
+    target.rules.bundle_ok(&pairs).is_ok()
+}
+
+fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'static str>) -> bool {
     fn go(ops: &[LoweredOp], members: &[usize], k: usize, used: &mut Vec<&'static str>) -> bool {
         let Some(&m) = members.get(k) else {
             return true;
@@ -119,8 +160,8 @@ fn assign_slots(ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str
         }
         false
     }
-    let mut used = Vec::with_capacity(members.len());
-    go(ops, members, 0, &mut used).then_some(used)
+    used.clear();
+    go(ops, members, 0, used)
 }
 
 /// How many due ready ops (best first) are tried for each bundle slot.
@@ -184,13 +225,12 @@ impl State {
 
     /// Ready ops whose earliest cycle has come, best first (at most
     /// [`WINDOW`] of them).
-    fn candidates(&self, cycle: usize) -> Vec<usize> {
+    fn candidates(&self, cycle: usize) -> impl Iterator<Item = usize> + '_ {
         self.ready
             .iter()
             .copied()
-            .filter(|&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64))
+            .filter(move |&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64))
             .take(WINDOW)
-            .collect()
     }
 }
 
@@ -208,19 +248,25 @@ pub fn schedule(
     let mut st = State::new(g, prio.clone());
     let mut bundles: Vec<Vec<(usize, &'static str)>> = Vec::new();
     let mut placed = 0;
+    let (mut members, mut slots, mut trial) = (Vec::new(), Vec::new(), Vec::new());
     while placed < ops.len() {
         let cycle = bundles.len();
-        let mut members: Vec<usize> = Vec::new();
-        let mut slots = Vec::new();
+        members.clear();
+        slots.clear();
         loop {
-            let found = st.candidates(cycle).into_iter().find_map(|c| {
-                let mut m = members.clone();
-                m.push(c);
-                fits(target, ops, &m).map(|s| (c, m, s))
-            });
-            let Some((c, m, s)) = found else { break };
-            members = m;
-            slots = s;
+            // The first due candidate (best priority) that fits with the
+            // members so far joins them.
+            let mut found = None;
+            for c in st.candidates(cycle) {
+                members.push(c);
+                if fits_into(target, ops, &members, &mut trial) {
+                    found = Some(c);
+                    break;
+                }
+                members.pop();
+            }
+            let Some(c) = found else { break };
+            std::mem::swap(&mut slots, &mut trial);
             st.place(g, c, cycle);
             placed += 1;
         }
@@ -253,7 +299,7 @@ pub fn schedule(
                 placed += 1;
             }
         }
-        bundles.push(members.into_iter().zip(slots).collect());
+        bundles.push(members.drain(..).zip(slots.drain(..)).collect());
     }
     let cycle_of = st.cycle_of.iter().map(|c| c.unwrap_or(0)).collect();
     let mut s = Schedule { bundles, cycle_of };
