@@ -31,7 +31,8 @@
 use crate::depgraph::{DepGraph, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use crate::liveness::BitSet;
+use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
 
 /// The same source program with the instructions of each block reordered by
@@ -48,11 +49,12 @@ pub fn schedule_program(src: &Program, opts: &Options) -> Program {
                 .collect()
         })
         .collect();
-    let live = live_out(src, &deps, &mut names);
+    let conds: Vec<Option<u32>> = src.blocks.iter().map(|b| cond_virt(b, &mut names)).collect();
+    let live = live_out(src, &deps, &conds, names.len());
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     let mut out = src.clone();
+    let empty = BitSet::new(0);
     for (bi, b) in out.blocks.iter_mut().enumerate() {
-        let empty = HashSet::default();
         let lo = live.get(bi).unwrap_or(&empty);
         let bd = deps.get(bi).map(Vec::as_slice).unwrap_or(&[]);
         let order = order_block(b, bd, lo, limit, opts.sched, &mut names);
@@ -90,6 +92,10 @@ impl Names {
     }
     fn size(&self, id: u32) -> u32 {
         self.sizes.get(id as usize).copied().unwrap_or(1)
+    }
+    /// How many names are interned (ids are `0..len`).
+    fn len(&self) -> usize {
+        self.sizes.len()
     }
 }
 
@@ -132,23 +138,25 @@ fn virt_writes(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
 }
 
 /// Virtual registers live out of each block (classic backward fixpoint),
-/// from the dependency summaries `deps` of every block's instructions.
-fn live_out(p: &Program, deps: &[Vec<OpDeps>], names: &mut Names) -> Vec<HashSet<u32>> {
-    let n = p.blocks.len();
-    let mut uses: Vec<HashSet<u32>> = vec![HashSet::default(); n];
-    let mut defs: Vec<HashSet<u32>> = vec![HashSet::default(); n];
-    for (bi, b) in p.blocks.iter().enumerate() {
-        for d in deps.get(bi).into_iter().flatten() {
-            for v in virt_reads(d) {
-                if !defs[bi].contains(&v) {
-                    uses[bi].insert(v);
+/// from the dependency summaries `deps` of every block's instructions and
+/// the name each block's branch reads (`conds`); sets over `0..n` ids.
+fn live_out(p: &Program, deps: &[Vec<OpDeps>], conds: &[Option<u32>], n: usize) -> Vec<BitSet> {
+    let nb = p.blocks.len();
+    let mut uses: Vec<BitSet> = vec![BitSet::new(n); nb];
+    let mut defs: Vec<BitSet> = vec![BitSet::new(n); nb];
+    for bi in 0..nb {
+        let (u, d) = (&mut uses[bi], &mut defs[bi]);
+        for op in deps.get(bi).into_iter().flatten() {
+            for v in virt_reads(op) {
+                if !d.contains(v as usize) {
+                    u.insert(v as usize);
                 }
             }
-            defs[bi].extend(virt_writes(d));
+            virt_writes(op).for_each(|v| d.insert(v as usize));
         }
-        if let Some(v) = cond_virt(b, names) {
-            if !defs[bi].contains(&v) {
-                uses[bi].insert(v);
+        if let Some(v) = conds.get(bi).copied().flatten() {
+            if !d.contains(v as usize) {
+                u.insert(v as usize);
             }
         }
     }
@@ -163,22 +171,20 @@ fn live_out(p: &Program, deps: &[Vec<OpDeps>], names: &mut Names) -> Vec<HashSet
                 .collect()
         })
         .collect();
-    let mut live_in: Vec<HashSet<u32>> = uses.clone();
-    let mut out: Vec<HashSet<u32>> = vec![HashSet::default(); n];
+    let mut live_in: Vec<BitSet> = uses.clone();
+    let mut out: Vec<BitSet> = vec![BitSet::new(n); nb];
     let mut changed = true;
     while changed {
         changed = false;
-        for bi in (0..n).rev() {
-            let lo: HashSet<u32> = succs[bi]
-                .iter()
-                .flat_map(|&s| live_in[s].iter().copied())
-                .collect();
-            let li: HashSet<u32> = uses[bi]
-                .iter()
-                .copied()
-                .chain(lo.iter().copied().filter(|v| !defs[bi].contains(v)))
-                .collect();
-            if li.len() != live_in[bi].len() || lo.len() != out[bi].len() {
+        for bi in (0..nb).rev() {
+            let mut lo = BitSet::new(n);
+            for &s in &succs[bi] {
+                lo.union_with(&live_in[s]);
+            }
+            let mut li = lo.clone();
+            li.subtract(&defs[bi]);
+            li.union_with(&uses[bi]);
+            if li != live_in[bi] || lo != out[bi] {
                 changed = true;
                 live_in[bi] = li;
                 out[bi] = lo;
@@ -203,7 +209,7 @@ fn cond_virt(b: &Block, names: &mut Names) -> Option<u32> {
 fn schedule_block(
     target: &Target,
     b: &Block,
-    live_out: &HashSet<u32>,
+    live_out: &BitSet,
     limit: usize,
     dir: Sched,
     names: &mut Names,
@@ -221,69 +227,83 @@ fn schedule_block(
 fn order_block(
     b: &Block,
     deps: &[OpDeps],
-    live_out: &HashSet<u32>,
+    live_out: &BitSet,
     limit: usize,
     dir: Sched,
     names: &mut Names,
 ) -> Vec<usize> {
     let g = DepGraph::build(deps, |_| true);
-    let mut live_out = live_out.clone();
-    live_out.extend(cond_virt(b, names));
+    let cond = cond_virt(b, names);
+    let mut live_out_b = BitSet::new(names.len());
+    live_out_b.union_with(live_out);
+    if let Some(c) = cond {
+        live_out_b.insert(c as usize);
+    }
+    let live_out = &live_out_b;
     match dir {
-        Sched::TopDown => top_down(&g, deps, &live_out, limit, names),
-        Sched::BottomUp => bottom_up(&g, deps, &live_out, limit, names),
+        Sched::TopDown => top_down(&g, deps, live_out, limit, names),
+        Sched::BottomUp => bottom_up(&g, deps, live_out, limit, names),
     }
 }
 
-/// Register-pressure bookkeeping for the top-down scheduler.
-struct Pressure {
-    remaining: HashMap<u32, usize>,
-    live: HashSet<u32>,
-    live_out: HashSet<u32>,
+/// Register-pressure bookkeeping for the top-down scheduler (dense over
+/// name ids).
+struct Pressure<'a> {
+    /// Reads of each name not issued yet.
+    remaining: Vec<usize>,
+    live: BitSet,
+    live_out: &'a BitSet,
     regs: usize,
 }
 
-impl Pressure {
-    fn new(deps: &[OpDeps], live_out: &HashSet<u32>, names: &Names) -> Pressure {
-        let mut remaining: HashMap<u32, usize> = HashMap::default();
-        let mut defined: HashSet<u32> = HashSet::default();
-        let mut live: HashSet<u32> = HashSet::default();
+impl<'a> Pressure<'a> {
+    fn new(deps: &[OpDeps], live_out: &'a BitSet, names: &Names) -> Pressure<'a> {
+        let n = names.len();
+        let mut remaining = vec![0usize; n];
+        let mut defined = BitSet::new(n);
+        let mut live = BitSet::new(n);
         for d in deps {
             for v in virt_reads(d) {
-                *remaining.entry(v).or_default() += 1;
-                if !defined.contains(&v) {
-                    live.insert(v);
+                if let Some(r) = remaining.get_mut(v as usize) {
+                    *r += 1;
+                }
+                if !defined.contains(v as usize) {
+                    live.insert(v as usize);
                 }
             }
-            defined.extend(virt_writes(d));
+            virt_writes(d).for_each(|w| defined.insert(w as usize));
         }
         // Live at the start: upward-exposed uses, and live-outs not defined here.
-        live.extend(live_out.iter().copied().filter(|v| !defined.contains(v)));
-        let regs = live.iter().map(|&v| names.size(v) as usize).sum();
+        let mut out_only = live_out.clone();
+        out_only.subtract(&defined);
+        live.union_with(&out_only);
+        let regs = live.iter().map(|v| names.size(v as u32) as usize).sum();
         Pressure {
             remaining,
             live,
-            live_out: live_out.clone(),
+            live_out,
             regs,
         }
+    }
+
+    fn remaining(&self, v: u32) -> usize {
+        self.remaining.get(v as usize).copied().unwrap_or(0)
     }
 
     /// Registers freed minus registers newly occupied if `d` issues now.
     fn gain(&self, d: &OpDeps, names: &Names) -> i64 {
         let mut g = 0i64;
-        let mut seen = Vec::new();
-        for v in virt_reads(d) {
-            if !seen.contains(&v)
-                && self.remaining.get(&v) == Some(&1)
-                && !self.live_out.contains(&v)
+        for (k, v) in virt_reads(d).enumerate() {
+            if !virt_reads(d).take(k).any(|x| x == v)
+                && self.remaining(v) == 1
+                && !self.live_out.contains(v as usize)
                 && !virt_writes(d).any(|w| w == v)
             {
                 g += names.size(v) as i64;
             }
-            seen.push(v);
         }
         for w in virt_writes(d) {
-            if !self.live.contains(&w) {
+            if !self.live.contains(w as usize) {
                 g -= names.size(w) as i64;
             }
         }
@@ -292,17 +312,18 @@ impl Pressure {
 
     fn issue(&mut self, d: &OpDeps, names: &Names) {
         for v in virt_reads(d) {
-            if let Some(r) = self.remaining.get_mut(&v) {
+            if let Some(r) = self.remaining.get_mut(v as usize) {
                 *r = r.saturating_sub(1);
-                if *r == 0 && !self.live_out.contains(&v) && self.live.remove(&v) {
+                if *r == 0 && !self.live_out.contains(v as usize) && self.live.contains(v as usize) {
+                    self.live.remove(v as usize);
                     self.regs = self.regs.saturating_sub(names.size(v) as usize);
                 }
             }
         }
         for w in virt_writes(d) {
-            let used_later =
-                self.remaining.get(&w).is_some_and(|&r| r > 0) || self.live_out.contains(&w);
-            if used_later && self.live.insert(w) {
+            let used_later = self.remaining(w) > 0 || self.live_out.contains(w as usize);
+            if used_later && !self.live.contains(w as usize) {
+                self.live.insert(w as usize);
                 self.regs += names.size(w) as usize;
             }
         }
@@ -397,7 +418,7 @@ impl Ready {
 fn top_down(
     g: &DepGraph,
     deps: &[OpDeps],
-    live_out: &HashSet<u32>,
+    live_out: &BitSet,
     limit: usize,
     names: &Names,
 ) -> Vec<usize> {
@@ -458,42 +479,43 @@ fn top_down(
 /// Register pressure seen from the block end (bottom-up): the values live
 /// below the ops placed so far.
 struct ReversePressure {
-    live: HashSet<u32>,
+    live: BitSet,
     regs: usize,
 }
 
 impl ReversePressure {
-    fn new(live_out: &HashSet<u32>, names: &Names) -> ReversePressure {
+    fn new(live_out: &BitSet, names: &Names) -> ReversePressure {
         ReversePressure {
             live: live_out.clone(),
-            regs: live_out.iter().map(|&v| names.size(v) as usize).sum(),
+            regs: live_out.iter().map(|v| names.size(v as u32) as usize).sum(),
         }
     }
     /// Registers freed (a definition ends a live range, seen upwards) minus
     /// registers a placement makes live (its operands).
     fn gain(&self, d: &OpDeps, names: &Names) -> i64 {
         let freed: i64 = virt_writes(d)
-            .filter(|w| self.live.contains(w))
+            .filter(|&w| self.live.contains(w as usize))
             .map(|w| names.size(w) as i64)
             .sum();
         let mut added = 0i64;
-        let mut seen = Vec::new();
-        for v in virt_reads(d) {
-            if !seen.contains(&v) && (!self.live.contains(&v) || virt_writes(d).any(|w| w == v)) {
+        for (k, v) in virt_reads(d).enumerate() {
+            let seen = virt_reads(d).take(k).any(|x| x == v);
+            if !seen && (!self.live.contains(v as usize) || virt_writes(d).any(|w| w == v)) {
                 added += names.size(v) as i64;
             }
-            seen.push(v);
         }
         freed - added
     }
     fn place(&mut self, d: &OpDeps, names: &Names) {
         for w in virt_writes(d) {
-            if self.live.remove(&w) {
+            if self.live.contains(w as usize) {
+                self.live.remove(w as usize);
                 self.regs = self.regs.saturating_sub(names.size(w) as usize);
             }
         }
         for v in virt_reads(d) {
-            if self.live.insert(v) {
+            if !self.live.contains(v as usize) {
+                self.live.insert(v as usize);
                 self.regs += names.size(v) as usize;
             }
         }
@@ -503,7 +525,7 @@ impl ReversePressure {
 fn bottom_up(
     g: &DepGraph,
     deps: &[OpDeps],
-    live_out: &HashSet<u32>,
+    live_out: &BitSet,
     limit: usize,
     names: &Names,
 ) -> Vec<usize> {
@@ -704,7 +726,7 @@ mod tests {
         let wide = schedule_block(
             &V3D71,
             b,
-            &HashSet::default(),
+            &BitSet::new(0),
             64,
             Sched::TopDown,
             &mut names,
@@ -712,7 +734,7 @@ mod tests {
         let tight = schedule_block(
             &V3D71,
             b,
-            &HashSet::default(),
+            &BitSet::new(0),
             2,
             Sched::TopDown,
             &mut names,
