@@ -193,7 +193,26 @@ fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> Re
 /// Registers a value read or written in the last instructions of a final
 /// block may not use (v3d71: the thread-end delay slots may not touch the
 /// fragment payload rf2–rf3).
+///
+/// Memoised for the whole process like [`rule_forbidden`]: the set depends
+/// only on the target's rules and `mov` (static data).
 fn end_forbidden(f: &Func, mov: &'static OpDesc) -> RegSet {
+    type Memo = Mutex<HashMap<(usize, usize), RegSet>>;
+    static MEMO: OnceLock<Memo> = OnceLock::new();
+    let key = (std::ptr::from_ref(f.target) as usize, std::ptr::from_ref(mov) as usize);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
+        return s;
+    }
+    let s = end_forbidden_uncached(f, mov);
+    if let Ok(mut m) = memo.lock() {
+        m.insert(key, s);
+    }
+    s
+}
+
+/// [`end_forbidden`] computed by asking the rules about every register.
+fn end_forbidden_uncached(f: &Func, mov: &'static OpDesc) -> RegSet {
     let mut s = RegSet::default();
     for r in 0..f.target.regs.count {
         let run = Operand::Phys(PhysReg::one(r));
