@@ -163,30 +163,33 @@ impl State<'_> {
 
 /// The webs of the block-local values: `(value, first gap, last gap)`.
 fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
-    let mut open: HashMap<ValId, usize> = HashMap::default();
+    // Open webs as (value, first gap), sorted by value.
+    let mut open: Vec<(ValId, usize)> = Vec::new();
+    let mut here: Vec<ValId> = Vec::new();
     let mut out = Vec::new();
     for (g, set) in occ.iter().enumerate() {
-        let here: Vec<ValId> = set
-            .iter()
-            .take_while(|&x| x < scan.vm.nv)
-            .map(|x| x as ValId)
-            .filter(|&v| !scan.global.get(v as usize).copied().unwrap_or(true))
-            .collect();
-        let mut closing: Vec<ValId> = open.keys().copied().filter(|v| !here.contains(v)).collect();
-        closing.sort_unstable();
-        for v in closing {
-            if let Some(s) = open.remove(&v) {
+        here.clear();
+        here.extend(
+            set.iter()
+                .take_while(|&x| x < scan.vm.nv)
+                .map(|x| x as ValId)
+                .filter(|&v| !scan.global.get(v as usize).copied().unwrap_or(true)),
+        );
+        // `here` is ascending (bit order), so both lists are sorted.
+        for &(v, s) in &open {
+            if here.binary_search(&v).is_err() {
                 out.push((v, s, g - 1));
             }
         }
-        for v in here {
-            open.entry(v).or_insert(g);
+        open.retain(|(v, _)| here.binary_search(v).is_ok());
+        for &v in &here {
+            if let Err(pos) = open.binary_search_by_key(&v, |&(o, _)| o) {
+                open.insert(pos, (v, g));
+            }
         }
     }
     let last = occ.len().saturating_sub(1);
-    let mut rest: Vec<(ValId, usize)> = open.into_iter().collect();
-    rest.sort_unstable();
-    out.extend(rest.into_iter().map(|(v, s)| (v, s, last)));
+    out.extend(open.into_iter().map(|(v, s)| (v, s, last)));
     out.sort_by_key(|&(v, s, e)| (s, std::cmp::Reverse(e), v));
     out
 }
@@ -263,7 +266,11 @@ fn def_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Opti
 
 fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) -> RBlock {
     let mut copies: HashMap<usize, Vec<(PhysReg, PhysReg)>> = HashMap::default();
-    for web in segs.values().flatten() {
+    // Values in increasing order, so that copies at one gap come out in a
+    // fixed order whatever the map's hasher.
+    let mut vals: Vec<ValId> = segs.keys().copied().collect();
+    vals.sort_unstable();
+    for web in vals.iter().filter_map(|v| segs.get(v)).flatten() {
         for w in web.windows(2) {
             copies
                 .entry(w[1].start)
@@ -291,8 +298,14 @@ fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) 
         ROperand::Loc(l) => ROperand::Loc(map(*l, g, false)),
         other => other.clone(),
     };
-    let mut out = blk.clone();
-    out.insts.clear();
+    let mut out = RBlock {
+        label: blk.label.clone(),
+        insts: Vec::with_capacity(blk.insts.len() + copies.len()),
+        term: blk.term.clone(),
+        cond: None,
+        succs: blk.succs.clone(),
+        span: blk.span,
+    };
     for (k, i) in blk.insts.iter().enumerate() {
         for &(to, from) in copies.get(&k).into_iter().flatten() {
             out.insts.push(RInst {
@@ -303,10 +316,13 @@ fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) 
                 kind: Kind::SplitCopy,
             });
         }
-        let mut ni = i.clone();
-        ni.srcs = i.srcs.iter().map(|o| map_op(o, k)).collect();
-        ni.dest = i.dest.map(|d| map(d, k + 1, true));
-        out.insts.push(ni);
+        out.insts.push(RInst {
+            desc: i.desc,
+            dest: i.dest.map(|d| map(d, k + 1, true)),
+            srcs: i.srcs.iter().map(|o| map_op(o, k)).collect(),
+            span: i.span,
+            kind: i.kind,
+        });
     }
     let n = blk.insts.len();
     for &(to, from) in copies.get(&n).into_iter().flatten() {

@@ -275,7 +275,9 @@ fn rewrite_all(b: &RBlock, assignment: &[Option<PhysReg>]) -> RBlock {
     let mut out = b.clone();
     for i in &mut out.insts {
         i.dest = i.dest.map(map);
-        i.srcs = i.srcs.iter().map(map_op).collect();
+        for o in &mut i.srcs {
+            *o = map_op(o);
+        }
     }
     out.cond = b.cond.as_ref().map(map_op);
     out
