@@ -41,7 +41,7 @@ pub enum Loc {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     /// A write to this output channel (each channel keeps its own order).
-    Output(String),
+    Output(Channel),
     /// A scratch access of slots `lo..hi`.
     Scratch {
         /// Whether the access writes scratch.
@@ -53,6 +53,23 @@ pub enum Effect {
     },
     /// The op stays after every earlier op and before every later one.
     Barrier,
+}
+
+/// An output channel: the op's channel name and, for channels written per
+/// index (r600 `export N`), the index. Two outputs are ordered iff their
+/// channels are equal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Channel {
+    /// The channel's name (from the target's opcode table).
+    pub name: &'static str,
+    /// The index, for indexed channels.
+    pub index: Option<u32>,
+}
+
+impl From<&'static str> for Channel {
+    fn from(name: &'static str) -> Channel {
+        Channel { name, index: None }
+    }
 }
 
 /// What one op reads, writes and does, for dependency purposes.
@@ -383,11 +400,15 @@ mod tests {
 
     #[test]
     fn effects_keep_channel_order_only() {
-        let out = |c: &str| OpDeps {
-            effects: vec![Effect::Output(c.into())],
+        let out = |c: Channel| OpDeps {
+            effects: vec![Effect::Output(c)],
             ..Default::default()
         };
-        let ops = [out("tlb"), out("export 0"), out("tlb")];
+        let export0 = Channel {
+            name: "export",
+            index: Some(0),
+        };
+        let ops = [out("tlb".into()), out(export0), out("tlb".into())];
         let g = DepGraph::build(&ops, |_| true);
         assert!(has(&g, 0, 2, EdgeKind::Order, 1));
         assert!(!g.edges.iter().any(|e| e.to == 1 || e.from == 1));

@@ -123,40 +123,37 @@ impl VarMap {
         (x < self.nv).then_some(x as u32)
     }
     /// Push the variables of `l` onto `out`.
-    pub fn loc_vars(&self, l: Loc, out: &mut Vec<usize>) {
+    pub fn loc_vars(&self, l: Loc, out: &mut Vars) {
         match l {
             Loc::Val(v) => {
                 if (v as usize) < self.nv {
                     out.push(v as usize)
                 }
             }
-            Loc::Phys(p) => out.extend(
-                p.regs()
-                    .filter(|r| (*r as usize) < self.nregs)
-                    .map(|r| self.phys_var(r)),
-            ),
+            Loc::Phys(p) => p
+                .regs()
+                .filter(|r| (*r as usize) < self.nregs)
+                .for_each(|r| out.push(self.phys_var(r))),
             Loc::Scratch(p) => {
                 if self.track_scratch {
-                    out.extend(
-                        p.regs()
-                            .filter(|r| (*r as usize) < self.nregs)
-                            .map(|r| self.phys_var(r)),
-                    );
+                    p.regs()
+                        .filter(|r| (*r as usize) < self.nregs)
+                        .for_each(|r| out.push(self.phys_var(r)));
                 }
             }
         }
     }
     /// Variables read by `i`.
-    pub fn uses(&self, i: &RInst) -> Vec<usize> {
-        let mut out = Vec::new();
+    pub fn uses(&self, i: &RInst) -> Vars {
+        let mut out = Vars::default();
         for l in i.use_locs() {
             self.loc_vars(l, &mut out);
         }
         out
     }
     /// Variables written by `i` (its destination and implicit writes).
-    pub fn defs(&self, i: &RInst) -> Vec<usize> {
-        let mut out = Vec::new();
+    pub fn defs(&self, i: &RInst) -> Vars {
+        let mut out = Vars::default();
         if let Some(d) = i.dest {
             self.loc_vars(d, &mut out);
         }
@@ -170,12 +167,58 @@ impl VarMap {
         out
     }
     /// Variables read by the terminator.
-    pub fn term_uses(&self, cond: Option<&ROperand>) -> Vec<usize> {
-        let mut out = Vec::new();
+    pub fn term_uses(&self, cond: Option<&ROperand>) -> Vars {
+        let mut out = Vars::default();
         if let Some(l) = cond.and_then(ROperand::loc) {
             self.loc_vars(l, &mut out);
         }
         out
+    }
+}
+
+/// How many variables a [`Vars`] holds before it moves to the heap.
+const INLINE_VARS: usize = 8;
+
+/// The variables one instruction reads or writes: a short list kept inline
+/// (no allocation for the usual few operands), on the heap when longer.
+#[derive(Clone, Debug, Default)]
+pub struct Vars {
+    inline: [usize; INLINE_VARS],
+    len: usize,
+    heap: Vec<usize>,
+}
+
+impl Vars {
+    /// Append `x`.
+    pub fn push(&mut self, x: usize) {
+        if self.heap.is_empty() && self.len < INLINE_VARS {
+            self.inline[self.len] = x;
+            self.len += 1;
+            return;
+        }
+        if self.heap.is_empty() {
+            self.heap.extend_from_slice(&self.inline[..self.len]);
+        }
+        self.heap.push(x);
+    }
+}
+
+impl std::ops::Deref for Vars {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        if self.heap.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a Vars {
+    type Item = &'a usize;
+    type IntoIter = std::slice::Iter<'a, usize>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }
 
@@ -209,15 +252,15 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
     let mut kill = vec![BitSet::new(n); nb];
     for (b, blk) in f.blocks.iter().enumerate() {
         let (g, k) = (&mut gen[b], &mut kill[b]);
-        for x in vm.term_uses(blk.cond.as_ref()) {
+        for &x in &vm.term_uses(blk.cond.as_ref()) {
             g.insert(x);
         }
         for i in blk.insts.iter().rev() {
-            for x in vm.defs(i) {
+            for &x in &vm.defs(i) {
                 g.remove(x);
                 k.insert(x);
             }
-            for x in vm.uses(i) {
+            for &x in &vm.uses(i) {
                 g.insert(x);
             }
         }
@@ -274,7 +317,7 @@ fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitS
     let n = blk.insts.len();
     let mut occ = vec![BitSet::new(vm.nvars()); n + 1];
     let mut live = lv.live_out[b].clone();
-    for x in vm.term_uses(blk.cond.as_ref()) {
+    for &x in &vm.term_uses(blk.cond.as_ref()) {
         live.insert(x);
     }
     occ[n] = live.clone();
@@ -291,7 +334,7 @@ fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitS
                 occ[k + 1].insert(x);
             }
         }
-        for x in uses {
+        for &x in &uses {
             live.insert(x);
         }
         occ[k].union_with(&live);

@@ -23,7 +23,7 @@
 //! leaves every register except the target's implicitly written ones exactly
 //! as the allocated op did, with the same effects.
 
-use crate::depgraph::{Effect, Loc, OpDeps};
+use crate::depgraph::{Channel, Effect, Loc, OpDeps};
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Inst, Operand, PhysReg, Target};
@@ -242,11 +242,8 @@ pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
     }
     match desc.sem {
         Sem::Output(ch, with_index) => {
-            let name = match (with_index, index) {
-                (true, Some(i)) => format!("{ch} {i}"),
-                _ => ch.to_string(),
-            };
-            out.push(Effect::Output(name));
+            let index = if with_index { index } else { None };
+            out.push(Effect::Output(Channel { name: ch, index }));
         }
         Sem::ScratchRead | Sem::ScratchWrite => {
             let write = desc.sem == Sem::ScratchWrite;
