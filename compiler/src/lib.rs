@@ -145,8 +145,10 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     }
     schedra_ir::validate::validate(src)
         .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
-    let scheduled = sched_pre::schedule_program(src, opts);
-    let alloc = regalloc::allocate(&scheduled, opts)?;
+    // The pre-RA order goes straight into the allocator's IR (no reordered
+    // copy of the program is built).
+    let orders = sched_pre::block_orders(src, opts);
+    let alloc = regalloc::allocate_ordered(src, Some(&orders), opts)?;
     let hints = bundle::Hints::from_source(src);
     let (program, mut stats) = bundle::bundle_program_with(&alloc.program, opts, &hints)?;
     stats.spills = alloc.spills;

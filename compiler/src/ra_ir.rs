@@ -247,6 +247,18 @@ impl Func {
     /// opcodes, undefined values or unknown labels (all rejected earlier by
     /// validation).
     pub fn from_program(p: &Program) -> Result<Func, CompileError> {
+        Func::from_program_ordered(p, None)
+    }
+
+    /// [`Func::from_program`] of `p` with each block's instructions taken in
+    /// the order `orders[b]` (indices into the block's `insts`), exactly as if
+    /// the program had first been rewritten in that order (the pre-RA
+    /// scheduler's result) — without building that program.
+    pub fn from_program_ordered<'p>(
+        p: &'p Program,
+        orders: Option<&[Vec<usize>]>,
+    ) -> Result<Func, CompileError> {
+        let insts_of = |bi: usize, b: &'p Block| ordered_insts(b, orders.and_then(|o| o.get(bi)));
         if p.form != Form::Source {
             return Err(CompileError::NotSource);
         }
@@ -262,8 +274,8 @@ impl Func {
                 names.declare(&v.name, v.size.unwrap_or(i.reg.size));
             }
         }
-        for b in &p.blocks {
-            for i in &b.insts {
+        for (bi, b) in p.blocks.iter().enumerate() {
+            for i in insts_of(bi, b) {
                 if let Some(Operand::Virt(v)) = &i.dest {
                     names.declare(&v.name, v.size.unwrap_or(1));
                 }
@@ -287,7 +299,7 @@ impl Func {
                     }
                 }
             }
-            for i in &b.insts {
+            for i in insts_of(bi, b) {
                 let inst = lower_inst(p.target, i, &names)?;
                 legalize_imms(p.target, inst, &mut names, &mut insts);
             }
@@ -372,6 +384,14 @@ impl Func {
             inputs,
             blocks,
         })
+    }
+}
+
+/// `b`'s instructions in `order` (indices into `b.insts`), or as written.
+fn ordered_insts<'p>(b: &'p Block, order: Option<&Vec<usize>>) -> Vec<&'p Inst> {
+    match order {
+        Some(order) => order.iter().filter_map(|&i| b.insts.get(i)).collect(),
+        None => b.insts.iter().collect(),
     }
 }
 

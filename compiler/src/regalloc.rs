@@ -90,7 +90,18 @@ const EXTRA_ROUNDS: usize = 16;
 
 /// Allocate registers for a (scheduled) source-form program.
 pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> {
-    let mut f = Func::from_program(p)?;
+    allocate_ordered(p, None, opts)
+}
+
+/// [`allocate`] of `p` with each block's instructions in the order
+/// `orders[b]` (see [`Func::from_program_ordered`]): the same result as
+/// allocating the reordered program, without building it.
+pub fn allocate_ordered(
+    p: &Program,
+    orders: Option<&[Vec<usize>]>,
+    opts: &Options,
+) -> Result<Allocated, CompileError> {
+    let mut f = Func::from_program_ordered(p, orders)?;
     let env = Env::new(&f, opts);
     if env.allocatable.is_empty() {
         return Err(CompileError::Unsupported(

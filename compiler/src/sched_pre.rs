@@ -38,6 +38,22 @@ use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
 /// The same source program with the instructions of each block reordered by
 /// the scheduler `opts.sched` (see the module doc). Never changes meaning.
 pub fn schedule_program(src: &Program, opts: &Options) -> Program {
+    let orders = block_orders(src, opts);
+    let mut out = src.clone();
+    for (b, order) in out.blocks.iter_mut().zip(&orders) {
+        let old = std::mem::take(&mut b.insts);
+        let mut slots: Vec<Option<Inst>> = old.into_iter().map(Some).collect();
+        b.insts = order
+            .iter()
+            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+            .collect();
+    }
+    out
+}
+
+/// The order [`schedule_program`] gives each block's instructions (indices
+/// into the block's `insts`, a permutation), without building the program.
+pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
     let mut names = Names::default();
     let deps: Vec<Vec<OpDeps>> = src
         .blocks
@@ -52,20 +68,14 @@ pub fn schedule_program(src: &Program, opts: &Options) -> Program {
     let conds: Vec<Option<u32>> = src.blocks.iter().map(|b| cond_virt(b, &mut names)).collect();
     let live = live_out(src, &deps, &conds, names.len());
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
-    let mut out = src.clone();
     let empty = BitSet::new(0);
-    for (bi, b) in out.blocks.iter_mut().enumerate() {
+    let mut orders = Vec::with_capacity(src.blocks.len());
+    for (bi, b) in src.blocks.iter().enumerate() {
         let lo = live.get(bi).unwrap_or(&empty);
         let bd = deps.get(bi).map(Vec::as_slice).unwrap_or(&[]);
-        let order = order_block(b, bd, lo, limit, opts.sched, &mut names);
-        let old = std::mem::take(&mut b.insts);
-        let mut slots: Vec<Option<Inst>> = old.into_iter().map(Some).collect();
-        b.insts = order
-            .iter()
-            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-            .collect();
+        orders.push(order_block(b, bd, lo, limit, opts.sched, &mut names));
     }
-    out
+    orders
 }
 
 /// Interned virtual register names, with their sizes.
