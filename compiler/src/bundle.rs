@@ -18,8 +18,8 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{forward_implicit_copies, lower_block, would_forward, LoweredOp};
-use crate::sched_post::{build_graph, bundle_ops, landing_end, schedule, Schedule};
+use crate::lower::{forward_implicit_copies, lower_insts, would_forward, LoweredOp};
+use crate::sched_post::{build_graph, landing_end, schedule, Schedule};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
 use schedra_ir::{
@@ -70,13 +70,23 @@ pub fn bundle_program_with(
     opts: &Options,
     hints: &Hints,
 ) -> Result<(Program, Stats), CompileError> {
+    bundle_program_owned(alloc.clone(), opts, hints)
+}
+
+/// [`bundle_program_with`] taking the allocated program by value: its
+/// instructions move into the machine program instead of being copied.
+pub fn bundle_program_owned(
+    alloc: Program,
+    opts: &Options,
+    hints: &Hints,
+) -> Result<(Program, Stats), CompileError> {
     if alloc.form != schedra_ir::Form::Source {
         return Err(CompileError::NotSource);
     }
     let target = alloc.target;
-    let live = phys_live_out(alloc);
+    let live = phys_live_out(&alloc);
     let mut blocks = Vec::with_capacity(alloc.blocks.len());
-    for (i, b) in alloc.blocks.iter().enumerate() {
+    for (i, b) in alloc.blocks.into_iter().enumerate() {
         blocks.push(bundle_block(
             target,
             b,
@@ -95,7 +105,7 @@ pub fn bundle_program_with(
         })
         .collect();
     let program = Program {
-        name: alloc.name.clone(),
+        name: alloc.name,
         target,
         stage: alloc.stage,
         form: Form::Machine,
@@ -108,12 +118,13 @@ pub fn bundle_program_with(
 
 fn bundle_block(
     target: &'static Target,
-    b: &Block,
+    mut b: Block,
     live_out: &[Reg],
     opts: &Options,
     hints: &Hints,
 ) -> Result<Block, CompileError> {
-    let plain = lower_block(target, &b.insts, opts)?;
+    let plain = lower_insts(target, std::mem::take(&mut b.insts), opts)?;
+    let b = &b;
     let reads = term_reads(b);
     let forwarded = if would_forward(&plain, live_out, &reads) {
         forward_implicit_copies(target, plain.clone(), live_out, &reads, opts)
@@ -130,8 +141,9 @@ fn bundle_block(
     let (ops, s, at) = best;
     let marker = end_marker_of(target, b)?;
     let mut bundles: Vec<Bundle> = Vec::new();
+    let mut insts: Vec<Option<Inst>> = ops.into_iter().map(|o| Some(o.inst)).collect();
     for (i, bundle) in s.bundles.iter().enumerate() {
-        let mut ops_here = bundle_ops(target, &ops, bundle);
+        let mut ops_here = take_bundle_ops(target, &mut insts, bundle);
         if let (Some(p), Some((m, _))) = (at, marker) {
             if p == i {
                 ops_here.push(marker_op(m));
@@ -156,6 +168,32 @@ fn bundle_block(
         term: b.term.clone(),
         span: b.span,
     })
+}
+
+/// [`crate::sched_post::bundle_ops`] moving each op's instruction out of `insts` (every op sits
+/// in exactly one bundle) instead of copying it.
+fn take_bundle_ops(
+    target: &Target,
+    insts: &mut [Option<Inst>],
+    bundle: &[(usize, &'static str)],
+) -> Vec<schedra_ir::Op> {
+    let mut v: Vec<schedra_ir::Op> = bundle
+        .iter()
+        .filter_map(|&(i, slot)| {
+            insts.get_mut(i).and_then(Option::take).map(|inst| schedra_ir::Op {
+                slot: slot.to_string(),
+                inst,
+            })
+        })
+        .collect();
+    v.sort_by_key(|o| {
+        target
+            .slots
+            .iter()
+            .position(|s| *s == o.slot)
+            .unwrap_or(usize::MAX)
+    });
+    v
 }
 
 /// The end marker and its delay-slot count if block `b` ends the program on

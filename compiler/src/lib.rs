@@ -150,7 +150,7 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     let orders = sched_pre::block_orders(src, opts);
     let alloc = regalloc::allocate_ordered(src, Some(&orders), opts)?;
     let hints = bundle::Hints::from_source(src);
-    let (program, mut stats) = bundle::bundle_program_with(&alloc.program, opts, &hints)?;
+    let (program, mut stats) = bundle::bundle_program_owned(alloc.program, opts, &hints)?;
     stats.spills = alloc.spills;
     stats.fills = alloc.fills;
     stats.remats = alloc.remats;

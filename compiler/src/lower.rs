@@ -76,6 +76,16 @@ pub fn lower_block(
     insts: &[Inst],
     opts: &Options,
 ) -> Result<Vec<LoweredOp>, CompileError> {
+    lower_insts(target, insts.to_vec(), opts)
+}
+
+/// [`lower_block`] taking the instructions by value (they move into the
+/// lowered ops instead of being copied).
+pub fn lower_insts(
+    target: &'static Target,
+    insts: Vec<Inst>,
+    opts: &Options,
+) -> Result<Vec<LoweredOp>, CompileError> {
     let mut out = Vec::with_capacity(insts.len());
     for inst in insts {
         lower_inst(target, inst, opts, &mut out)?;
@@ -85,7 +95,7 @@ pub fn lower_block(
 
 fn lower_inst(
     target: &'static Target,
-    inst: &Inst,
+    inst: Inst,
     opts: &Options,
     out: &mut Vec<LoweredOp>,
 ) -> Result<(), CompileError> {
@@ -95,9 +105,9 @@ fn lower_inst(
             inst.opcode, target.name
         ))
     })?;
-    check_physical(inst)?;
+    check_physical(&inst)?;
     let Dest::Implicit(fixed) = desc.dest else {
-        out.push(machine_op(target, desc, inst.clone(), opts)?);
+        out.push(machine_op(target, desc, inst, opts)?);
         return Ok(());
     };
     let dest = match &inst.dest {
@@ -110,32 +120,30 @@ fn lower_inst(
             )))
         }
     };
-    let bare = Inst {
-        dest: None,
-        ..inst.clone()
-    };
     match dest {
         Some(d) if d != PhysReg::one(fixed) => {
             if let Some(twin) = explicit_twin(target, desc) {
                 let i = Inst {
                     opcode: twin.name.to_string(),
                     dest: Some(Operand::Phys(d)),
-                    ..inst.clone()
+                    ..inst
                 };
                 out.push(machine_op(target, twin, i, opts)?);
             } else {
                 let mov = target_mov(target)?;
+                let span = inst.span;
+                let bare = Inst { dest: None, ..inst };
                 out.push(machine_op(target, desc, bare, opts)?);
                 let copy = Inst {
                     opcode: mov.name.to_string(),
                     dest: Some(Operand::Phys(d)),
                     srcs: vec![Operand::Phys(PhysReg::one(fixed))],
-                    span: inst.span,
+                    span,
                 };
                 out.push(machine_op(target, mov, copy, opts)?);
             }
         }
-        _ => out.push(machine_op(target, desc, bare, opts)?),
+        _ => out.push(machine_op(target, desc, Inst { dest: None, ..inst }, opts)?),
     }
     Ok(())
 }
