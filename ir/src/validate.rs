@@ -625,7 +625,7 @@ fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, cfg: &Cfg) -> R
     if !acc.iter().flatten().any(|a| !a.write) {
         return Ok(());
     }
-    let mut ids: HashMap<u32, usize> = HashMap::new();
+    let mut ids: HashMap<u32, usize> = HashMap::default();
     for a in acc.iter().flatten().filter(|a| a.write) {
         for s in a.slots() {
             let n = ids.len();
