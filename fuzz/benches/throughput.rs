@@ -9,9 +9,12 @@
 //! (~50-instruction programs, no pressure burst); `BENCH_SWARM=1` uses the
 //! swarm configurations the campaign draws instead (bigger programs).
 //!
+//! `BENCH_CORE=1` leaves out the soundness and round-trip checks (the
+//! issue's generate + compile + verify + run alone).
+//!
 //! Run: `cargo bench -p schedra-fuzz --bench throughput` (environment:
 //! `BENCH_TARGET` = v3d71|gen8|r600, `BENCH_INSTS` = body budget,
-//! `BENCH_SECS` = measuring time, `BENCH_SWARM=1`).
+//! `BENCH_SECS` = measuring time, `BENCH_SWARM=1`, `BENCH_CORE=1`).
 
 use schedra_fuzz::campaign::case::{run_case_timed, Plan};
 use schedra_fuzz::gen::Config;
@@ -33,7 +36,11 @@ fn main() {
     let swarm = std::env::var("BENCH_SWARM").is_ok();
     let cfg = Config { max_insts: insts, pressure: 0, ..Config::default() };
     let fixed = if swarm { None } else { Some(&cfg) };
-    let plan = Plan::campaign(None, schedra_verify::VerifyOptions { timeout_ms: 2000 });
+    let mut plan = Plan::campaign(None, schedra_verify::VerifyOptions { timeout_ms: 2000 });
+    let core = std::env::var("BENCH_CORE").is_ok();
+    if core {
+        (plan.soundness_every, plan.roundtrip_every) = (0, 0);
+    }
     schedra_fuzz::oracle::install_panic_hook();
     let mut times = StageTimes::default();
     let (mut n, mut found) = (0u64, 0u64);
@@ -47,6 +54,7 @@ fn main() {
     let per = |d: Duration| d.as_secs_f64() * 1e6 / n.max(1) as f64;
     let other = total.saturating_sub(times.generate + times.compile + times.verify + times.run);
     let what = if swarm { "swarm configurations".to_string() } else { format!("{insts}-instruction budget") };
+    let what = if core { format!("{what}, no soundness/round trip") } else { format!("{what}, campaign plan") };
     println!("throughput {tname} ({what}): {n} cases in {:.1}s = {:.0} execs/s on one core ({found} findings)", total.as_secs_f64(), n as f64 / total.as_secs_f64());
     println!(
         "per case: generate {:.1} us, compile {:.1} us, verify {:.1} us, run x4 {:.1} us, soundness + round trip + rest {:.1} us",
