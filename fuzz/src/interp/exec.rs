@@ -76,6 +76,65 @@ pub enum Action {
     Nothing,
 }
 
+/// Where a one-word operand of a [`Fast`] op comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FastSrc {
+    /// A constant (an immediate or index operand).
+    Const(u32),
+    /// One physical register.
+    Reg(schedra_ir::Reg),
+    /// A virtual register's slot (source form); it must hold one word when
+    /// the op runs, or the op takes the general path.
+    Slot(u32),
+}
+
+/// An arithmetic op of one-word operands and a one-word result, decoded so
+/// that running it needs no [`Arg`] list, size checks or [`Action`]
+/// dispatch. Made only where [`args`] + [`execute`] would, for one-word
+/// operands, succeed with exactly `Write([eval::word(sem, operands)])`.
+#[derive(Clone, Copy, Debug)]
+pub struct Fast {
+    /// What the op computes.
+    pub sem: Sem,
+    /// Its operands, `n` of them.
+    pub srcs: [FastSrc; MAX_ARITY],
+    /// How many operands.
+    pub n: usize,
+}
+
+impl Fast {
+    /// The fast form of `desc` on `srcs` writing one register, if there is
+    /// one; `slot(i)` is the slot of operand `i` when it is a virtual
+    /// register (`None`: no virtual registers here, as in machine form).
+    pub fn plan(desc: &OpDesc, srcs: &[Operand], slot: impl Fn(usize) -> Option<u32>) -> Option<Fast> {
+        let n = srcs.len();
+        if desc.sizes != Sizes::Uniform || desc.dest == Dest::None || eval::arity(desc.sem) != Some(n) || n != desc.operands.len() || n > MAX_ARITY {
+            return None;
+        }
+        let mut out = [FastSrc::Const(0); MAX_ARITY];
+        for (i, ((op, kind), o)) in srcs.iter().zip(desc.operands).zip(out.iter_mut()).enumerate() {
+            *o = match (kind, op) {
+                (OperandKind::Index | OperandKind::Value, Operand::Imm(imm)) => FastSrc::Const(imm.bits),
+                (OperandKind::Index, _) | (OperandKind::Reg, Operand::Imm(_)) | (_, Operand::Label(_)) => return None,
+                (_, Operand::Phys(r)) if r.size == 1 => FastSrc::Reg(r.base),
+                (_, Operand::Virt(v)) if v.size.is_none_or(|s| s == 1) => FastSrc::Slot(slot(i)?),
+                _ => return None,
+            };
+        }
+        Some(Fast { sem: desc.sem, srcs: out, n })
+    }
+
+    /// The result word, reading each operand with `word` (`None` from
+    /// `word`: not one word here, take the general path).
+    pub fn eval(&self, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
+        let mut buf = [0u32; MAX_ARITY];
+        for (b, &s) in buf.iter_mut().zip(&self.srcs).take(self.n) {
+            *b = word(s)?;
+        }
+        eval::word(self.sem, buf.get(..self.n)?)
+    }
+}
+
 /// Resolve `srcs` against the operand kinds of `desc` into `out` (cleared
 /// first), reading register operands with `read`, which is given the
 /// operand's position and the operand. Fails on a wrong operand count or

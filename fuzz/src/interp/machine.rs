@@ -34,7 +34,7 @@
 //! Invariant: the simulation never panics; every op it cannot execute
 //! (unknown opcode, wrong operands, register out of range) is a `RunError`.
 
-use super::exec::{self, Action, Arg};
+use super::exec::{self, Action, Arg, Fast, FastSrc};
 use super::scratch::Scratch;
 use super::words::Words;
 use super::{label_map, op_desc, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
@@ -80,6 +80,8 @@ struct DOp<'p> {
     inst: &'p Inst,
     /// Where its result goes (registers), if anywhere.
     dest: Option<PhysReg>,
+    /// The fast form of a one-word arithmetic op writing one register.
+    fast: Option<Fast>,
 }
 
 /// One bundle, decoded: its ops, and every register they read or write
@@ -146,7 +148,8 @@ fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, Ru
     for r in inst.srcs.iter().filter_map(Operand::phys) {
         in_range(p, r, at)?;
     }
-    Ok(DOp { desc, inst, dest })
+    let fast = if dest.is_some_and(|d| d.size == 1) { Fast::plan(desc, &inst.srcs, |_| None) } else { None };
+    Ok(DOp { desc, inst, dest, fast })
 }
 
 /// Decode every op of a bundle into `ops` and its registers into
@@ -231,6 +234,15 @@ struct Machine<'p> {
     args: Vec<Arg>,
     actions: Vec<(usize, Action)>,
     due: Vec<Pending<'p>>,
+}
+
+/// A [`Fast`] operand's word as the registers hold it now.
+fn fast_word(world: &World, regs: &[Option<u32>], s: FastSrc) -> Option<u32> {
+    match s {
+        FastSrc::Const(c) => Some(c),
+        FastSrc::Reg(r) => regs.get(r as usize).map(|w| w.unwrap_or_else(|| world.garbage_reg(r))),
+        FastSrc::Slot(_) => None,
+    }
 }
 
 /// The words of a register operand, as the registers hold them now.
@@ -334,6 +346,10 @@ impl<'p> Machine<'p> {
         for (k, d) in ops.iter().enumerate() {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
+            if let Some(w) = d.fast.and_then(|f| f.eval(|s| fast_word(world, regs, s))) {
+                actions.push((k, Action::Write(Words::one(w))));
+                continue;
+            }
             exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
             let width = d.dest.map_or_else(|| value_width(&self.args), |r| r.size as usize);
             let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;

@@ -18,7 +18,7 @@
 //!
 //! Invariant: the run is a pure function of (program, seed, fuel).
 
-use super::exec::{self, Action, Arg, Channel};
+use super::exec::{self, Action, Arg, Channel, Fast, FastSrc};
 use super::scratch::Scratch;
 use super::words::Words;
 use super::{label_map, op_desc, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
@@ -44,6 +44,8 @@ struct DInst<'p> {
     srcs: usize,
     /// The destination's slot, or [`NO_SLOT`].
     dest: u32,
+    /// The fast form of a one-word arithmetic op writing one word.
+    fast: Option<Fast>,
 }
 
 /// One block, decoded.
@@ -126,7 +128,10 @@ impl<'p> Decoded<'p> {
                 let srcs = src_slots.len();
                 src_slots.extend(inst.srcs.iter().map(|o| slots.of(o)));
                 let dest = inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o));
-                insts.push(DInst { inst, desc: op_desc(p.target, &inst.opcode), srcs, dest });
+                let desc = op_desc(p.target, &inst.opcode);
+                let slot_of = |i: usize| src_slots.get(srcs + i).copied().filter(|&s| s != NO_SLOT);
+                let fast = desc.filter(|_| one_word_dest(inst)).and_then(|d| Fast::plan(d, &inst.srcs, slot_of));
+                insts.push(DInst { inst, desc, srcs, dest, fast });
             }
             let cond = match &block.term.kind {
                 TermKind::Brnz { cond, .. } => slots.of(cond),
@@ -168,6 +173,16 @@ impl<'p> Decoded<'p> {
             }
         }
         Ok(Outcome { effects, cycles: 0, stalls: 0, executed: fuel.used(), trace })
+    }
+}
+
+/// Whether `inst` names a one-word register destination: a virtual
+/// register without a size or of size 1, or one physical register.
+fn one_word_dest(inst: &Inst) -> bool {
+    match &inst.dest {
+        Some(Operand::Virt(v)) => v.size.is_none_or(|s| s == 1),
+        Some(Operand::Phys(p)) => p.size == 1,
+        _ => false,
     }
 }
 
@@ -271,6 +286,10 @@ impl State {
     /// Execute one instruction; returns its effect, if it has one.
     /// `slots` starts with the slots of its operands.
     fn step(&mut self, d: &DInst, slots: &[u32]) -> Result<Option<(Channel, Words)>, StepError> {
+        if let Some(w) = d.fast.and_then(|f| f.eval(|s| self.fast_word(s))) {
+            self.write_word(d, w);
+            return Ok(None);
+        }
         let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.clone(), self.target.name))?;
         let mut args = std::mem::take(&mut self.args);
         let resolved = exec::args(desc, &d.inst.srcs, &mut args, |i, o| self.read(o, slots.get(i).copied().unwrap_or(NO_SLOT)));
@@ -289,6 +308,36 @@ impl State {
             return Err(StepError::Bad(format!("`{}` has no result to write", desc.name)));
         }
         Ok(None)
+    }
+
+    /// A [`Fast`] operand's word, if it is one word now.
+    fn fast_word(&self, s: FastSrc) -> Option<u32> {
+        match s {
+            FastSrc::Const(c) => Some(c),
+            FastSrc::Reg(r) => Some(self.phys_word(r)),
+            FastSrc::Slot(slot) => match self.vregs.get(slot as usize)?.as_ref()?.as_slice() {
+                [w] => Some(*w),
+                _ => None,
+            },
+        }
+    }
+
+    /// Write the one-word result of a [`Fast`] op to the destination `d`
+    /// names (which [`one_word_dest`] accepted).
+    fn write_word(&mut self, d: &DInst, w: u32) {
+        match &d.inst.dest {
+            Some(Operand::Virt(_)) => {
+                if let Some(slot) = self.vregs.get_mut(d.dest as usize) {
+                    *slot = Some(Words::one(w));
+                }
+            }
+            Some(Operand::Phys(p)) => {
+                if let Some(x) = self.phys.get_mut(p.base as usize) {
+                    *x = Some(w);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Write `words` to the destination `d` names.
