@@ -341,4 +341,27 @@ mod tests {
         let u = desc("v3d71", "ldunif");
         assert_eq!(execute(u, &[Arg::Index(2)], 1, &w, &s), Ok(Action::Write(Words::one(w.uniform(2)))));
     }
+
+    #[test]
+    fn fast_form_agrees_with_the_general_path() {
+        let d = desc("v3d71", "fadd");
+        let srcs = [Operand::Phys(PhysReg::one(4)), Operand::Imm(Imm::f32(0.5))];
+        let f = Fast::plan(d, &srcs, |_| None).expect("one-word fadd has a fast form");
+        let x = 1.25f32.to_bits();
+        let got = f.eval(|s| match s {
+            FastSrc::Const(c) => Some(c),
+            FastSrc::Reg(4) => Some(x),
+            _ => None,
+        });
+        let mut a = Vec::new();
+        args(d, &srcs, &mut a, |_, _| Ok(Words::one(x))).expect("args");
+        let w = World::new(0);
+        assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Write(Words::one(got.expect("evaluates")))));
+        // Not one word, not arithmetic, or not valid as written: no fast form.
+        let wide = [Operand::Phys(PhysReg { base: 4, size: 2 }), Operand::Imm(Imm::f32(0.5))];
+        assert!(Fast::plan(desc("gen8", "add"), &wide, |_| None).is_none());
+        assert!(Fast::plan(desc("v3d71", "ldunif"), &[Operand::Imm(Imm::int(0))], |_| None).is_none());
+        assert!(Fast::plan(d, &srcs[..1], |_| None).is_none());
+        assert!(Fast::plan(d, &[srcs[0].clone(), Operand::Label("b1".into())], |_| None).is_none());
+    }
 }
