@@ -47,38 +47,68 @@ pub struct Liveness {
 pub fn liveness(src: &Program, vregs: &Vregs) -> Liveness {
     let n = src.blocks.len();
     let succs = successors(src);
+    let blocks: Vec<BlockUses> = src.blocks.iter().map(|b| BlockUses::of(src, b, vregs)).collect();
     let mut live_in: Vec<BTreeSet<Var>> = vec![BTreeSet::new(); n];
     let mut changed = true;
     while changed {
         changed = false;
-        for b in (0..n).rev() {
+        for (b, uses) in blocks.iter().enumerate().rev() {
             let mut live = BTreeSet::new();
-            for &s in &succs[b] {
-                live.extend(live_in[s].iter().cloned());
+            for s in succs.get(b).into_iter().flatten() {
+                live.extend(live_in.get(*s).into_iter().flatten().copied());
             }
-            let Some(block) = src.blocks.get(b) else { continue };
-            if let TermKind::Brnz { cond, .. } = &block.term.kind {
-                live.extend(crate::symbolic::operand_vars(cond, vregs));
-            }
-            for inst in block.insts.iter().rev() {
-                let desc = src.target.op(&inst.opcode);
-                let (uses, defs) = inst_uses_defs(inst, desc, vregs);
-                let root = defs.is_empty() || desc.is_none_or(|d| matches!(d.sem, schedra_ir::target::Sem::Output(..)));
-                let needed = root || defs.iter().any(|d| live.contains(d));
-                for d in &defs {
+            live.extend(uses.cond.iter().copied());
+            for inst in uses.insts.iter().rev() {
+                let needed = inst.root || inst.defs.iter().any(|d| live.contains(d));
+                for d in &inst.defs {
                     live.remove(d);
                 }
                 if needed {
-                    live.extend(uses);
+                    live.extend(inst.uses.iter().copied());
                 }
             }
-            if live != live_in[b] {
+            if live_in.get(b) != Some(&live) {
                 live_in[b] = live;
                 changed = true;
             }
         }
     }
     Liveness { live_in }
+}
+
+/// One instruction's variables, for liveness.
+struct InstUses {
+    uses: Vec<Var>,
+    defs: Vec<Var>,
+    /// An effect, or nothing visible defined: its operands are always live.
+    root: bool,
+}
+
+/// A block's variables, computed once before the liveness iteration.
+struct BlockUses {
+    insts: Vec<InstUses>,
+    /// The branch condition's variables.
+    cond: Vec<Var>,
+}
+
+impl BlockUses {
+    fn of(src: &Program, block: &schedra_ir::Block, vregs: &Vregs) -> BlockUses {
+        let insts = block
+            .insts
+            .iter()
+            .map(|inst| {
+                let desc = src.target.op(&inst.opcode);
+                let (uses, defs) = inst_uses_defs(inst, desc, vregs);
+                let root = defs.is_empty() || desc.is_none_or(|d| matches!(d.sem, schedra_ir::target::Sem::Output(..)));
+                InstUses { uses, defs, root }
+            })
+            .collect();
+        let cond = match &block.term.kind {
+            TermKind::Brnz { cond, .. } => crate::symbolic::operand_vars(cond, vregs),
+            _ => Vec::new(),
+        };
+        BlockUses { insts, cond }
+    }
 }
 
 /// Successor block indices of each source block (unknown labels skipped).

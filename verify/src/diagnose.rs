@@ -23,6 +23,7 @@
 //! (when given the solver session) to skip operand pairs that are equal but
 //! spelled differently.
 
+use crate::ids::Vregs;
 use crate::report::Kind;
 use crate::smt::Smt;
 use crate::symbolic::{MachRun, ReadEvent, ReadId, SrcRun, WriteEvent, WriteId};
@@ -55,6 +56,8 @@ pub struct Ctx<'a> {
     pub src: &'a SrcRun,
     /// The machine program (register names).
     pub prog: &'a Program,
+    /// The source program and its register ids (to spell source names).
+    pub source: (&'a Program, &'a Vregs),
     /// The solver, to skip operands that are equal in meaning.
     pub smt: Option<&'a mut Smt>,
 }
@@ -68,7 +71,7 @@ impl Ctx<'_> {
     /// The source's name for a term, or a short rendering.
     pub fn name(&self, t: Term) -> String {
         match self.src.names.get(&t) {
-            Some(n) => n.clone(),
+            Some(n) => n.render(self.source.0, self.source.1),
             None => self.terms.show(t, 60),
         }
     }

@@ -24,7 +24,7 @@
 use crate::ids::{VregId, Vregs};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
-use schedra_ir::{Block, Inst, Operand, Program, Reg, TermKind};
+use schedra_ir::{Block, Inst, Operand, PhysReg, Program, Reg, TermKind};
 use rustc_hash::FxHashMap;
 
 /// A source-form variable: one word of a value the source names. Ordered
@@ -147,8 +147,9 @@ pub struct SrcRun {
     pub cond: Option<Term>,
     /// Every variable's term at the block end (entry values included).
     pub exit: FxHashMap<Var, Term>,
-    /// A source name for terms the block defined (`%p`), for messages.
-    pub names: FxHashMap<Term, String>,
+    /// A source name for terms the block defined (`%p`), for messages
+    /// (rendered by [`TermName::render`] only when a message needs it).
+    pub names: FxHashMap<Term, TermName>,
     /// Source line that defined each named term.
     pub def_line: FxHashMap<Term, u32>,
 }
@@ -186,15 +187,67 @@ pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, vregs: &Vregs) -> (Vec
     (uses, defs)
 }
 
+/// Where a source name for a term comes from; rendered on demand, since
+/// only diagnoses read names and every block run records them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TermName {
+    /// The variable whose block-entry value the term is.
+    Var(Var),
+    /// The destination of the instruction that defined the term, and the
+    /// word when the destination has more than one.
+    Dest(DestName, Option<u8>),
+}
+
+/// A destination operand, as [`operand_name`] would spell it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DestName {
+    /// A virtual register.
+    Virt(VregId),
+    /// A physical register run.
+    Phys(PhysReg),
+    /// Any other operand, already spelled.
+    Text(String),
+}
+
+impl DestName {
+    fn of(p: &Program, vregs: &Vregs, o: &Operand) -> DestName {
+        match o {
+            Operand::Virt(v) => vregs.id(&v.name).map(DestName::Virt).unwrap_or_else(|| DestName::Text(operand_name(p, o))),
+            Operand::Phys(r) => DestName::Phys(*r),
+            _ => DestName::Text(operand_name(p, o)),
+        }
+    }
+}
+
+impl TermName {
+    /// The name as messages spell it (`%a`, `%v.1`, `$rf3`); `p` is the
+    /// source program the name comes from.
+    pub fn render(&self, p: &Program, vregs: &Vregs) -> String {
+        match self {
+            TermName::Var(v) => var_label(p, vregs, v),
+            TermName::Dest(d, w) => {
+                let base = match d {
+                    DestName::Virt(id) => format!("%{}", vregs.name(*id)),
+                    DestName::Phys(r) => operand_name(p, &Operand::Phys(*r)),
+                    DestName::Text(t) => t.clone(),
+                };
+                match w {
+                    Some(w) => format!("{base}.{w}"),
+                    None => base,
+                }
+            }
+        }
+    }
+}
+
 /// Run one source block from `entry` (terms of the live-in variables).
 /// Variables read before any definition and not in `entry` read as junk.
 pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, entry: FxHashMap<Var, Term>) -> SrcRun {
     let mut run = SrcRun { exit: entry, ..SrcRun::default() };
-    let mut named: Vec<(&Var, &Term)> = run.exit.iter().collect();
-    named.sort();
-    let names: Vec<(Term, String)> = named.into_iter().map(|(v, t)| (*t, var_label(p, vregs, v))).collect();
-    for (t, n) in names {
-        run.names.entry(t).or_insert(n);
+    let mut named: Vec<(Var, Term)> = run.exit.iter().map(|(v, t)| (*v, *t)).collect();
+    named.sort_unstable();
+    for (v, t) in named {
+        run.names.entry(t).or_insert(TermName::Var(v));
     }
     for (i, inst) in block.insts.iter().enumerate() {
         let Some(desc) = p.target.op(&inst.opcode) else { continue };
@@ -216,11 +269,11 @@ pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, 
             }
             Outcome::Nothing => continue,
         };
-        let dname = inst.dest.as_ref().map(|d| operand_name(p, d));
+        let dname = inst.dest.as_ref().map(|d| DestName::of(p, vregs, d));
         for (w, (var, t)) in dest_vars.into_iter().zip(words).enumerate() {
             if let Some(n) = &dname {
-                let name = if dest_size > 1 { format!("{n}.{w}") } else { n.clone() };
-                run.names.entry(t).or_insert(name);
+                let word = (dest_size > 1).then_some(w as u8);
+                run.names.entry(t).or_insert_with(|| TermName::Dest(n.clone(), word));
                 run.def_line.entry(t).or_insert(inst.span.line);
             }
             run.exit.insert(var, t);
