@@ -22,7 +22,7 @@
 //! The caller re-checks that the final states are a fixpoint.
 
 use crate::ids::Vregs;
-use crate::symbolic::{inst_uses_defs, Loc, MachRun, SrcRun, Var};
+use crate::symbolic::{inst_uses_defs, sized, Loc, MachRun, SrcRun, Var};
 use crate::term::{SymKind, Term, Terms};
 use schedra_ir::{Program, TermKind};
 use rustc_hash::FxHashMap;
@@ -152,7 +152,7 @@ pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
 /// syntactically on what an untouched location holds.
 pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, FxHashMap<Loc, Term>) {
     // Union-find over variables that share a location.
-    let mut parent: FxHashMap<Var, Var> = FxHashMap::default();
+    let mut parent: FxHashMap<Var, Var> = sized(facts.held().len());
     fn find(parent: &FxHashMap<Var, Var>, v: Var) -> Var {
         let mut cur = v;
         while let Some(&p) = parent.get(&cur) {
@@ -177,7 +177,7 @@ pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts
             }
         }
     }
-    let mut class_term: FxHashMap<Var, Term> = FxHashMap::default();
+    let mut class_term: FxHashMap<Var, Term> = sized(facts.held().len() + facts.closed_vars().len());
     for (v, t) in facts.closed_vars() {
         class_term.entry(find(&parent, *v)).or_insert(*t);
     }
@@ -198,11 +198,11 @@ pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts
         class_term.insert(r, t);
         t
     };
-    let mut src_env = FxHashMap::default();
+    let mut src_env = sized(live_in.len() + 16);
     for v in live_in {
         src_env.insert(*v, class_of(terms, *v));
     }
-    let mut mach_env = FxHashMap::default();
+    let mut mach_env = sized(facts.held().len() + facts.closed_locs().len());
     for group in groups() {
         if let Some((loc, v)) = group.first() {
             mach_env.insert(*loc, class_of(terms, *v));
@@ -230,7 +230,7 @@ pub fn exit_facts(
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
     let (mut held, mut loc_closed, mut var_closed) = (Vec::new(), Vec::new(), Vec::new());
-    let mut by_term: FxHashMap<Term, Vec<Loc>> = FxHashMap::default();
+    let mut by_term: FxHashMap<Term, Vec<Loc>> = sized(mach.regs.len() + mach.mem.len());
     let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
     for (loc, t) in locs {
         by_term.entry(t).or_default().push(loc);

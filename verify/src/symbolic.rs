@@ -52,6 +52,12 @@ impl Var {
     }
 }
 
+/// An empty map with room for `n` entries (the simulators' maps grow to a
+/// size known in advance; rehashing them as they grow was a visible cost).
+pub fn sized<K, V>(n: usize) -> FxHashMap<K, V> {
+    FxHashMap::with_capacity_and_hasher(n, Default::default())
+}
+
 /// A machine location: a register or a scratch slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Loc {
@@ -243,7 +249,8 @@ impl TermName {
 /// Run one source block from `entry` (terms of the live-in variables).
 /// Variables read before any definition and not in `entry` read as junk.
 pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, entry: FxHashMap<Var, Term>) -> SrcRun {
-    let mut run = SrcRun { exit: entry, ..SrcRun::default() };
+    let n = entry.len() + block.insts.len();
+    let mut run = SrcRun { exit: entry, names: sized(n), def_line: sized(block.insts.len()), ..SrcRun::default() };
     let mut named: Vec<(Var, Term)> = run.exit.iter().map(|(v, t)| (*v, *t)).collect();
     named.sort_unstable();
     for (v, t) in named {
@@ -472,6 +479,10 @@ impl Machine<'_> {
     }
 
     fn land(&mut self, cycle: u64) {
+        let lands = |w: &WriteId| self.run.writes.get(*w).map(|e| e.land).unwrap_or(0);
+        if !self.pending.iter().any(|w| lands(w) <= cycle) {
+            return;
+        }
         let mut due: Vec<WriteId> = Vec::new();
         self.pending.retain(|&w| {
             let land = self.run.writes.get(w).map(|e| e.land).unwrap_or(0);
@@ -564,11 +575,11 @@ pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: &FxHash
         terms,
         prog: p,
         label: &block.label,
-        run: MachRun::default(),
-        cur: FxHashMap::default(),
+        run: MachRun { entry: sized(entry.len() + 8), ..MachRun::default() },
+        cur: sized(entry.len() + 16),
         mem: FxHashMap::default(),
         pending: Vec::new(),
-        ready: FxHashMap::default(),
+        ready: sized(16),
     };
     for (loc, t) in entry {
         match loc {
@@ -668,13 +679,14 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
         Outcome::Nothing => return,
     };
     let latency = u64::from(i.desc.latency.max(1));
-    for (w, (reg, term)) in i.dests.iter().zip(words).enumerate() {
+    let mut word_reads = word_reads.into_iter();
+    for (reg, term) in i.dests.iter().zip(words) {
         let land = cycle + latency;
         let id = m.run.writes.len();
         if let Some(&other) = m.pending.iter().find(|&&o| m.run.writes.get(o).is_some_and(|e| e.reg == *reg && e.land == land)) {
             m.run.issues.push(TimingIssue::SameCycle { write: id, other });
         }
-        let reads = word_reads.get(w).cloned().unwrap_or_default();
+        let reads = word_reads.next().unwrap_or_default();
         m.run.writes.push(WriteEvent { reg: *reg, term, issue: cycle, land, at: i.at.clone(), reads, copy });
         m.run.by_reg.entry(*reg).or_default().push(id);
         m.pending.push(id);
