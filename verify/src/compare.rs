@@ -165,7 +165,7 @@ impl Checker<'_> {
         let (src_env, mach_env) = enter(&mut self.terms, src, &self.vregs, &sb.label, facts, live_in);
         let s = run_source(&mut self.terms, src, sb, &self.vregs, src_env);
         let m = match mach_block(self.mach, &sb.label) {
-            Some(mb) => run_machine(&mut self.terms, self.mach, mb, &mach_env),
+            Some(mb) => run_machine(&mut self.terms, self.mach, mb, mach_env),
             None => MachRun::default(),
         };
         let mut exits = Vec::new();

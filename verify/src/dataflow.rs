@@ -22,7 +22,7 @@
 //! The caller re-checks that the final states are a fixpoint.
 
 use crate::ids::Vregs;
-use crate::symbolic::{inst_uses_defs, sized, Loc, MachRun, SrcRun, Var};
+use crate::symbolic::{inst_uses_defs, sized, Loc, MachEntry, MachRun, SrcRun, Var};
 use crate::term::{SymKind, Term, Terms};
 use schedra_ir::{Program, TermKind};
 use rustc_hash::FxHashMap;
@@ -150,7 +150,7 @@ pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
 /// or of a location holding it) uses it, and every location holding a
 /// class gets the class's term, so that source and machine agree
 /// syntactically on what an untouched location holds.
-pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, FxHashMap<Loc, Term>) {
+pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, MachEntry) {
     // Union-find over variables that share a location.
     let mut parent: FxHashMap<Var, Var> = sized(facts.held().len());
     fn find(parent: &FxHashMap<Var, Var>, v: Var) -> Var {
@@ -202,10 +202,10 @@ pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts
     for v in live_in {
         src_env.insert(*v, class_of(terms, *v));
     }
-    let mut mach_env = sized(facts.held().len() + facts.closed_locs().len());
+    let mut mach_env = MachEntry { regs: sized(facts.held().len() + facts.closed_locs().len()), slots: FxHashMap::default() };
     for group in groups() {
         if let Some((loc, v)) = group.first() {
-            mach_env.insert(*loc, class_of(terms, *v));
+            mach_env.set(*loc, class_of(terms, *v));
         }
     }
     // A location holding variables takes their class term (above), so that
@@ -213,7 +213,7 @@ pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts
     // the block exit even when its closed term and theirs are only
     // semantically equal (`sub(u, 0)` and `u`).
     for (loc, t) in facts.closed_locs() {
-        mach_env.entry(*loc).or_insert(*t);
+        mach_env.set_if_absent(*loc, *t);
     }
     (src_env, mach_env)
 }

@@ -58,6 +58,43 @@ pub fn sized<K, V>(n: usize) -> FxHashMap<K, V> {
     FxHashMap::with_capacity_and_hasher(n, Default::default())
 }
 
+/// What the machine locations hold at a block entry (registers and
+/// scratch slots not listed hold junk).
+#[derive(Clone, Debug, Default)]
+pub struct MachEntry {
+    /// Register contents.
+    pub regs: FxHashMap<Reg, Term>,
+    /// Scratch slot contents.
+    pub slots: FxHashMap<u32, Term>,
+}
+
+impl MachEntry {
+    /// The entry state from location terms.
+    pub fn from_locs(locs: impl IntoIterator<Item = (Loc, Term)>) -> MachEntry {
+        let mut e = MachEntry::default();
+        for (loc, t) in locs {
+            e.set(loc, t);
+        }
+        e
+    }
+
+    /// Set a location's term.
+    pub fn set(&mut self, loc: Loc, t: Term) {
+        match loc {
+            Loc::R(r) => self.regs.insert(r, t),
+            Loc::S(s) => self.slots.insert(s, t),
+        };
+    }
+
+    /// Set a location's term unless it has one.
+    pub fn set_if_absent(&mut self, loc: Loc, t: Term) {
+        match loc {
+            Loc::R(r) => self.regs.entry(r).or_insert(t),
+            Loc::S(s) => self.slots.entry(s).or_insert(t),
+        };
+    }
+}
+
 /// A machine location: a register or a scratch slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Loc {
@@ -456,7 +493,10 @@ struct Machine<'a> {
     prog: &'a Program,
     label: &'a str,
     run: MachRun,
-    /// Current contents and the write they came from.
+    /// Registers a landed write changed, with their contents and that
+    /// write; every other register holds its `run.entry` term (a register
+    /// is in `cur` only after a write to it was issued, which puts it in
+    /// `run.entry` first).
     cur: FxHashMap<Reg, (Term, Option<WriteId>)>,
     mem: FxHashMap<u32, (Term, Option<ReadId>)>,
     pending: Vec<WriteId>,
@@ -501,16 +541,21 @@ impl Machine<'_> {
         }
     }
 
+    /// A register's current contents and the write they came from.
+    fn current(&mut self, reg: Reg) -> (Term, Option<WriteId>) {
+        if let Some(v) = self.cur.get(&reg) {
+            return *v;
+        }
+        if let Some(t) = self.run.entry.get(&reg) {
+            return (*t, None);
+        }
+        let t = self.junk_reg(reg);
+        self.run.entry.insert(reg, t);
+        (t, None)
+    }
+
     fn read(&mut self, reg: Reg, cycle: u64, at: &OpAt) -> ReadId {
-        let (term, from) = match self.cur.get(&reg) {
-            Some(v) => *v,
-            None => {
-                let t = self.junk_reg(reg);
-                self.cur.insert(reg, (t, None));
-                self.run.entry.insert(reg, t);
-                (t, None)
-            }
-        };
+        let (term, from) = self.current(reg);
         self.run.reads.push(ReadEvent { reg, cycle, term, from, at: at.clone() });
         self.run.reads.len() - 1
     }
@@ -570,28 +615,17 @@ struct Issued {
 
 /// Run one machine block from `entry` (terms of the known locations at block
 /// entry). Registers and slots not in `entry` hold junk.
-pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: &FxHashMap<Loc, Term>) -> MachRun {
+pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: MachEntry) -> MachRun {
     let mut m = Machine {
         terms,
         prog: p,
         label: &block.label,
-        run: MachRun { entry: sized(entry.len() + 8), ..MachRun::default() },
-        cur: sized(entry.len() + 16),
-        mem: FxHashMap::default(),
+        run: MachRun { entry: entry.regs, ..MachRun::default() },
+        cur: sized(16),
+        mem: entry.slots.into_iter().map(|(s, t)| (s, (t, None))).collect(),
         pending: Vec::new(),
         ready: sized(16),
     };
-    for (loc, t) in entry {
-        match loc {
-            Loc::R(r) => {
-                m.cur.insert(*r, (*t, None));
-                m.run.entry.insert(*r, *t);
-            }
-            Loc::S(s) => {
-                m.mem.insert(*s, (*t, None));
-            }
-        }
-    }
     let mut cycle = 0u64;
     for (bi, bundle) in block.bundles.iter().enumerate() {
         let descs: Vec<Option<&'static OpDesc>> = bundle.ops.iter().map(|op| p.target.op(&op.inst.opcode)).collect();
@@ -692,9 +726,8 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
         m.pending.push(id);
         let r = m.ready.entry(*reg).or_insert(0);
         *r = (*r).max(land);
-        if !m.cur.contains_key(reg) {
+        if !m.run.entry.contains_key(reg) {
             let t = m.junk_reg(*reg);
-            m.cur.insert(*reg, (t, None));
             m.run.entry.insert(*reg, t);
         }
     }
@@ -725,7 +758,8 @@ fn finish(m: &mut Machine, block: &Block, mut cycle: u64) {
     }
     m.land(u64::MAX);
     m.run.cycles = cycle;
-    m.run.regs = m.cur.iter().map(|(r, (t, _))| (*r, *t)).collect();
+    m.run.regs = m.run.entry.clone();
+    m.run.regs.extend(m.cur.iter().map(|(r, (t, _))| (*r, *t)));
     m.run.mem = m.mem.iter().map(|(s, (t, _))| (*s, *t)).collect();
 }
 
@@ -743,8 +777,8 @@ mod tests {
         let p = machine("r600", "b0:\n    { x: mov $R1.x, $R1.y ; y: mov $R1.y, $R1.x }\n    end\n");
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
-        let entry = FxHashMap::from_iter([(Loc::R(4), x), (Loc::R(5), y)]);
-        let run = run_machine(&mut t, &p, &p.blocks[0], &entry);
+        let entry = MachEntry::from_locs([(Loc::R(4), x), (Loc::R(5), y)]);
+        let run = run_machine(&mut t, &p, &p.blocks[0], entry);
         assert_eq!((run.regs.get(&4), run.regs.get(&5)), (Some(&y), Some(&x)));
         assert!(run.issues.is_empty());
     }
@@ -754,7 +788,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &p, &p.blocks[0], &FxHashMap::from_iter([(Loc::R(0), old)]));
+        let run = run_machine(&mut t, &p, &p.blocks[0], MachEntry::from_locs([(Loc::R(0), old)]));
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(&4), Some(&old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(&5), Some(&vary), "two cycles after, it has landed");
@@ -765,7 +799,7 @@ mod tests {
     fn writes_landing_together_and_writes_in_flight_are_reported() {
         let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
         let mut t = Terms::new();
-        let run = run_machine(&mut t, &p, &p.blocks[0], &FxHashMap::default());
+        let run = run_machine(&mut t, &p, &p.blocks[0], MachEntry::default());
         assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
     }
 
@@ -774,7 +808,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &p, &p.blocks[0], &FxHashMap::from_iter([(Loc::R(2), g2)]));
+        let run = run_machine(&mut t, &p, &p.blocks[0], MachEntry::from_locs([(Loc::R(2), g2)]));
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(&11), Some(&want));
