@@ -230,15 +230,18 @@ pub fn exit_facts(
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
     let (mut held, mut loc_closed, mut var_closed) = (Vec::new(), Vec::new(), Vec::new());
-    let mut by_term: FxHashMap<Term, Vec<Loc>> = sized(mach.regs.len() + mach.mem.len());
+    // (term, location) for every location, sorted: the holders of a term
+    // are one run of it.
+    let mut by_term: Vec<(Term, Loc)> = Vec::with_capacity(mach.regs.len() + mach.mem.len());
     let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
     for (loc, t) in locs {
-        by_term.entry(t).or_default().push(loc);
+        by_term.push((t, loc));
         if terms.closed(t) {
             loc_closed.push((loc, t));
         }
     }
-    let written: Vec<(Loc, Term)> = written_locs(mach);
+    by_term.sort_unstable();
+    let mut written: Option<Vec<(Loc, Term)>> = None;
     for v in live {
         let Some(&t) = src_run.exit.get(v) else { continue };
         if terms.is_junk(t) {
@@ -247,15 +250,16 @@ pub fn exit_facts(
         if terms.closed(t) {
             var_closed.push((*v, t));
         }
-        let mut holders: Vec<Loc> = by_term.get(&t).cloned().unwrap_or_default();
-        if holders.is_empty() {
-            for (loc, mt) in written.iter().take(16) {
+        let start = by_term.partition_point(|(u, _)| *u < t);
+        let before = held.len();
+        held.extend(by_term.get(start..).unwrap_or(&[]).iter().take_while(|(u, _)| *u == t).map(|(_, loc)| (*loc, *v)));
+        if held.len() == before {
+            for (loc, mt) in written.get_or_insert_with(|| written_locs(mach)).iter().take(16) {
                 if !terms.is_junk(*mt) && equal(terms, t, *mt) {
-                    holders.push(*loc);
+                    held.push((*loc, *v));
                 }
             }
         }
-        held.extend(holders.into_iter().map(|loc| (loc, *v)));
     }
     Facts::from_parts(held, loc_closed, var_closed)
 }
