@@ -35,6 +35,22 @@ pub struct Problem<'a> {
 fn available(p: &Problem, v: ValId) -> usize {
     let size = p.sizes.get(v as usize).copied().unwrap_or(1);
     let phys = p.graph.phys.get(v as usize).copied().unwrap_or_default();
+    let no_partial = p.cons.no_partial.get(v as usize).is_none_or(Vec::is_empty);
+    if size == 1 && no_partial {
+        // Size-1 candidates (one register each) and no overlap rule: a
+        // candidate is taken iff its register is a physical neighbour's or
+        // forbidden to `v`.
+        let mut blocked = phys;
+        if let Some(f) = p.cons.forbid.get(v as usize) {
+            blocked.union_with(f);
+        }
+        return p
+            .cons
+            .cands_for(1)
+            .iter()
+            .filter(|r| !blocked.contains(r.base))
+            .count();
+    }
     p.cons
         .cands_for(size)
         .iter()

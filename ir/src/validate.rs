@@ -486,7 +486,11 @@ fn transfer(t: &Target, b: &Block, ids: &Ids<'_>, set: &mut Bits, check: bool) -
             i.srcs.iter().try_for_each(|o| read_ok(t, o, ids, set, i.span))?;
         }
         if let Some(d) = &i.dest {
-            ids.of(d).into_iter().for_each(|x| set.set(x));
+            match d {
+                Operand::Virt(v) => ids.virt.get(v.name.as_str()).into_iter().for_each(|&x| set.set(x)),
+                Operand::Phys(r) => r.regs().for_each(|x| set.set(ids.virt.len() + x as usize)),
+                _ => {}
+            }
         }
     }
     if let (true, TermKind::Brnz { cond, .. }) = (check, &b.term.kind) {
