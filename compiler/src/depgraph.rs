@@ -122,10 +122,15 @@ pub struct Edge {
 pub struct DepGraph {
     /// All edges, in creation order.
     pub edges: Vec<Edge>,
-    /// For each op, the indices (into `edges`) of its incoming edges.
-    pub preds: Vec<Vec<usize>>,
-    /// For each op, the indices (into `edges`) of its outgoing edges.
-    pub succs: Vec<Vec<usize>>,
+    /// Number of ops.
+    n: usize,
+    /// Incoming edges of op `i`: `pred_list[pred_start[i]..pred_start[i + 1]]`
+    /// (indices into `edges`, in creation order).
+    pred_start: Vec<usize>,
+    pred_list: Vec<usize>,
+    /// Outgoing edges, laid out like the incoming ones.
+    succ_start: Vec<usize>,
+    succ_list: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -140,9 +145,8 @@ impl DepGraph {
     /// other caller passes `|_| true`.
     pub fn build<T: AsRef<OpDeps>>(ops: &[T], keep: impl Fn(&Edge) -> bool) -> DepGraph {
         let mut g = DepGraph {
-            edges: Vec::new(),
-            preds: vec![Vec::new(); ops.len()],
-            succs: vec![Vec::new(); ops.len()],
+            n: ops.len(),
+            ..DepGraph::default()
         };
         let mut locs: HashMap<Loc, LocState> = HashMap::default();
         let mut effects: Vec<(usize, &Effect)> = Vec::new();
@@ -211,6 +215,7 @@ impl DepGraph {
             }
             g.order_effects(i, op, &mut effects, &mut last_barrier, &keep);
         }
+        g.index();
         g
     }
 
@@ -271,40 +276,62 @@ impl DepGraph {
     }
 
     fn push(&mut self, e: Edge) {
-        let k = self.edges.len();
-        if let (Some(p), Some(s)) = (self.preds.get_mut(e.to), self.succs.get_mut(e.from)) {
-            p.push(k);
-            s.push(k);
+        if e.to < self.n && e.from < self.n {
             self.edges.push(e);
         }
     }
 
+    /// Lay out the incoming and outgoing edge lists (counting sort by op,
+    /// stable, so each list keeps creation order).
+    fn index(&mut self) {
+        let lay = |key: &dyn Fn(&Edge) -> usize, n: usize, edges: &[Edge]| {
+            let mut start = vec![0usize; n + 1];
+            for e in edges {
+                start[key(e) + 1] += 1;
+            }
+            for i in 0..n {
+                start[i + 1] += start[i];
+            }
+            let mut next = start.clone();
+            let mut list = vec![0usize; edges.len()];
+            for (k, e) in edges.iter().enumerate() {
+                list[next[key(e)]] = k;
+                next[key(e)] += 1;
+            }
+            (start, list)
+        };
+        (self.pred_start, self.pred_list) = lay(&|e| e.to, self.n, &self.edges);
+        (self.succ_start, self.succ_list) = lay(&|e| e.from, self.n, &self.edges);
+    }
+
     /// Number of ops.
     pub fn len(&self) -> usize {
-        self.preds.len()
+        self.n
     }
 
     /// Whether the graph has no ops.
     pub fn is_empty(&self) -> bool {
-        self.preds.is_empty()
+        self.n == 0
+    }
+
+    /// How many incoming edges op `i` has.
+    pub fn pred_count(&self, i: usize) -> usize {
+        self.preds_of(i).count()
+    }
+
+    /// How many outgoing edges op `i` has.
+    pub fn succ_count(&self, i: usize) -> usize {
+        self.succs_of(i).count()
     }
 
     /// The incoming edges of op `i`.
     pub fn preds_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        self.preds
-            .get(i)
-            .into_iter()
-            .flatten()
-            .filter_map(|&k| self.edges.get(k))
+        edge_list(&self.pred_start, &self.pred_list, i).filter_map(|&k| self.edges.get(k))
     }
 
     /// The outgoing edges of op `i`.
     pub fn succs_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        self.succs
-            .get(i)
-            .into_iter()
-            .flatten()
-            .filter_map(|&k| self.edges.get(k))
+        edge_list(&self.succ_start, &self.succ_list, i).filter_map(|&k| self.edges.get(k))
     }
 
     /// For each op, the longest delay-weighted path from it to the end of
@@ -337,6 +364,14 @@ impl DepGraph {
             d[i] = best;
         }
         d
+    }
+}
+
+/// The slice `list[start[i]..start[i + 1]]` (empty when out of range).
+fn edge_list<'a>(start: &[usize], list: &'a [usize], i: usize) -> std::slice::Iter<'a, usize> {
+    match (start.get(i), start.get(i + 1)) {
+        (Some(&a), Some(&b)) => list.get(a..b).unwrap_or(&[]).iter(),
+        _ => [].iter(),
     }
 }
 

@@ -179,7 +179,7 @@ struct State {
 impl State {
     fn new(g: &DepGraph, prio: Vec<i64>) -> State {
         let n = g.len();
-        let left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
+        let left: Vec<usize> = (0..n).map(|i| g.pred_count(i)).collect();
         let mut st = State {
             left,
             earliest: vec![0; n],

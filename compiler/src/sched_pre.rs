@@ -434,7 +434,7 @@ fn top_down(
 ) -> Vec<usize> {
     let n = deps.len();
     let height = g.heights(&own_latency(deps));
-    let mut left: Vec<usize> = (0..n).map(|i| g.preds.get(i).map_or(0, Vec::len)).collect();
+    let mut left: Vec<usize> = (0..n).map(|i| g.pred_count(i)).collect();
     let mut earliest = vec![0i64; n];
     let mut ready = Ready::new(
         (0..n).map(|i| (height[i], std::cmp::Reverse(i))).collect(),
@@ -542,7 +542,7 @@ fn bottom_up(
     let n = deps.len();
     let depth = g.depths();
     let own = own_latency(deps);
-    let mut left: Vec<usize> = (0..n).map(|i| g.succs.get(i).map_or(0, Vec::len)).collect();
+    let mut left: Vec<usize> = (0..n).map(|i| g.succ_count(i)).collect();
     // Reverse clock: an op may be placed once every successor is `delay`
     // reverse cycles behind it.
     let mut earliest: Vec<i64> = own.iter().map(|&l| l as i64 - 1).collect();
