@@ -133,10 +133,89 @@ pub struct DepGraph {
     succ_list: Vec<usize>,
 }
 
-#[derive(Default)]
+/// What the forward pass remembers of one location.
+#[derive(Clone, Copy)]
 struct LocState {
     last_write: Option<(usize, u32)>,
-    readers: Vec<usize>,
+    /// The readers since the last write: a list in [`Locs::nodes`].
+    head: usize,
+    tail: usize,
+    /// The newest of those readers.
+    last_reader: Option<usize>,
+}
+
+/// End of a reader list.
+const NIL: usize = usize::MAX;
+
+/// Every location's state, with all reader lists in one arena (no
+/// allocation per location).
+struct Locs {
+    index: HashMap<Loc, usize>,
+    states: Vec<LocState>,
+    /// (reader op, next node) of every reader list.
+    nodes: Vec<(usize, usize)>,
+}
+
+impl Locs {
+    fn with_capacity(n: usize) -> Locs {
+        let mut index = HashMap::default();
+        index.reserve(n);
+        Locs {
+            index,
+            states: Vec::with_capacity(n),
+            nodes: Vec::with_capacity(n),
+        }
+    }
+    /// The state slot of `l` (created empty on first use).
+    fn slot(&mut self, l: Loc) -> usize {
+        let next = self.states.len();
+        let k = *self.index.entry(l).or_insert(next);
+        if k == next {
+            self.states.push(LocState {
+                last_write: None,
+                head: NIL,
+                tail: NIL,
+                last_reader: None,
+            });
+        }
+        k
+    }
+    fn state(&self, k: usize) -> Option<LocState> {
+        self.states.get(k).copied()
+    }
+    /// The readers of slot `k` since its last write, oldest first.
+    fn readers(&self, k: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut at = self.states.get(k).map_or(NIL, |s| s.head);
+        std::iter::from_fn(move || {
+            let &(op, next) = self.nodes.get(at)?;
+            at = next;
+            Some(op)
+        })
+    }
+    fn write(&mut self, k: usize, i: usize, lat: u32) {
+        if let Some(st) = self.states.get_mut(k) {
+            *st = LocState {
+                last_write: Some((i, lat)),
+                head: NIL,
+                tail: NIL,
+                last_reader: None,
+            };
+        }
+    }
+    fn read(&mut self, k: usize, i: usize) {
+        let node = self.nodes.len();
+        let Some(st) = self.states.get_mut(k) else { return };
+        if st.last_write.map(|(w, _)| w) == Some(i) || st.last_reader == Some(i) {
+            return;
+        }
+        match self.nodes.get_mut(st.tail) {
+            Some(t) => t.1 = node,
+            None => st.head = node,
+        }
+        st.tail = node;
+        st.last_reader = Some(i);
+        self.nodes.push((i, NIL));
+    }
 }
 
 impl DepGraph {
@@ -148,7 +227,7 @@ impl DepGraph {
             n: ops.len(),
             ..DepGraph::default()
         };
-        let mut locs: HashMap<Loc, LocState> = HashMap::default();
+        let mut locs = Locs::with_capacity(2 * ops.len());
         let mut effects: Vec<(usize, &Effect)> = Vec::new();
         let mut last_barrier: Option<usize> = None;
         for (i, op) in ops.iter().enumerate() {
@@ -159,8 +238,8 @@ impl DepGraph {
                 }
             };
             for r in &op.reads {
-                let st = locs.entry(*r).or_default();
-                if let Some((w, l)) = st.last_write {
+                let k = locs.slot(*r);
+                if let Some((w, l)) = locs.state(k).and_then(|st| st.last_write) {
                     add(
                         &mut g,
                         Edge {
@@ -174,8 +253,8 @@ impl DepGraph {
                 }
             }
             for (w, lat) in &op.writes {
-                let st = locs.entry(*w).or_default();
-                for &rd in &st.readers {
+                let k = locs.slot(*w);
+                for rd in locs.readers(k) {
                     add(
                         &mut g,
                         Edge {
@@ -187,7 +266,7 @@ impl DepGraph {
                         },
                     );
                 }
-                if let Some((pw, pl)) = st.last_write {
+                if let Some((pw, pl)) = locs.state(k).and_then(|st| st.last_write) {
                     add(
                         &mut g,
                         Edge {
@@ -203,15 +282,12 @@ impl DepGraph {
             // Readers are recorded after the writes so that an op reading and
             // writing one location gets no edge to itself.
             for (w, lat) in &op.writes {
-                let st = locs.entry(*w).or_default();
-                st.readers.clear();
-                st.last_write = Some((i, *lat));
+                let k = locs.slot(*w);
+                locs.write(k, i, *lat);
             }
             for r in &op.reads {
-                let st = locs.entry(*r).or_default();
-                if st.last_write.map(|(w, _)| w) != Some(i) && st.readers.last() != Some(&i) {
-                    st.readers.push(i);
-                }
+                let k = locs.slot(*r);
+                locs.read(k, i);
             }
             g.order_effects(i, op, &mut effects, &mut last_barrier, &keep);
         }
