@@ -55,6 +55,15 @@ impl BitSet {
         }
         changed
     }
+    /// Remove every member.
+    pub fn clear(&mut self) {
+        self.0.iter_mut().for_each(|w| *w = 0);
+    }
+    /// Make this set equal to `o` (sets of the same capacity), reusing its
+    /// storage.
+    pub fn copy_from(&mut self, o: &BitSet) {
+        self.0.clone_from(&o.0);
+    }
     /// Remove every member of `o` (sets of the same capacity).
     pub fn subtract(&mut self, o: &BitSet) {
         for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
@@ -268,25 +277,25 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
     let mut live_in = gen.clone();
     let mut live_out = vec![BitSet::new(n); nb];
     let mut changed = true;
+    // Scratch sets reused across blocks and rounds.
+    let (mut out, mut inn) = (BitSet::new(n), BitSet::new(n));
     while changed {
         changed = false;
         for b in (0..nb).rev() {
-            let mut out = BitSet::new(n);
+            out.clear();
             for &s in &f.blocks[b].succs {
                 if let Some(li) = live_in.get(s) {
                     out.union_with(li);
                 }
             }
-            let mut inn = out.clone();
-            for (w, kw) in inn.0.iter_mut().zip(kill[b].0.iter()) {
-                *w &= !kw;
-            }
+            inn.copy_from(&out);
+            inn.subtract(&kill[b]);
             inn.union_with(&gen[b]);
             if inn != live_in[b] {
-                live_in[b] = inn;
+                live_in[b].copy_from(&inn);
                 changed = true;
             }
-            live_out[b] = out;
+            live_out[b].copy_from(&out);
         }
     }
     Liveness {

@@ -36,7 +36,7 @@ pub struct LoweredOp {
     /// The op in machine form (`dest == None` for an implicit destination).
     pub inst: Inst,
     /// The slots it may issue in (non-empty).
-    pub slots: Vec<&'static str>,
+    pub slots: std::borrow::Cow<'static, [&'static str]>,
     /// What it reads, writes and does, with the scheduler's latencies.
     pub deps: OpDeps,
 }
@@ -197,12 +197,13 @@ pub fn machine_op(
     opts: &Options,
 ) -> Result<LoweredOp, CompileError> {
     let dest = inst.dest.as_ref().and_then(Operand::phys);
-    let slots: Vec<&'static str> = desc
-        .slots
-        .iter()
-        .copied()
-        .filter(|s| target.rules.slot_ok(desc, s, dest).is_ok())
-        .collect();
+    let ok = |s: &&str| target.rules.slot_ok(desc, s, dest).is_ok();
+    // Usually every slot of the op is allowed: borrow the table then.
+    let slots: std::borrow::Cow<'static, [&'static str]> = if desc.slots.iter().all(ok) {
+        std::borrow::Cow::Borrowed(desc.slots)
+    } else {
+        desc.slots.iter().copied().filter(ok).collect::<Vec<_>>().into()
+    };
     if slots.is_empty() {
         return Err(CompileError::Unsupported(format!(
             "`{}` fits no slot with its destination",
@@ -496,8 +497,8 @@ mod tests {
             &o,
         )
         .unwrap();
-        assert_eq!(l[0].slots, vec!["y", "t"]);
-        assert_eq!(l[1].slots, vec!["t"]);
+        assert_eq!(l[0].slots[..], ["y", "t"]);
+        assert_eq!(l[1].slots[..], ["t"]);
     }
 
     #[test]

@@ -149,7 +149,7 @@ fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'stat
             return true;
         };
         let Some(op) = ops.get(m) else { return false };
-        for s in &op.slots {
+        for s in op.slots.iter() {
             if !used.contains(s) {
                 used.push(s);
                 if go(ops, members, k + 1, used) {

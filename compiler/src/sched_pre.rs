@@ -404,10 +404,13 @@ impl Ready {
     /// [`WINDOW`] items of each list and the [`WINDOW`] earliest in program
     /// order.
     fn take_best<K: Ord>(&mut self, score: impl Fn(usize) -> K) -> Option<usize> {
-        let order: Box<dyn Iterator<Item = &usize>> = if self.backwards {
-            Box::new(self.by_index.iter().rev())
+        let (mut fwd, mut bwd);
+        let order: &mut dyn Iterator<Item = &usize> = if self.backwards {
+            bwd = self.by_index.iter().rev();
+            &mut bwd
         } else {
-            Box::new(self.by_index.iter())
+            fwd = self.by_index.iter();
+            &mut fwd
         };
         let cands = self
             .lists
@@ -415,7 +418,8 @@ impl Ready {
             .flat_map(|l| l.iter().take(WINDOW))
             .chain(order.take(WINDOW))
             .copied();
-        let i = cands.max_by(|&a, &b| (score(a), self.key(a)).cmp(&(score(b), self.key(b))))?;
+        // The last best, as `max_by`; each candidate scored once.
+        let i = cands.max_by_key(|&a| (score(a), self.key(a)))?;
         let w = self.which(i);
         if let Some(pos) = self.lists[w].iter().position(|&j| j == i) {
             self.lists[w].remove(pos);
