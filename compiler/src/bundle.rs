@@ -290,10 +290,11 @@ pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
     let mut live_in = uses.clone();
     let mut out: Vec<BitSet> = vec![BitSet::new(width); n];
     let mut changed = true;
+    let (mut lo, mut li) = (BitSet::new(width), BitSet::new(width));
     while changed {
         changed = false;
         for bi in (0..n).rev() {
-            let mut lo = BitSet::new(width);
+            lo.clear();
             succs[bi]
                 .iter()
                 .filter_map(|&s| live_in.get(s))
@@ -301,11 +302,11 @@ pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
                     lo.union_with(s);
                 });
             if lo != out[bi] {
-                let mut li = lo.clone();
+                li.copy_from(&lo);
                 li.subtract(&defs[bi]);
                 li.union_with(&uses[bi]);
-                live_in[bi] = li;
-                out[bi] = lo;
+                live_in[bi].copy_from(&li);
+                out[bi].copy_from(&lo);
                 changed = true;
             }
         }

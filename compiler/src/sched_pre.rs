@@ -184,20 +184,21 @@ fn live_out(p: &Program, deps: &[Vec<OpDeps>], conds: &[Option<u32>], n: usize) 
     let mut live_in: Vec<BitSet> = uses.clone();
     let mut out: Vec<BitSet> = vec![BitSet::new(n); nb];
     let mut changed = true;
+    let (mut lo, mut li) = (BitSet::new(n), BitSet::new(n));
     while changed {
         changed = false;
         for bi in (0..nb).rev() {
-            let mut lo = BitSet::new(n);
+            lo.clear();
             for &s in &succs[bi] {
                 lo.union_with(&live_in[s]);
             }
-            let mut li = lo.clone();
+            li.copy_from(&lo);
             li.subtract(&defs[bi]);
             li.union_with(&uses[bi]);
             if li != live_in[bi] || lo != out[bi] {
                 changed = true;
-                live_in[bi] = li;
-                out[bi] = lo;
+                live_in[bi].copy_from(&li);
+                out[bi].copy_from(&lo);
             }
         }
     }
