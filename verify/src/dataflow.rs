@@ -229,7 +229,7 @@ pub fn exit_facts(
     live: &BTreeSet<Var>,
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
-    let (mut held, mut loc_closed, mut var_closed) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut held, mut loc_closed, mut var_closed) = (Vec::with_capacity(2 * live.len()), Vec::with_capacity(mach.regs.len()), Vec::with_capacity(live.len()));
     // (term, location) for every location, sorted: the holders of a term
     // are one run of it.
     let mut by_term: Vec<(Term, Loc)> = Vec::with_capacity(mach.regs.len() + mach.mem.len());

@@ -138,28 +138,27 @@ fn word(vals: &[Term], w: usize) -> Option<Term> {
 /// words. Never panics: missing operands make a junk-free literal 0.
 pub fn outcome(terms: &mut Terms, desc: &OpDesc, inst: &Inst, vals: &[Vec<Term>], dest_size: usize) -> Outcome {
     let idx = index_operand(inst, desc);
-    let value_ops: Vec<&Vec<Term>> =
-        desc.operands.iter().zip(vals).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v).collect();
+    let value_ops = || desc.operands.iter().zip(vals).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v);
     match desc.sem {
         Sem::Uniform => Outcome::Write((0..dest_size).map(|w| terms.intern(Node::Uniform(idx, w as u8))).collect()),
         Sem::Varying => Outcome::Write((0..dest_size).map(|w| terms.intern(Node::Varying(idx, w as u8))).collect()),
         Sem::Const => Outcome::Write((0..dest_size).map(|_| terms.lit(idx)).collect()),
         Sem::Texture => {
-            let coords: Vec<Term> = value_ops.iter().flat_map(|v| v.iter().copied()).collect();
+            let coords: Vec<Term> = value_ops().flat_map(|v| v.iter().copied()).collect();
             Outcome::Write((0..dest_size).map(|w| terms.app(Fun::Tex(w as u8), coords.clone())).collect())
         }
         Sem::ScratchRead => Outcome::Load(idx, dest_size),
-        Sem::ScratchWrite => Outcome::Store(idx, value_ops.iter().flat_map(|v| v.iter().copied()).collect()),
+        Sem::ScratchWrite => Outcome::Store(idx, value_ops().flat_map(|v| v.iter().copied()).collect()),
         Sem::Output(name, indexed) => {
             let channel = if indexed { format!("{name} {idx}") } else { name.to_string() };
-            Outcome::Effect(channel, value_ops.iter().flat_map(|v| v.iter().copied()).collect())
+            Outcome::Effect(channel, value_ops().flat_map(|v| v.iter().copied()).collect())
         }
         Sem::ThreadSwitch => Outcome::Nothing,
         sem => {
             let zero = terms.lit(0);
             let words = (0..dest_size)
                 .map(|w| {
-                    let args: Vec<Term> = value_ops.iter().map(|v| word(v, w).unwrap_or(zero)).collect();
+                    let args: Vec<Term> = value_ops().map(|v| word(v, w).unwrap_or(zero)).collect();
                     terms.app(Fun::Alu(sem), args)
                 })
                 .collect();
@@ -296,7 +295,7 @@ pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, 
     for (i, inst) in block.insts.iter().enumerate() {
         let Some(desc) = p.target.op(&inst.opcode) else { continue };
         let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, vregs, &block.label)).collect();
-        let dest_vars: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, vregs)).collect();
+        let dest_vars: Vec<Var> = inst.dest.as_ref().map(|o| operand_vars(o, vregs)).unwrap_or_default();
         let dest_size = dest_vars.len();
         let words = match outcome(terms, desc, inst, &vals, dest_size) {
             Outcome::Write(w) => w,
@@ -488,6 +487,22 @@ pub struct MachRun {
     pub by_reg: FxHashMap<Reg, Vec<WriteId>>,
 }
 
+impl MachRun {
+    /// An empty run with room for the events of `block` (a read per operand
+    /// word, a write per op, as a rule), starting from `entry`.
+    fn sized_for(block: &Block, entry: FxHashMap<Reg, Term>) -> MachRun {
+        let ops: usize = block.bundles.iter().map(|b| b.ops.len()).sum();
+        MachRun {
+            entry,
+            reads: Vec::with_capacity(2 * ops + 1),
+            writes: Vec::with_capacity(ops),
+            issue_cycle: Vec::with_capacity(block.bundles.len()),
+            by_reg: sized(ops),
+            ..MachRun::default()
+        }
+    }
+}
+
 struct Machine<'a> {
     terms: &'a mut Terms,
     prog: &'a Program,
@@ -568,9 +583,14 @@ impl Machine<'_> {
             let kind = desc.operands.get(i).copied().unwrap_or(OperandKind::Value);
             match o {
                 Operand::Phys(p) if kind != OperandKind::Index => {
-                    let rs: Vec<ReadId> = p.regs().map(|r| self.read(r, cycle, at)).collect();
-                    vals.push(rs.iter().filter_map(|&r| self.run.reads.get(r).map(|e| e.term)).collect());
-                    ids.push(rs.into_iter().map(Some).collect());
+                    let (mut words, mut reads) = (Vec::with_capacity(p.size.into()), Vec::with_capacity(p.size.into()));
+                    for r in p.regs() {
+                        let id = self.read(r, cycle, at);
+                        words.extend(self.run.reads.get(id).map(|e| e.term));
+                        reads.push(Some(id));
+                    }
+                    vals.push(words);
+                    ids.push(reads);
                 }
                 Operand::Imm(imm) if kind != OperandKind::Index => {
                     vals.push(vec![self.terms.lit(imm.bits)]);
@@ -620,10 +640,10 @@ pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: MachEnt
         terms,
         prog: p,
         label: &block.label,
-        run: MachRun { entry: entry.regs, ..MachRun::default() },
+        run: MachRun::sized_for(block, entry.regs),
         cur: sized(16),
         mem: entry.slots.into_iter().map(|(s, t)| (s, (t, None))).collect(),
-        pending: Vec::new(),
+        pending: Vec::with_capacity(8),
         ready: sized(16),
     };
     let mut cycle = 0u64;
@@ -667,15 +687,18 @@ fn issue_op(m: &mut Machine, desc: &'static OpDesc, inst: &Inst, cycle: u64, at:
     let (vals, ids) = m.operands(inst, desc, cycle, &at);
     let dests = dest_regs(desc, inst);
     let outcome = outcome(m.terms, desc, inst, &vals, dests.len());
-    let value_ids: Vec<&Vec<Option<ReadId>>> =
-        desc.operands.iter().zip(&ids).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v).collect();
+    let value_ids = || desc.operands.iter().zip(&ids).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v);
     let word_reads: Vec<Vec<ReadId>> = (0..dests.len())
         .map(|w| match desc.sem {
-            Sem::Texture => value_ids.iter().flat_map(|v| v.iter().flatten().copied()).collect(),
-            _ => value_ids.iter().filter_map(|v| v.get(w).or(v.last()).copied().flatten()).collect(),
+            Sem::Texture => value_ids().flat_map(|v| v.iter().flatten().copied()).collect(),
+            _ => value_ids().filter_map(|v| v.get(w).or(v.last()).copied().flatten()).collect(),
         })
         .collect();
-    let store_reads = value_ids.iter().flat_map(|v| v.iter().copied()).collect();
+    // Only stores and effects report the read behind each word.
+    let store_reads = match outcome {
+        Outcome::Store(..) | Outcome::Effect(..) => value_ids().flat_map(|v| v.iter().copied()).collect(),
+        _ => Vec::new(),
+    };
     Issued { at, desc, dests, outcome, word_reads, copy: desc.sem == Sem::Mov, store_reads }
 }
 
