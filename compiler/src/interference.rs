@@ -174,15 +174,18 @@ fn rule_forbidden(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
 /// source, by asking the target's rules about every single register.
 fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
     let mut s = RegSet::default();
+    // One instruction, its operands rewritten for each register.
+    let mut inst = Inst {
+        opcode: desc.name.to_string(),
+        dest: None,
+        srcs: Vec::with_capacity(desc.operands.len()),
+        span: Default::default(),
+    };
     for r in 0..f.target.regs.count {
         let run = Operand::Phys(PhysReg::one(r));
-        let srcs = desc.operands.iter().map(|_| run.clone()).collect();
-        let inst = Inst {
-            opcode: desc.name.to_string(),
-            dest: as_dest.then(|| run.clone()),
-            srcs,
-            span: Default::default(),
-        };
+        inst.srcs.clear();
+        inst.srcs.extend(desc.operands.iter().map(|_| run.clone()));
+        inst.dest = as_dest.then(|| run.clone());
         if f.target.rules.op_regs_ok(desc, &inst).is_err() {
             s.insert(r);
         }
@@ -214,14 +217,17 @@ fn end_forbidden(f: &Func, mov: &'static OpDesc) -> RegSet {
 /// [`end_forbidden`] computed by asking the rules about every register.
 fn end_forbidden_uncached(f: &Func, mov: &'static OpDesc) -> RegSet {
     let mut s = RegSet::default();
+    let mut inst = Inst {
+        opcode: mov.name.to_string(),
+        dest: None,
+        srcs: Vec::with_capacity(1),
+        span: Default::default(),
+    };
     for r in 0..f.target.regs.count {
         let run = Operand::Phys(PhysReg::one(r));
-        let inst = Inst {
-            opcode: mov.name.to_string(),
-            dest: Some(run.clone()),
-            srcs: vec![run],
-            span: Default::default(),
-        };
+        inst.dest = Some(run.clone());
+        inst.srcs.clear();
+        inst.srcs.push(run);
         if (0..2).any(|k| f.target.rules.end_slot_ok(mov, &inst, Some(k)).is_err()) {
             s.insert(r);
         }

@@ -265,10 +265,13 @@ impl Func {
         if p.target.regs.count as usize > RegSet::CAP {
             return Err(unsupported("register file too large"));
         }
+        // At most one value per input and per instruction: sized once.
+        let bound = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
         let mut names = Names {
             ids: HashMap::default(),
-            vals: Vec::new(),
+            vals: Vec::with_capacity(bound),
         };
+        names.ids.reserve(bound);
         for i in &p.inputs {
             if let Some(v) = &i.vreg {
                 names.declare(&v.name, v.size.unwrap_or(i.reg.size));
