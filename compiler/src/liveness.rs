@@ -20,35 +20,74 @@ use crate::ra_ir::{Func, Loc, RInst, ROperand};
 use schedra_ir::target::{Dest, Sem};
 use std::borrow::Cow;
 
-/// A growable bit set of variables.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BitSet(Vec<u64>);
+/// Sets of up to this many 64-bit words live inline (no allocation): every
+/// per-gap and per-block set of a fuzz-sized function.
+const INLINE_WORDS: usize = 4;
+
+/// A fixed-capacity bit set of variables (capacity set by [`BitSet::new`]);
+/// small sets are stored inline.
+#[derive(Clone, Debug, Default)]
+pub struct BitSet {
+    /// Number of words in use.
+    len: usize,
+    /// The words when `len <= INLINE_WORDS` (unused ones stay zero).
+    inline: [u64; INLINE_WORDS],
+    /// The words when `len > INLINE_WORDS`.
+    heap: Vec<u64>,
+}
+
+impl PartialEq for BitSet {
+    fn eq(&self, o: &BitSet) -> bool {
+        self.words() == o.words()
+    }
+}
+
+impl Eq for BitSet {}
 
 impl BitSet {
     /// An empty set able to hold `n` elements.
     pub fn new(n: usize) -> BitSet {
-        BitSet(vec![0; n.div_ceil(64)])
+        let len = n.div_ceil(64);
+        BitSet {
+            len,
+            inline: [0; INLINE_WORDS],
+            heap: if len > INLINE_WORDS { vec![0; len] } else { Vec::new() },
+        }
+    }
+    fn words(&self) -> &[u64] {
+        if self.len <= INLINE_WORDS {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+    fn words_mut(&mut self) -> &mut [u64] {
+        if self.len <= INLINE_WORDS {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.heap
+        }
     }
     /// Add `i` (ignored when out of range).
     pub fn insert(&mut self, i: usize) {
-        if let Some(w) = self.0.get_mut(i / 64) {
+        if let Some(w) = self.words_mut().get_mut(i / 64) {
             *w |= 1 << (i % 64);
         }
     }
     /// Remove `i`.
     pub fn remove(&mut self, i: usize) {
-        if let Some(w) = self.0.get_mut(i / 64) {
+        if let Some(w) = self.words_mut().get_mut(i / 64) {
             *w &= !(1 << (i % 64));
         }
     }
     /// Whether `i` is in the set.
     pub fn contains(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+        self.words().get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
     /// Add every element of `o`; returns whether the set grew.
     pub fn union_with(&mut self, o: &BitSet) -> bool {
         let mut changed = false;
-        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+        for (a, b) in self.words_mut().iter_mut().zip(o.words().iter()) {
             let n = *a | b;
             changed |= n != *a;
             *a = n;
@@ -57,22 +96,26 @@ impl BitSet {
     }
     /// Remove every member.
     pub fn clear(&mut self) {
-        self.0.iter_mut().for_each(|w| *w = 0);
+        self.words_mut().iter_mut().for_each(|w| *w = 0);
     }
     /// Make this set equal to `o` (sets of the same capacity), reusing its
     /// storage.
     pub fn copy_from(&mut self, o: &BitSet) {
-        self.0.clone_from(&o.0);
+        if self.len == o.len {
+            self.words_mut().copy_from_slice(o.words());
+        } else {
+            *self = o.clone();
+        }
     }
     /// Remove every member of `o` (sets of the same capacity).
     pub fn subtract(&mut self, o: &BitSet) {
-        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+        for (a, b) in self.words_mut().iter_mut().zip(o.words().iter()) {
             *a &= !b;
         }
     }
     /// The elements in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(wi, &w)| {
+        self.words().iter().enumerate().flat_map(|(wi, &w)| {
             let mut w = w;
             std::iter::from_fn(move || {
                 if w == 0 {
