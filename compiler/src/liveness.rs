@@ -397,11 +397,11 @@ fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitS
 /// The most values live at one gap anywhere in `f`.
 pub fn max_live(f: &Func, vm: &VarMap, lv: &Liveness) -> usize {
     (0..f.blocks.len())
-        .flat_map(|b| {
+        .filter_map(|b| {
             occupancy(f, vm, lv, b)
                 .iter()
                 .map(|s| s.iter().take_while(|&x| x < vm.nv).count())
-                .collect::<Vec<_>>()
+                .max()
         })
         .max()
         .unwrap_or(0)

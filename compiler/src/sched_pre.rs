@@ -129,7 +129,7 @@ fn source_deps(target: &Target, inst: &Inst, names: &mut Names) -> OpDeps {
         Some(Operand::Phys(p)) => d.writes.extend(p.regs().map(|r| (Loc::Phys(r), lat))),
         _ => {}
     }
-    d.effects.extend(effects(target, desc, inst));
+    d.effects = effects(target, desc, inst);
     d
 }
 
