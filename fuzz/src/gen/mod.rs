@@ -118,6 +118,11 @@ mod tests {
     #[test]
     fn seed_bytes_are_deterministic_and_varied() {
         assert_eq!(seed_bytes(3, 100), seed_bytes(3, 100));
+        // A shorter stream is a prefix of a longer one (also mid-word).
+        assert_eq!(seed_bytes(3, 100)[..], seed_bytes(3, 4096)[..100]);
+        assert_eq!(seed_bytes(3, 0), Vec::<u8>::new());
+        // SplitMix64's first output for seed 0, little-endian.
+        assert_eq!(seed_bytes(0, 8), 0xe220_a839_7b1d_cdafu64.to_le_bytes());
         assert_ne!(seed_bytes(3, 100), seed_bytes(4, 100));
         assert_ne!(seed_of(b"a"), seed_of(b"b"));
     }
