@@ -5,6 +5,10 @@
 //! configurations), so that `valgrind --tool=callgrind` gives a repeatable
 //! instruction count per case.
 //!
+//! `PROFILE_ONE=K` runs only case K of the campaign with seed
+//! `PROFILE_SEED` (default 0) under its swarm configuration and prints its
+//! stage times.
+//!
 //! Run: `cargo build --release -p schedra-fuzz --example profile_case` then
 //! `valgrind --tool=callgrind target/release/examples/profile_case`;
 //! per stage: `callgrind_annotate --inclusive=yes callgrind.out.* | grep -E
@@ -22,6 +26,15 @@ fn main() {
     let plan = Plan::campaign(None, schedra_verify::VerifyOptions { timeout_ms: 2000 });
     schedra_fuzz::oracle::install_panic_hook();
     let mut times = StageTimes::default();
+    if let Some(k) = std::env::var("PROFILE_ONE").ok().and_then(|v| v.parse::<u64>().ok()) {
+        // One campaign case (campaign seed `PROFILE_SEED`, default 0, swarm
+        // configuration) with its stage times: for cases that stall a run.
+        let seed = std::env::var("PROFILE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        let start = std::time::Instant::now();
+        let out = run_case_timed(seed, k, target, &plan, None, &mut times);
+        println!("case {k}: {:?} total, {times:?}, finding: {}", start.elapsed(), out.finding.is_some());
+        return;
+    }
     if std::env::var("PROFILE_STAGE").is_ok_and(|s| s == "run") {
         runs_only(cases, target, &cfg);
         return;
