@@ -15,6 +15,14 @@
 //! Fuel: every executed source instruction, machine op and terminator costs
 //! one unit; a run that needs more than its fuel stops with
 //! [`RunError::OutOfFuel`].
+//!
+//! Decoding: a program is first decoded ([`prepare`]: opcodes looked up in
+//! a per-target table, virtual registers numbered into dense slots, labels
+//! resolved, machine bundles checked, one-word arithmetic ops given an
+//! [`exec::Fast`] form) and then run on any number of seeds. Decoding never
+//! fails: whatever cannot be decoded keeps its error until it executes, so
+//! a decoded run is exactly [`run`]'s, errors included. `fuzz/examples/
+//! interp_digest` checks that over the corpus and generated programs.
 
 pub mod effects;
 pub mod error;
@@ -185,7 +193,7 @@ impl Exits {
 /// terminators without one) and its resolved `exits`: the successor's index
 /// and label (with its [`trace::label_hash`]), or `None` at `end`. An
 /// unknown label is [`RunError::Malformed`] at `at`.
-pub(crate) fn successor<'p>(term: &'p schedra_ir::Terminator, cond: Option<u32>, exits: Exits, at: impl Fn() -> Place) -> Result<Option<(usize, &'p str, u64)>, RunError> {
+pub(crate) fn successor(term: &schedra_ir::Terminator, cond: Option<u32>, exits: Exits, at: impl Fn() -> Place) -> Result<Option<(usize, &str, u64)>, RunError> {
     use schedra_ir::TermKind;
     let (label, index, hash) = match (&term.kind, cond) {
         (TermKind::End, _) => return Ok(None),

@@ -1,8 +1,8 @@
 //! The source interpreter: executes the source form one instruction at a
 //! time (format.md "Source form", semantics.md).
 //!
-//! State: virtual registers (name → words) and physical registers (register
-//! → word). At entry each `input %v:N = $r:N` binds `%v` to the world's
+//! State: virtual registers (by the dense slot [`Decoded`] gives each name
+//! → words) and physical registers (register → word). At entry each `input %v:N = $r:N` binds `%v` to the world's
 //! input words of registers r..r+N and puts the same words in those physical
 //! registers; every other physical register holds the world's garbage word.
 //! An instruction reads all its operands, computes its [`Action`], then
