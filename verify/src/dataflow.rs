@@ -25,7 +25,7 @@ use crate::ids::Vregs;
 use crate::symbolic::{inst_uses_defs, sized, Loc, MachEntry, MachRun, SrcRun, Var};
 use crate::term::{SymKind, Term, Terms};
 use schedra_ir::{Program, TermKind};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 
 pub use crate::facts::Facts;
@@ -48,12 +48,14 @@ pub fn liveness(src: &Program, vregs: &Vregs) -> Liveness {
     let n = src.blocks.len();
     let succs = successors(src);
     let blocks: Vec<BlockUses> = src.blocks.iter().map(|b| BlockUses::of(src, b, vregs)).collect();
-    let mut live_in: Vec<BTreeSet<Var>> = vec![BTreeSet::new(); n];
+    // Unordered sets while iterating (only membership and equality
+    // matter), ordered ones in the result.
+    let mut live_in: Vec<FxHashSet<Var>> = vec![FxHashSet::default(); n];
     let mut changed = true;
     while changed {
         changed = false;
         for (b, uses) in blocks.iter().enumerate().rev() {
-            let mut live = BTreeSet::new();
+            let mut live = FxHashSet::default();
             for s in succs.get(b).into_iter().flatten() {
                 live.extend(live_in.get(*s).into_iter().flatten().copied());
             }
@@ -73,7 +75,7 @@ pub fn liveness(src: &Program, vregs: &Vregs) -> Liveness {
             }
         }
     }
-    Liveness { live_in }
+    Liveness { live_in: live_in.into_iter().map(|s| s.into_iter().collect()).collect() }
 }
 
 /// One instruction's variables, for liveness.

@@ -70,7 +70,7 @@ enum Item {
 impl Ctx<'_> {
     /// The source's name for a term, or a short rendering.
     pub fn name(&self, t: Term) -> String {
-        match self.src.names.get(&t) {
+        match self.src.name(t) {
             Some(n) => n.render(self.source.0, self.source.1),
             None => self.terms.show(t, 60),
         }

@@ -189,11 +189,24 @@ pub struct SrcRun {
     pub cond: Option<Term>,
     /// Every variable's term at the block end (entry values included).
     pub exit: FxHashMap<Var, Term>,
+    /// The block-entry terms of the variables (names for entry values).
+    pub entry: FxHashMap<Var, Term>,
     /// A source name for terms the block defined (`%p`), for messages
-    /// (rendered by [`TermName::render`] only when a message needs it).
+    /// (rendered by [`TermName::render`] only when a message needs it);
+    /// entry values are named from `entry` instead (see [`SrcRun::name`]).
     pub names: FxHashMap<Term, TermName>,
     /// Source line that defined each named term.
     pub def_line: FxHashMap<Term, u32>,
+}
+
+impl SrcRun {
+    /// The source's name for a term: the smallest variable whose entry
+    /// value it is, else the destination that first defined it in the
+    /// block.
+    pub fn name(&self, t: Term) -> Option<TermName> {
+        let var = self.entry.iter().filter(|(_, u)| **u == t).map(|(v, _)| *v).min();
+        var.map(TermName::Var).or_else(|| self.names.get(&t).cloned())
+    }
 }
 
 /// The variables an operand names (one per word).
@@ -285,13 +298,8 @@ impl TermName {
 /// Run one source block from `entry` (terms of the live-in variables).
 /// Variables read before any definition and not in `entry` read as junk.
 pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, entry: FxHashMap<Var, Term>) -> SrcRun {
-    let n = entry.len() + block.insts.len();
-    let mut run = SrcRun { exit: entry, names: sized(n), def_line: sized(block.insts.len()), ..SrcRun::default() };
-    let mut named: Vec<(Var, Term)> = run.exit.iter().map(|(v, t)| (*v, *t)).collect();
-    named.sort_unstable();
-    for (v, t) in named {
-        run.names.entry(t).or_insert(TermName::Var(v));
-    }
+    let n = block.insts.len();
+    let mut run = SrcRun { entry: entry.clone(), exit: entry, names: sized(n), def_line: sized(n), ..SrcRun::default() };
     for (i, inst) in block.insts.iter().enumerate() {
         let Some(desc) = p.target.op(&inst.opcode) else { continue };
         let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, vregs, &block.label)).collect();
