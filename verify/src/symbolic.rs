@@ -655,8 +655,12 @@ pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: MachEnt
         ready: sized(16),
     };
     let mut cycle = 0u64;
+    // Per-bundle scratch, reused across bundles.
+    let mut descs: Vec<Option<&'static OpDesc>> = Vec::new();
+    let mut issued = Vec::new();
     for (bi, bundle) in block.bundles.iter().enumerate() {
-        let descs: Vec<Option<&'static OpDesc>> = bundle.ops.iter().map(|op| p.target.op(&op.inst.opcode)).collect();
+        descs.clear();
+        descs.extend(bundle.ops.iter().map(|op| p.target.op(&op.inst.opcode)));
         if p.target.interlocked {
             for (op, d) in bundle.ops.iter().zip(&descs) {
                 if let Some(d) = d {
@@ -668,13 +672,12 @@ pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: MachEnt
         }
         m.land(cycle);
         m.run.issue_cycle.push(cycle);
-        let mut issued = Vec::new();
         for (oi, (op, d)) in bundle.ops.iter().zip(&descs).enumerate() {
             let Some(desc) = *d else { continue };
             let at = OpAt { bundle: bi, op: oi, line: bundle_line(op.inst.span.line, bundle.span.line), opcode: desc.name };
             issued.push(issue_op(&mut m, desc, &op.inst, cycle, at));
         }
-        for i in issued {
+        for i in issued.drain(..) {
             complete_op(&mut m, i, cycle);
         }
         cycle += 1;
