@@ -69,6 +69,12 @@ pub struct Options {
     pub ra: Ra,
     /// A fault to inject, if any.
     pub inject: Option<Fault>,
+    /// `--stress-regalloc N` (LLVM's `-stress-regalloc`): allocate from only
+    /// the N highest-numbered allocatable registers, to reach spill code with
+    /// small programs. Pinned registers are unaffected. When the program
+    /// cannot be allocated in N registers, [`compile`] doubles N until it
+    /// can (at worst the whole file), so a valid program never fails for it.
+    pub stress_regalloc: Option<u16>,
 }
 
 impl Options {
@@ -133,6 +139,27 @@ pub enum CompileError {
     Allocation(String),
 }
 
+/// [`regalloc::allocate_ordered`]; under `stress_regalloc = Some(n)` a
+/// failure is retried with 2n registers, and finally without the limit,
+/// whose result (success or the real error) is returned.
+fn allocate_stressed(
+    p: &Program,
+    orders: &[Vec<usize>],
+    opts: &Options,
+) -> Result<regalloc::Allocated, CompileError> {
+    let mut o = *opts;
+    while let Some(n) = o.stress_regalloc {
+        match regalloc::allocate_ordered(p, Some(orders), &o) {
+            Ok(a) => return Ok(a),
+            Err(_) => {
+                let more = n.checked_mul(2);
+                o.stress_regalloc = more.filter(|&m| m < p.target.regs.count);
+            }
+        }
+    }
+    regalloc::allocate_ordered(p, Some(orders), &o)
+}
+
 /// Compile a source-form program: validate → pre-RA scheduling → register
 /// allocation (`opts.ra`) → post-RA scheduling and bundling. The result is a
 /// machine-form program meant to behave exactly like `src`, with shader-db
@@ -148,7 +175,7 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     // The pre-RA order goes straight into the allocator's IR (no reordered
     // copy of the program is built).
     let orders = sched_pre::block_orders(src, opts);
-    let alloc = regalloc::allocate_ordered(src, Some(&orders), opts)?;
+    let alloc = allocate_stressed(src, &orders, opts)?;
     let hints = bundle::Hints::from_source(src);
     let (program, mut stats) = bundle::bundle_program_owned(alloc.program, opts, &hints)?;
     stats.spills = alloc.spills;

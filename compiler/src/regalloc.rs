@@ -61,6 +61,14 @@ impl Env {
     /// Settings for `f` under `opts`.
     pub fn new(f: &Func, opts: &Options) -> Env {
         let mut allocatable = f.target.rules.allocatable(f.stage);
+        if let Some(n) = opts.stress_regalloc {
+            // `--stress-regalloc N`: the N highest-numbered registers, in
+            // the target's order (high ones hold gen8's end-of-thread range).
+            let mut by_number = allocatable.clone();
+            by_number.sort_unstable();
+            let keep = &by_number[by_number.len().saturating_sub(n.max(1) as usize)..];
+            allocatable.retain(|r| keep.contains(r));
+        }
         let rf0_fault = opts.has(Fault::V3dRf0AcrossImplicit) && !f.target.implicit_regs.is_empty();
         if rf0_fault {
             // The bug: the implicitly written register is handed out (first,

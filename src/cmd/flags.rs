@@ -1,9 +1,10 @@
 //! The compiler flags shared by every subcommand that compiles
-//! (`--sched`, `--ra`, `--inject`), turned into [`Options`].
+//! (`--sched`, `--ra`, `--inject`, `--stress-regalloc`), turned into
+//! [`Options`].
 
 use schedra_compiler::{Fault, Options, Ra, Sched};
 
-/// `--sched topdown|bottomup --ra split|graph --inject FAULT`.
+/// `--sched topdown|bottomup --ra split|graph --inject FAULT --stress-regalloc N`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct CompilerFlags {
     /// Pre-RA scheduling direction.
@@ -15,6 +16,10 @@ pub struct CompilerFlags {
     /// Switch on one named compiler fault (`schedra compile --inject list` prints them).
     #[arg(long)]
     pub inject: Option<String>,
+    /// Allocate from only the N highest-numbered registers (more when the
+    /// program needs more), to exercise spill code on small programs.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub stress_regalloc: Option<u16>,
 }
 
 impl CompilerFlags {
@@ -30,6 +35,6 @@ impl CompilerFlags {
                 format!("unknown fault `{n}` (known: {})", names.join(", "))
             })?),
         };
-        Ok(Options { sched, ra, inject })
+        Ok(Options { sched, ra, inject, stress_regalloc: self.stress_regalloc })
     }
 }

@@ -1,5 +1,5 @@
 //! `schedra reduce CASE.ir [--target T] [--test 'CMD {}'] [-o MIN.ir]
-//! [--inject FAULT] [--sched S] [--ra R]`: shrink a failing source program
+//! [--inject FAULT] [--sched S] [--ra R] [--stress-regalloc N]`: shrink a failing source program
 //! while it keeps failing the same way (or while `--test` exits 0), print the
 //! reduced program (standard output, or `-o`) and a unified diff against the
 //! original plus a summary on standard error.
@@ -9,8 +9,7 @@
 //! the command always ends.
 
 use super::{input, out};
-use schedra_compiler::{Fault, Options, Ra, Sched};
-use schedra_fuzz::reduce::interesting::{self, Check, Failure, Oracle};
+use schedra_fuzz::reduce::interesting::{Check, Failure, Oracle, SameFailure};
 use schedra_fuzz::reduce::{self, command::CommandTest, report, ReduceError, ReduceOptions};
 use schedra_verify::VerifyOptions;
 use schedra_ir::print::print;
@@ -32,15 +31,10 @@ pub struct Args {
     /// Write the reduced program here instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "MIN.ir")]
     pub output: Option<String>,
-    /// Compile with this injected fault when checking for the same failure.
-    #[arg(long, value_name = "FAULT")]
-    pub inject: Option<String>,
-    /// Pre-RA scheduling direction used when checking for the same failure.
-    #[arg(long, value_parser = ["topdown", "bottomup"], default_value = "topdown")]
-    pub sched: String,
-    /// Register allocation mode used when checking for the same failure.
-    #[arg(long, value_parser = ["split", "graph"], default_value = "split")]
-    pub ra: String,
+    /// The compiler options (`--sched`, `--ra`, `--inject`,
+    /// `--stress-regalloc`) used when checking for the same failure.
+    #[command(flatten)]
+    pub compiler: super::flags::CompilerFlags,
     /// What decides "fails the same way": the verifier, running source and
     /// output on seeds, or both.
     #[arg(long, value_parser = ["verify", "run", "both"], default_value = "verify")]
@@ -103,11 +97,12 @@ fn predicate(args: &Args, prog: &schedra_ir::Program) -> Result<Predicate, Strin
         return Ok(Box::new(move |p| t.is_interesting(p)));
     }
     let check = check(args)?;
-    let Some(expected) = interesting::failure(prog, &check) else {
+    let Some(same) = SameFailure::of(prog, &check) else {
         return Err(format!("{}: {}", args.case, not_interesting(args)));
     };
-    eprintln!("reduce: keeping the failure {}", one_line(&expected));
-    Ok(Box::new(move |p| interesting::same_failure(&expected, p, &check)))
+    let own = if same.requires_own() { " (and proven without the fault)" } else { "" };
+    eprintln!("reduce: keeping the failure {}{own}", one_line(&same.expected));
+    Ok(Box::new(move |p| same.is_interesting(p)))
 }
 
 /// The first line of a failure, for the user.
@@ -118,29 +113,21 @@ fn one_line(f: &Failure) -> String {
 
 /// Compiler, verifier and oracle settings from the arguments.
 fn check(args: &Args) -> Result<Check, String> {
-    let sched = if args.sched == "bottomup" { Sched::BottomUp } else { Sched::TopDown };
-    let ra = if args.ra == "graph" { Ra::Graph } else { Ra::Split };
-    let inject = match args.inject.as_deref() {
-        None => None,
-        Some(n) => Some(Fault::from_name(n).ok_or_else(|| {
-            let names: Vec<_> = Fault::all().iter().map(|f| f.name()).collect();
-            format!("unknown fault `{n}` for --inject (known: {})", names.join(", "))
-        })?),
-    };
+    let options = args.compiler.options()?;
     let oracle = match args.oracle.as_str() {
         "run" => Oracle::Run,
         "both" => Oracle::Both,
         _ => Oracle::Verify,
     };
     let verify = VerifyOptions { timeout_ms: args.timeout_ms.max(1) };
-    Ok(Check { options: Options { sched, ra, inject }, verify, oracle, ..Check::default() })
+    Ok(Check { options, verify, oracle, ..Check::default() })
 }
 
 /// Why the input was rejected, in the user's terms.
 fn not_interesting(args: &Args) -> String {
     match &args.test {
         Some(cmd) => format!("the test command does not succeed on the input (`{cmd}` must exit 0 on it)"),
-        None => match &args.inject {
+        None => match &args.compiler.inject {
             Some(f) => format!("the program does not fail (it compiles with --inject {f} and the oracle finds nothing), so there is nothing to reduce"),
             None => "the program does not fail (it compiles and the oracle finds nothing), so there is nothing to reduce".to_string(),
         },

@@ -58,10 +58,17 @@ pub struct Outcome {
     pub finding: Option<(Finding, [u64; 2])>,
 }
 
+/// The register counts `--stress-regalloc` is drawn from.
+pub const STRESS_REGS: [u16; 8] = [2, 3, 4, 4, 5, 6, 8, 12];
+
 /// The compile options case bytes choose (all four modes get exercised).
+/// One byte decides everything: bits 0–1 the modes, and when bits 2–3 are
+/// both set (a quarter of the cases) `--stress-regalloc` with a count from
+/// [`STRESS_REGS`] (bits 4–6), so small programs reach spill code.
 pub fn options(u: &mut Unstructured, inject: Option<Fault>) -> Options {
     let b = u.arbitrary::<u8>().unwrap_or(0);
-    Options { sched: if b & 1 == 0 { Sched::TopDown } else { Sched::BottomUp }, ra: if b & 2 == 0 { Ra::Split } else { Ra::Graph }, inject }
+    let stress_regalloc = (b & 0b1100 == 0b1100).then(|| STRESS_REGS[((b >> 4) & 7) as usize]);
+    Options { sched: if b & 1 == 0 { Sched::TopDown } else { Sched::BottomUp }, ra: if b & 2 == 0 { Ra::Split } else { Ra::Graph }, inject, stress_regalloc }
 }
 
 /// Generate and check case `index` of the campaign `seed` on `target`.

@@ -26,6 +26,7 @@ pub mod workdir;
 
 use crate::gen::Features;
 use crate::oracle::{self, Finding};
+use crate::reduce::interesting::{Check, Oracle, SameFailure};
 use crate::reduce::{self, ReduceOptions};
 use progress::{Display, Snapshot};
 use schedra_compiler::{Fault, Options, Ra, Sched};
@@ -159,7 +160,7 @@ impl Shared {
     }
 }
 
-/// The `--sched/--ra/--inject` flags that reproduce `o`.
+/// The `--sched/--ra/--inject/--stress-regalloc` flags that reproduce `o`.
 pub fn options_line(o: &Options) -> String {
     let sched = match o.sched {
         Sched::TopDown => "topdown",
@@ -170,7 +171,8 @@ pub fn options_line(o: &Options) -> String {
         Ra::Graph => "graph",
     };
     let inject = o.inject.map(|f| format!(" --inject {f}")).unwrap_or_default();
-    format!("--sched {sched} --ra {ra}{inject}")
+    let stress = o.stress_regalloc.map(|n| format!(" --stress-regalloc {n}")).unwrap_or_default();
+    format!("--sched {sched} --ra {ra}{inject}{stress}")
 }
 
 /// Run a campaign. Returns its summary; errors only when it cannot start.
@@ -384,15 +386,19 @@ fn note(shared: &Shared, msg: String) {
     }
 }
 
-/// Reduce the finding's source while it keeps its signature; write
-/// `min.ir`; the reduced instruction count.
+/// Reduce the finding's source with `schedra reduce`'s default predicate
+/// ([`SameFailure`]: the same failure, proven without the fault when the
+/// finding is) and test budget; write `min.ir`; the reduced instruction
+/// count. The campaign's deadline (or Ctrl-C) ends the reduction early.
 fn minimize(shared: &Shared, f: &Finding, opts: &Options, seeds: &[u64], sig: &str, dir: &std::path::Path) -> Option<usize> {
     let src = f.source.as_ref()?;
-    let vopts = shared.plan.vopts;
-    let mut interesting = |p: &schedra_ir::Program| !shared.stopping() && case::signature_of(p, opts, &vopts, seeds).as_deref() == Some(sig);
-    let ropts = ReduceOptions { max_tests: 3000, time_limit: Some(Duration::from_secs(30)), ..ReduceOptions::default() };
+    let oracle = if f.kind == oracle::Kind::Violation { Oracle::Verify } else { Oracle::Both };
+    let check = Check { options: *opts, verify: shared.plan.vopts, oracle, seeds: seeds.to_vec() };
+    let same = SameFailure::of(src, &check)?;
+    let mut interesting = |p: &schedra_ir::Program| !shared.stopping() && same.is_interesting(p);
+    let ropts = ReduceOptions { time_limit: Some(Duration::from_secs(120)), ..ReduceOptions::default() };
     let reduced = reduce::reduce(src, &mut interesting, &ropts).ok()?;
-    let text = format!("# {sig}\n# reproduce: schedra verify min.ir {}\n{}", options_line(opts), schedra_ir::print::print(&reduced.program));
+    let text = format!("# {sig}\n# reproduce: schedra verify min.ir {}\n# reduce: schedra reduce case.ir {}\n{}", options_line(opts), options_line(opts), schedra_ir::print::print(&reduced.program));
     let _writing = Writing::enter(shared)?;
     shared.dir.write_min(dir, &text).ok()?;
     Some(reduced.final_instructions)

@@ -15,6 +15,17 @@
 //! - compile errors: the same words of the normalised error;
 //! - everything else: the oracle's own normalised rule.
 //!
+//! With an injected fault, [`SameFailure`] also keeps the failure
+//! *attributable* to the fault: when the input is proven without the fault
+//! (same other options), every accepted candidate must be too. Otherwise a
+//! reduction may drift to a program that fails the same way for another
+//! reason, e.g. a gen8 program that lost its `send.eot` is rejected by the
+//! verifier whatever the compiler does, and its fault violation then no
+//! longer tells the fault's story. This is right for every fault: a fault
+//! is the only bug it adds, so a program showing it compiles correctly
+//! without it. Inputs that fail without the fault too (a real compiler bug
+//! beside the fault) are reduced without the requirement.
+//!
 //! Invariant: [`failure`] never panics (every component runs under the
 //! oracles' `catch_unwind` guard) and depends only on the program and the
 //! [`Check`], so `same_failure` is a deterministic predicate.
@@ -127,6 +138,40 @@ pub fn same_failure(expected: &Failure, cand: &Program, check: &Check) -> bool {
     failure(cand, check).as_ref() == Some(expected)
 }
 
+/// The default predicate of `schedra reduce` and of the fuzz campaign's
+/// minimization: "fails the same way, and (when the input is) is proven
+/// without the injected fault" (see the module docs).
+#[derive(Clone, Debug)]
+pub struct SameFailure {
+    /// The failure every candidate must show.
+    pub expected: Failure,
+    check: Check,
+    /// `check` without its fault, when candidates must be proven under it.
+    own: Option<Check>,
+}
+
+impl SameFailure {
+    /// The predicate for `input`, or `None` when `input` does not fail
+    /// under `check`.
+    pub fn of(input: &Program, check: &Check) -> Option<SameFailure> {
+        let expected = failure(input, check)?;
+        let without = Check { options: schedra_compiler::Options { inject: None, ..check.options }, ..check.clone() };
+        let own = (check.options.inject.is_some() && failure(input, &without).is_none()).then_some(without);
+        Some(SameFailure { expected, check: check.clone(), own })
+    }
+
+    /// Whether candidates must also be proven without the fault.
+    pub fn requires_own(&self) -> bool {
+        self.own.is_some()
+    }
+
+    /// Whether `cand` is interesting: fails as expected and, if required,
+    /// is proven without the fault.
+    pub fn is_interesting(&self, cand: &Program) -> bool {
+        same_failure(&self.expected, cand, &self.check) && self.own.as_ref().is_none_or(|c| failure(cand, c).is_none())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,6 +185,18 @@ mod tests {
         assert_eq!(a, b);
         let c = rule_words(&oracle::normalize("`add` (bundle 2) overwrites $rf4 at cycle 3, destroying %a", Some(t)), RULE_WORDS);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_candidate_that_fails_without_the_fault_is_not_the_faults() {
+        let fault = schedra_compiler::Fault::SchedIgnoreWar;
+        let src = "target gen8\ninput %0 = $g0\nb0:\n $g20 = add %0, 0\n %1 = mov $g20\n $g20 = mov 0\n send.eot %1\n end\n";
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parses");
+        let check = Check { options: Options { inject: Some(fault), ..Options::default() }, ..Check::default() };
+        let pred = SameFailure::of(&p, &check).expect("the zoo case fails with its fault");
+        assert!(pred.requires_own() && pred.is_interesting(&p));
+        let no_end = schedra_ir::parse::parse(src.replace(" send.eot %1\n", "").as_bytes(), None).expect("parses");
+        assert!(!pred.is_interesting(&no_end), "without send.eot it fails without the fault too");
     }
 
     #[test]
