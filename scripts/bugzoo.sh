@@ -11,7 +11,9 @@
 # minimized size. The first finding's case.ir is re-checked: it must be
 # proven without the fault under the options the campaign used (column
 # "own" counts the runs where it is, so a finding that is a real compiler
-# bug, not the fault's, shows up). At most PAR campaigns run at once.
+# bug, not the fault's, shows up). Column "min ok" counts the runs whose
+# first finding's min.ir fails with the fault and is proven without it,
+# under the options in its header. At most PAR campaigns run at once.
 #
 # Usage: scripts/bugzoo.sh [--time 60s] [--seeds "1 2 3 4 5"] [--par 2]
 #                          [--out DIR] [--faults "f1 f2"] [--report]
@@ -79,6 +81,17 @@ run_one() {
     if "$SCHEDRA" verify "$fdir/case.ir" $opts --json 2>/dev/null | jq -e '.verdict == "proven"' >/dev/null; then own=1; fi
   fi
   echo "$own" > "$dir/first.txt"
+  # min.txt: "ok" when the first finding's min.ir fails with the fault and is
+  # proven without it, under the options in its header; else "bad" ("-": none).
+  local mok=- mopts
+  if [ -n "$fdir" ] && [ -f "$fdir/min.ir" ]; then
+    mok=bad
+    mopts=$(sed -n 's/^# reproduce: schedra verify min.ir //p' "$fdir/min.ir")
+    # shellcheck disable=SC2086
+    if "$SCHEDRA" verify "$fdir/min.ir" $mopts --json 2>/dev/null | jq -e '.verdict != "proven"' >/dev/null &&
+       "$SCHEDRA" verify "$fdir/min.ir" $(echo "$mopts" | sed 's/--inject [^ ]*//') --json 2>/dev/null | jq -e '.verdict == "proven"' >/dev/null; then mok=ok; fi
+  fi
+  echo "$mok" > "$dir/min.txt"
   echo "done $fault $target seed $seed: $(jq -c '{first_finding_s, n: (.findings|length), execs}' "$dir/summary.json" 2>/dev/null)" >&2
 }
 export -f run_one
@@ -103,11 +116,11 @@ median() { # numbers (or "inf") on stdin -> median
 fmt_s() { if [ "$1" = "inf" ]; then echo "not found"; else printf '%.1f s' "$1"; fi; }
 
 {
-  echo "| fault | target | kind (first finding) | median time-to-find | 5 seeds (s) | minimized size (first finding, per seed) | own | execs/s | load |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| fault | target | kind (first finding) | median time-to-find | 5 seeds (s) | minimized size (first finding, per seed) | own | min ok | execs/s | load |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for f in $FAULTS; do
     for t in $(targets_of "$f"); do
-      times="" kinds="" sizes="" own=0 runs=0 rates="" loads=""
+      times="" kinds="" sizes="" own=0 runs=0 rates="" loads="" mok=0
       for s in $SEEDS; do
         d=$OUT/$f/$t/s$s
         [ -f "$d/summary.json" ] || continue
@@ -119,6 +132,7 @@ fmt_s() { if [ "$1" = "inf" ]; then echo "not found"; else printf '%.1f s' "$1";
         n=$(jq -r '[.findings[]] | sort_by(.found_s) | .[0].minimized_instructions // "-"' "$d/summary.json" 2>/dev/null || echo -)
         kinds="$kinds $k"; sizes="$sizes $n"
         own=$((own + $(cat "$d/first.txt" 2>/dev/null || echo 0)))
+        [ "$(cat "$d/min.txt" 2>/dev/null)" = ok ] && mok=$((mok + 1))
         rates="$rates $(jq -r '.execs_per_sec' "$d/summary.json" 2>/dev/null || echo 0)"
         loads="$loads $(tr '\n' ' ' < "$d/load" 2>/dev/null)"
       done
@@ -128,7 +142,7 @@ fmt_s() { if [ "$1" = "inf" ]; then echo "not found"; else printf '%.1f s' "$1";
       ukinds=$(echo "$kinds" | tr ' ' '\n' | grep -v '^$' | sort | uniq -c | sort -rn | awk '{ printf "%s%s×%s", (NR > 1 ? ", " : ""), $2, $1 }')
       rate=$(echo "$rates" | tr ' ' '\n' | grep -v '^$' | median)
       load=$(echo "$loads" | tr ' ' '\n' | grep -v '^$' | median)
-      printf '| %s | %s | %s | %s | %s| %s | %s/%s | %.1f | %s |\n' "$f" "$t" "$ukinds" "$(fmt_s "$med")" "$vals" "$(echo $sizes)" "$own" "$runs" "$rate" "$load"
+      printf '| %s | %s | %s | %s | %s| %s | %s/%s | %s/%s | %.1f | %s |\n' "$f" "$t" "$ukinds" "$(fmt_s "$med")" "$vals" "$(echo $sizes)" "$own" "$runs" "$mok" "$runs" "$rate" "$load"
     done
   done
 } | tee "$OUT/table.md"

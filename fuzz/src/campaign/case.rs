@@ -59,7 +59,7 @@ pub struct Outcome {
 }
 
 /// The register counts `--stress-regalloc` is drawn from.
-pub const STRESS_REGS: [u16; 8] = [2, 3, 4, 4, 5, 6, 8, 12];
+pub const STRESS_REGS: [u16; 8] = [2, 3, 4, 5, 6, 8, 12, 16];
 
 /// The compile options case bytes choose (all four modes get exercised).
 /// One byte decides everything: bits 0–1 the modes, and when bits 2–3 are

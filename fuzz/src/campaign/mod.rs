@@ -388,20 +388,52 @@ fn note(shared: &Shared, msg: String) {
 
 /// Reduce the finding's source with `schedra reduce`'s default predicate
 /// ([`SameFailure`]: the same failure, proven without the fault when the
-/// finding is) and test budget; write `min.ir`; the reduced instruction
-/// count. The campaign's deadline (or Ctrl-C) ends the reduction early.
+/// finding is) and test budget, under the fewest registers that keep the
+/// failure ([`fewest_registers`]); write `min.ir` with the options that
+/// reproduce it; the reduced instruction count. The campaign's deadline (or
+/// Ctrl-C) ends the reduction early.
 fn minimize(shared: &Shared, f: &Finding, opts: &Options, seeds: &[u64], sig: &str, dir: &std::path::Path) -> Option<usize> {
     let src = f.source.as_ref()?;
     let oracle = if f.kind == oracle::Kind::Violation { Oracle::Verify } else { Oracle::Both };
     let check = Check { options: *opts, verify: shared.plan.vopts, oracle, seeds: seeds.to_vec() };
     let same = SameFailure::of(src, &check)?;
+    let (opts, same) = fewest_registers(src, &check, same);
     let mut interesting = |p: &schedra_ir::Program| !shared.stopping() && same.is_interesting(p);
     let ropts = ReduceOptions { time_limit: Some(Duration::from_secs(120)), ..ReduceOptions::default() };
     let reduced = reduce::reduce(src, &mut interesting, &ropts).ok()?;
-    let text = format!("# {sig}\n# reproduce: schedra verify min.ir {}\n# reduce: schedra reduce case.ir {}\n{}", options_line(opts), options_line(opts), schedra_ir::print::print(&reduced.program));
+    let line = options_line(&opts);
+    let kept = same.expected.message.lines().next().unwrap_or_default();
+    let text = format!(
+        "# {sig}\n# keeps: {}: {kept}\n# reproduce: schedra verify min.ir {line}\n# reduce: schedra reduce case.ir {line}\n{}",
+        same.expected.kind,
+        schedra_ir::print::print(&reduced.program)
+    );
     let _writing = Writing::enter(shared)?;
     shared.dir.write_min(dir, &text).ok()?;
     Some(reduced.final_instructions)
+}
+
+/// The compile options to reduce under: `check`'s, or with the smallest
+/// `--stress-regalloc` count of [`case::STRESS_REGS`] (below the finding's
+/// own, if it has one) under which `src` still fails. Fewer registers make
+/// a spill with fewer live values, so spill faults reduce to a handful of
+/// instructions instead of the register file's size. When the finding is
+/// attributable to the injected fault (proven without it), any failure that
+/// stays attributable will do: the same fault often shows first as another
+/// kind under another register count (a `clobber` at 12 is a `latency` at
+/// 4). Otherwise the failure must be the same.
+fn fewest_registers(src: &schedra_ir::Program, check: &Check, same: SameFailure) -> (Options, SameFailure) {
+    let current = check.options.stress_regalloc.unwrap_or(u16::MAX);
+    for &n in case::STRESS_REGS.iter().filter(|&&n| n < current) {
+        let c = Check { options: Options { stress_regalloc: Some(n), ..check.options }, ..check.clone() };
+        if let Some(s) = SameFailure::of(src, &c) {
+            let keeps = if same.requires_own() { s.requires_own() } else { s.expected == same.expected };
+            if keeps {
+                return (c.options, s);
+            }
+        }
+    }
+    (check.options, same)
 }
 
 #[cfg(test)]

@@ -26,6 +26,13 @@
 //! without it. Inputs that fail without the fault too (a real compiler bug
 //! beside the fault) are reduced without the requirement.
 //!
+//! Likewise, when the input runs to its end on the check's seeds (every
+//! generated program does), candidates must too, with at most four times
+//! the input's longest run as fuel: a reduction may otherwise cut a
+//! terminator into a jump to its own block, and a program that never ends
+//! escapes every end-of-program rule (gen8's `send.eot`) without showing
+//! anything about the fault.
+//!
 //! Invariant: [`failure`] never panics (every component runs under the
 //! oracles' `catch_unwind` guard) and depends only on the program and the
 //! [`Check`], so `same_failure` is a deterministic predicate.
@@ -148,6 +155,9 @@ pub struct SameFailure {
     check: Check,
     /// `check` without its fault, when candidates must be proven under it.
     own: Option<Check>,
+    /// Fuel within which candidates must run to their end on `check.seeds`,
+    /// when the input does.
+    fuel: Option<u64>,
 }
 
 impl SameFailure {
@@ -157,7 +167,14 @@ impl SameFailure {
         let expected = failure(input, check)?;
         let without = Check { options: schedra_compiler::Options { inject: None, ..check.options }, ..check.clone() };
         let own = (check.options.inject.is_some() && failure(input, &without).is_none()).then_some(without);
-        Some(SameFailure { expected, check: check.clone(), own })
+        let fuel = oracle::source_outcomes(input, &check.seeds).ok().map(|o| o.iter().map(|r| r.executed).max().unwrap_or(0).saturating_mul(4).saturating_add(1_000));
+        Some(SameFailure { expected, check: check.clone(), own, fuel })
+    }
+
+    /// Whether `cand` runs to its end on every seed within the fuel (always
+    /// true when the input itself does not).
+    fn terminates(&self, cand: &Program) -> bool {
+        self.fuel.is_none_or(|fuel| self.check.seeds.iter().all(|&s| matches!(oracle::run_guarded(cand, s, fuel), Ok(Ok(_)))))
     }
 
     /// Whether candidates must also be proven without the fault.
@@ -165,10 +182,11 @@ impl SameFailure {
         self.own.is_some()
     }
 
-    /// Whether `cand` is interesting: fails as expected and, if required,
-    /// is proven without the fault.
+    /// Whether `cand` is interesting: runs to its end (if the input does),
+    /// fails as expected and, if required, is proven without the fault.
     pub fn is_interesting(&self, cand: &Program) -> bool {
-        same_failure(&self.expected, cand, &self.check) && self.own.as_ref().is_none_or(|c| failure(cand, c).is_none())
+        self.terminates(cand)
+            && same_failure(&self.expected, cand, &self.check) && self.own.as_ref().is_none_or(|c| failure(cand, c).is_none())
     }
 }
 
@@ -197,6 +215,8 @@ mod tests {
         assert!(pred.requires_own() && pred.is_interesting(&p));
         let no_end = schedra_ir::parse::parse(src.replace(" send.eot %1\n", "").as_bytes(), None).expect("parses");
         assert!(!pred.is_interesting(&no_end), "without send.eot it fails without the fault too");
+        let endless = schedra_ir::parse::parse(src.replace(" send.eot %1\n end\n", " jmp b1\nb1:\n jmp b1\n").as_bytes(), None).expect("parses");
+        assert!(!pred.is_interesting(&endless), "a program that never ends shows nothing about the fault");
     }
 
     #[test]
