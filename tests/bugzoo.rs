@@ -3,12 +3,13 @@
 //!
 //! Each file's header comment names its fault (`# fault: NAME`), the
 //! verifier kind the fault produces (`# kind: KIND`) and the compile options
-//! the campaign used (`# options: --sched S --ra R`). For every file this
+//! the campaign used (`# options: --sched S --ra R [--stress-regalloc N]`). For every file this
 //! test compiles and verifies it through the library:
 //!
 //! - with the fault injected under those options: not proven, and the
 //!   primary (first) violation has the documented kind;
-//! - without the fault, in all four `--sched`/`--ra` modes: proven.
+//! - without the fault, in all four `--sched`/`--ra` modes: proven (both
+//!   without `--stress-regalloc` and with the header's count, if any).
 //!
 //! It also requires a file for every fault of `Fault::all()`, so a new fault
 //! without a zoo case fails here, and at most 12 instructions per case (the
@@ -39,7 +40,8 @@ fn header_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.lines().take_while(|l| l.starts_with('#') || l.trim().is_empty()).find_map(|l| l.strip_prefix(prefix.as_str())).map(str::trim)
 }
 
-/// Parse `--sched S --ra R` (either order, either may be absent).
+/// Parse `--sched S --ra R --stress-regalloc N` (any order, each may be
+/// absent).
 fn parse_options(line: &str, fault: Fault) -> Result<Options, String> {
     let mut o = Options { inject: Some(fault), ..Options::default() };
     let words: Vec<&str> = line.split_whitespace().collect();
@@ -51,6 +53,7 @@ fn parse_options(line: &str, fault: Fault) -> Result<Options, String> {
             ("--sched", "bottomup") => o.sched = Sched::BottomUp,
             ("--ra", "split") => o.ra = Ra::Split,
             ("--ra", "graph") => o.ra = Ra::Graph,
+            ("--stress-regalloc", n) => o.stress_regalloc = Some(n.parse().map_err(|_| format!("bad --stress-regalloc {n}"))?),
             (flag, v) => return Err(format!("unknown option {flag} {v}")),
         }
         i += 2;
@@ -124,12 +127,16 @@ fn each_case_fails_with_its_fault_and_kind() {
 fn each_case_is_proven_without_its_fault_in_every_mode() {
     let cases = cases();
     assert!(!cases.is_empty(), "no zoo cases ran");
-    for (name, _, p) in &cases {
-        for sched in [Sched::TopDown, Sched::BottomUp] {
-            for ra in [Ra::Split, Ra::Graph] {
-                let o = Options { sched, ra, inject: None, stress_regalloc: None };
-                let report = check(p, &o).unwrap_or_else(|e| panic!("{name}: {o:?}: {e}"));
-                assert_eq!(report.verdict, Verdict::Proven, "{name}: {o:?}: {:?}", report.violations.first());
+    for (name, h, p) in &cases {
+        let mut stresses = vec![None];
+        stresses.extend(h.opts.stress_regalloc.map(Some));
+        for stress_regalloc in stresses {
+            for sched in [Sched::TopDown, Sched::BottomUp] {
+                for ra in [Ra::Split, Ra::Graph] {
+                    let o = Options { sched, ra, inject: None, stress_regalloc };
+                    let report = check(p, &o).unwrap_or_else(|e| panic!("{name}: {o:?}: {e}"));
+                    assert_eq!(report.verdict, Verdict::Proven, "{name}: {o:?}: {:?}", report.violations.first());
+                }
             }
         }
     }
