@@ -22,7 +22,8 @@
 //!   rounds at most `max_rounds`, so the reduction always ends; given the
 //!   same input and a deterministic predicate, it returns the same output.
 //!
-//! The default predicate, "fails the same way", is in [`interesting`]; the
+//! The default predicate, "fails the same way" (and, with an injected fault,
+//! stays attributable to it), is in [`interesting`]; the
 //! outside-command predicate (`--test 'CMD {}'`) in [`command`]; the
 //! terminal progress bar and the diff in [`report`].
 
