@@ -26,7 +26,7 @@ pub mod workdir;
 
 use crate::gen::Features;
 use crate::oracle::{self, Finding};
-use crate::reduce::interesting::{Check, Oracle, SameFailure};
+use crate::reduce::interesting::{failure, Check, Oracle, SameFailure};
 use crate::reduce::{self, ReduceOptions};
 use progress::{Display, Snapshot};
 use schedra_compiler::{Fault, Options, Ra, Sched};
@@ -389,28 +389,31 @@ fn note(shared: &Shared, msg: String) {
 /// Reduce the finding's source with `schedra reduce`'s default predicate
 /// ([`SameFailure`]: the same failure, proven without the fault when the
 /// finding is) and test budget, under the fewest registers that keep the
-/// failure ([`fewest_registers`]); write `min.ir` with the options that
-/// reproduce it; the reduced instruction count. The campaign's deadline (or
-/// Ctrl-C) ends the reduction early.
+/// failure ([`fewest_registers`]); then, when the finding is attributable
+/// to the injected fault, go on with [`SameFailure::attributable`] (any
+/// failure the fault causes). Writes `min.ir` with the failure it keeps and
+/// the options that reproduce it; returns its instruction count. The
+/// campaign's deadline (or Ctrl-C) ends the reduction early.
 fn minimize(shared: &Shared, f: &Finding, opts: &Options, seeds: &[u64], sig: &str, dir: &std::path::Path) -> Option<usize> {
     let src = f.source.as_ref()?;
     let oracle = if f.kind == oracle::Kind::Violation { Oracle::Verify } else { Oracle::Both };
     let check = Check { options: *opts, verify: shared.plan.vopts, oracle, seeds: seeds.to_vec() };
     let same = SameFailure::of(src, &check)?;
     let (opts, same) = fewest_registers(src, &check, same);
-    let mut interesting = |p: &schedra_ir::Program| !shared.stopping() && same.is_interesting(p);
     let ropts = ReduceOptions { time_limit: Some(Duration::from_secs(120)), ..ReduceOptions::default() };
-    let reduced = reduce::reduce(src, &mut interesting, &ropts).ok()?;
+    let mut reduced = reduce::reduce(src, &mut |p| !shared.stopping() && same.is_interesting(p), &ropts).ok()?.program;
+    if let Some(any) = same.attributable() {
+        if let Ok(r) = reduce::reduce(&reduced, &mut |p| !shared.stopping() && any.is_interesting(p), &ropts) {
+            reduced = r.program;
+        }
+    }
+    let check = Check { options: opts, ..check };
+    let kept = failure(&reduced, &check).map(|k| format!("{}: {}", k.kind, k.message.lines().next().unwrap_or_default())).unwrap_or_default();
     let line = options_line(&opts);
-    let kept = same.expected.message.lines().next().unwrap_or_default();
-    let text = format!(
-        "# {sig}\n# keeps: {}: {kept}\n# reproduce: schedra verify min.ir {line}\n# reduce: schedra reduce case.ir {line}\n{}",
-        same.expected.kind,
-        schedra_ir::print::print(&reduced.program)
-    );
+    let text = format!("# {sig}\n# keeps: {kept}\n# reproduce: schedra verify min.ir {line}\n# reduce: schedra reduce case.ir {line}\n{}", schedra_ir::print::print(&reduced));
     let _writing = Writing::enter(shared)?;
     shared.dir.write_min(dir, &text).ok()?;
-    Some(reduced.final_instructions)
+    Some(reduced.op_count())
 }
 
 /// The compile options to reduce under: `check`'s, or with the smallest

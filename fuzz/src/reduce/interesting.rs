@@ -158,6 +158,8 @@ pub struct SameFailure {
     /// Fuel within which candidates must run to their end on `check.seeds`,
     /// when the input does.
     fuel: Option<u64>,
+    /// Whether any failure will do (see [`SameFailure::attributable`]).
+    any: bool,
 }
 
 impl SameFailure {
@@ -168,7 +170,19 @@ impl SameFailure {
         let without = Check { options: schedra_compiler::Options { inject: None, ..check.options }, ..check.clone() };
         let own = (check.options.inject.is_some() && failure(input, &without).is_none()).then_some(without);
         let fuel = oracle::source_outcomes(input, &check.seeds).ok().map(|o| o.iter().map(|r| r.executed).max().unwrap_or(0).saturating_mul(4).saturating_add(1_000));
-        Some(SameFailure { expected, check: check.clone(), own, fuel })
+        Some(SameFailure { expected, check: check.clone(), own, fuel, any: false })
+    }
+
+    /// The relaxed predicate "fails in any way with the fault, is proven
+    /// without it (and runs to its end)", or `None` when the input is not
+    /// attributable to an injected fault. For fault-injection minimization:
+    /// what matters is that the fault miscompiles the program, and the
+    /// verifier may name one bug differently as the program shrinks (a
+    /// pinned register's missing anti-dependency is first a value missing
+    /// at a block boundary, then a plain clobber).
+    pub fn attributable(&self) -> Option<SameFailure> {
+        self.own.as_ref()?;
+        Some(SameFailure { any: true, ..self.clone() })
     }
 
     /// Whether `cand` runs to its end on every seed within the fuel (always
@@ -185,8 +199,9 @@ impl SameFailure {
     /// Whether `cand` is interesting: runs to its end (if the input does),
     /// fails as expected and, if required, is proven without the fault.
     pub fn is_interesting(&self, cand: &Program) -> bool {
+        let fails = if self.any { failure(cand, &self.check).is_some() } else { same_failure(&self.expected, cand, &self.check) };
         self.terminates(cand)
-            && same_failure(&self.expected, cand, &self.check) && self.own.as_ref().is_none_or(|c| failure(cand, c).is_none())
+            && fails && self.own.as_ref().is_none_or(|c| failure(cand, c).is_none())
     }
 }
 
@@ -217,6 +232,10 @@ mod tests {
         assert!(!pred.is_interesting(&no_end), "without send.eot it fails without the fault too");
         let endless = schedra_ir::parse::parse(src.replace(" send.eot %1\n end\n", " jmp b1\nb1:\n jmp b1\n").as_bytes(), None).expect("parses");
         assert!(!pred.is_interesting(&endless), "a program that never ends shows nothing about the fault");
+        let any = pred.attributable().expect("attributable");
+        assert!(any.is_interesting(&p) && !any.is_interesting(&no_end) && !any.is_interesting(&endless));
+        let proven = schedra_ir::parse::parse(b"target gen8\ninput %0 = $g0\nb0:\n %1 = mov %0\n send.eot %1\n end\n", None).expect("parses");
+        assert!(!any.is_interesting(&proven), "a program the fault does not break is not interesting");
     }
 
     #[test]
