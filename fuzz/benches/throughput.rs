@@ -16,6 +16,10 @@
 //! `BENCH_TARGET` = v3d71|gen8|r600, `BENCH_INSTS` = body budget,
 //! `BENCH_SECS` = measuring time, `BENCH_SWARM=1`, `BENCH_CORE=1`).
 
+/// The schedra binary's allocator, so the figures are what a campaign sees.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use schedra_fuzz::campaign::case::{run_case_timed, Plan};
 use schedra_fuzz::gen::Config;
 use schedra_fuzz::oracle::StageTimes;

@@ -14,6 +14,10 @@
 //! per stage: `callgrind_annotate --inclusive=yes callgrind.out.* | grep -E
 //! 'gen::generate_with|compile_ok|verify_proves|source_outcomes|behaviour_differs|soundness'`.
 
+/// The schedra binary's allocator, so the figures are what a campaign sees.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use schedra_fuzz::campaign::case::{run_case_timed, Plan};
 use schedra_fuzz::gen::Config;
 use schedra_fuzz::oracle::StageTimes;
