@@ -23,6 +23,11 @@
 //!   live registers net of the operands it makes live, then the latest in
 //!   program order.
 //!
+//! Both are one loop, `list_schedule`, parameterised by a `Direction`
+//! (`TopDown` or `BottomUp`) that supplies which neighbours an op waits for
+//! and releases, the rank, the starting clock of each op, the pressure
+//! tracker and whether the order is reversed at the end.
+//!
 //! Invariant: the result is a topological order of the dependency graph, so
 //! every value reaching a use, every preallocated register's contents at its
 //! reads, and every effect order per channel are those of the input
@@ -252,8 +257,8 @@ fn order_block(
     }
     let live_out = &live_out_b;
     match dir {
-        Sched::TopDown => top_down(&g, deps, live_out, limit, names),
-        Sched::BottomUp => bottom_up(&g, deps, live_out, limit, names),
+        Sched::TopDown => list_schedule::<TopDown>(&g, deps, live_out, limit, names),
+        Sched::BottomUp => list_schedule::<BottomUp>(&g, deps, live_out, limit, names),
     }
 }
 
@@ -430,67 +435,6 @@ impl Ready {
     }
 }
 
-fn top_down(
-    g: &DepGraph,
-    deps: &[OpDeps],
-    live_out: &BitSet,
-    limit: usize,
-    names: &Names,
-) -> Vec<usize> {
-    let n = deps.len();
-    let height = g.heights(&own_latency(deps));
-    let mut left: Vec<usize> = (0..n).map(|i| g.pred_count(i)).collect();
-    let mut earliest = vec![0i64; n];
-    let mut ready = Ready::new(
-        (0..n).map(|i| (height[i], std::cmp::Reverse(i))).collect(),
-        deps,
-        false,
-    );
-    (0..n)
-        .filter(|&i| left[i] == 0)
-        .for_each(|i| ready.insert(i));
-    let mut pressure = Pressure::new(deps, live_out, names);
-    let threshold = (limit / 2).max(1);
-    let mut order = Vec::with_capacity(n);
-    let mut clock = 0i64;
-    loop {
-        let high = pressure.regs >= threshold;
-        // Normal: operands arrived, then critical path (the rank). Under
-        // pressure (i965 pre-RA style): registers freed, then program order.
-        let key = |i: usize| {
-            if high {
-                let gain = deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0);
-                (gain, true, std::cmp::Reverse(i))
-            } else {
-                (
-                    0,
-                    earliest.get(i).copied().unwrap_or(0) <= clock,
-                    std::cmp::Reverse(0),
-                )
-            }
-        };
-        let Some(i) = ready.take_best(key) else { break };
-        clock = clock.max(earliest.get(i).copied().unwrap_or(0));
-        if let Some(d) = deps.get(i) {
-            pressure.issue(d, names);
-        }
-        order.push(i);
-        for e in g.succs_of(i) {
-            if let Some(x) = earliest.get_mut(e.to) {
-                *x = (*x).max(clock + e.delay.max(0) as i64);
-            }
-            if let Some(l) = left.get_mut(e.to) {
-                *l -= 1;
-                if *l == 0 {
-                    ready.insert(e.to);
-                }
-            }
-        }
-        clock += 1;
-    }
-    order
-}
-
 /// Register pressure seen from the block end (bottom-up): the values live
 /// below the ops placed so far.
 struct ReversePressure {
@@ -537,7 +481,134 @@ impl ReversePressure {
     }
 }
 
-fn bottom_up(
+/// How a pressure tracker is consulted by [`list_schedule`], whichever way
+/// the walk goes.
+trait PressureModel {
+    /// Registers occupied by the live values at the current point.
+    fn regs(&self) -> usize;
+    /// Registers freed minus registers newly occupied if `d` is placed next.
+    fn gain(&self, d: &OpDeps, names: &Names) -> i64;
+    /// Account for `d` having been placed.
+    fn place(&mut self, d: &OpDeps, names: &Names);
+}
+
+impl PressureModel for Pressure<'_> {
+    fn regs(&self) -> usize {
+        self.regs
+    }
+    fn gain(&self, d: &OpDeps, names: &Names) -> i64 {
+        Pressure::gain(self, d, names)
+    }
+    fn place(&mut self, d: &OpDeps, names: &Names) {
+        self.issue(d, names)
+    }
+}
+
+impl PressureModel for ReversePressure {
+    fn regs(&self) -> usize {
+        self.regs
+    }
+    fn gain(&self, d: &OpDeps, names: &Names) -> i64 {
+        ReversePressure::gain(self, d, names)
+    }
+    fn place(&mut self, d: &OpDeps, names: &Names) {
+        ReversePressure::place(self, d, names)
+    }
+}
+
+/// Which way a list schedule walks the dependency graph: everything
+/// [`list_schedule`] needs to know that differs between the top-down and
+/// the bottom-up scheduler.
+trait Direction {
+    /// The pressure tracker for this direction.
+    type Pressure<'a>: PressureModel;
+    /// Whether the walk starts at the block end (the order is reversed at
+    /// the end, and the program-order view offers the latest ops).
+    const BACKWARDS: bool;
+    /// A fresh pressure tracker at the walk's starting point.
+    fn pressure<'a>(deps: &[OpDeps], live_out: &'a BitSet, names: &Names) -> Self::Pressure<'a>;
+    /// The static rank of each op, best first (critical path, then program
+    /// order in the walk's direction).
+    fn rank(g: &DepGraph, deps: &[OpDeps]) -> Vec<(i64, std::cmp::Reverse<usize>)>;
+    /// The clock before which each op's inputs (in walk order) are not ready.
+    fn earliest(deps: &[OpDeps]) -> Vec<i64>;
+    /// How many neighbours must be placed before op `i` is ready.
+    fn blockers(g: &DepGraph, i: usize) -> usize;
+    /// The neighbours placing op `i` unblocks, with the edge delay.
+    fn released(g: &DepGraph, i: usize) -> impl Iterator<Item = (usize, i32)> + '_;
+    /// The tie-break under pressure among ops of equal gain (larger wins):
+    /// the earliest op in the walk's direction.
+    fn pressure_tie(i: usize) -> i64;
+}
+
+/// Top-down: predecessors first, critical path (height) as priority.
+struct TopDown;
+
+impl Direction for TopDown {
+    type Pressure<'a> = Pressure<'a>;
+    const BACKWARDS: bool = false;
+    fn pressure<'a>(deps: &[OpDeps], live_out: &'a BitSet, names: &Names) -> Pressure<'a> {
+        Pressure::new(deps, live_out, names)
+    }
+    fn rank(g: &DepGraph, deps: &[OpDeps]) -> Vec<(i64, std::cmp::Reverse<usize>)> {
+        let height = g.heights(&own_latency(deps));
+        (0..deps.len())
+            .map(|i| (height.get(i).copied().unwrap_or(0), std::cmp::Reverse(i)))
+            .collect()
+    }
+    fn earliest(deps: &[OpDeps]) -> Vec<i64> {
+        vec![0i64; deps.len()]
+    }
+    fn blockers(g: &DepGraph, i: usize) -> usize {
+        g.pred_count(i)
+    }
+    fn released(g: &DepGraph, i: usize) -> impl Iterator<Item = (usize, i32)> + '_ {
+        g.succs_of(i).map(|e| (e.to, e.delay))
+    }
+    fn pressure_tie(i: usize) -> i64 {
+        -(i as i64)
+    }
+}
+
+/// Bottom-up: successors first, depth from the block start as priority,
+/// on a reverse clock (an op may be placed once every successor is `delay`
+/// reverse cycles behind it).
+struct BottomUp;
+
+impl Direction for BottomUp {
+    type Pressure<'a> = ReversePressure;
+    const BACKWARDS: bool = true;
+    fn pressure<'a>(_: &[OpDeps], live_out: &'a BitSet, names: &Names) -> ReversePressure {
+        ReversePressure::new(live_out, names)
+    }
+    fn rank(g: &DepGraph, deps: &[OpDeps]) -> Vec<(i64, std::cmp::Reverse<usize>)> {
+        let depth = g.depths();
+        let n = deps.len();
+        // Latest in program order first among equals.
+        (0..n)
+            .map(|i| (depth.get(i).copied().unwrap_or(0), std::cmp::Reverse(n - i)))
+            .collect()
+    }
+    fn earliest(deps: &[OpDeps]) -> Vec<i64> {
+        own_latency(deps).iter().map(|&l| l as i64 - 1).collect()
+    }
+    fn blockers(g: &DepGraph, i: usize) -> usize {
+        g.succ_count(i)
+    }
+    fn released(g: &DepGraph, i: usize) -> impl Iterator<Item = (usize, i32)> + '_ {
+        g.preds_of(i).map(|e| (e.from, e.delay))
+    }
+    fn pressure_tie(i: usize) -> i64 {
+        i as i64
+    }
+}
+
+/// The list scheduler of the module doc, walking in direction `D`: a
+/// single-issue clock; among the ready ops prefer those whose inputs have
+/// arrived, then the rank; once the live registers reach half of `limit`,
+/// prefer the op with the best (non-negative) pressure gain, then the
+/// earliest in the walk's direction. Returns the block order.
+fn list_schedule<D: Direction>(
     g: &DepGraph,
     deps: &[OpDeps],
     live_out: &BitSet,
@@ -545,36 +616,24 @@ fn bottom_up(
     names: &Names,
 ) -> Vec<usize> {
     let n = deps.len();
-    let depth = g.depths();
-    let own = own_latency(deps);
-    let mut left: Vec<usize> = (0..n).map(|i| g.succ_count(i)).collect();
-    // Reverse clock: an op may be placed once every successor is `delay`
-    // reverse cycles behind it.
-    let mut earliest: Vec<i64> = own.iter().map(|&l| l as i64 - 1).collect();
-    // Latest in program order first among equals.
-    let mut ready = Ready::new(
-        (0..n)
-            .map(|i| (depth[i], std::cmp::Reverse(n - i)))
-            .collect(),
-        deps,
-        true,
-    );
+    let mut left: Vec<usize> = (0..n).map(|i| D::blockers(g, i)).collect();
+    let mut earliest = D::earliest(deps);
+    let mut ready = Ready::new(D::rank(g, deps), deps, D::BACKWARDS);
     (0..n)
         .filter(|&i| left[i] == 0)
         .for_each(|i| ready.insert(i));
-    let mut pressure = ReversePressure::new(live_out, names);
+    let mut pressure = D::pressure(deps, live_out, names);
     let threshold = (limit / 2).max(1);
     let mut order = Vec::with_capacity(n);
     let mut clock = 0i64;
     loop {
-        let high = pressure.regs >= threshold;
+        let high = pressure.regs() >= threshold;
+        // Normal: inputs arrived, then the rank. Under pressure (i965
+        // pre-RA style): registers freed, then program order.
         let key = |i: usize| {
             if high {
-                (
-                    deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0),
-                    true,
-                    i,
-                )
+                let gain = deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0);
+                (gain, true, D::pressure_tie(i))
             } else {
                 (0, earliest.get(i).copied().unwrap_or(0) <= clock, 0)
             }
@@ -585,20 +644,22 @@ fn bottom_up(
             pressure.place(d, names);
         }
         order.push(i);
-        for e in g.preds_of(i) {
-            if let Some(x) = earliest.get_mut(e.from) {
-                *x = (*x).max(clock + e.delay.max(0) as i64);
+        for (j, delay) in D::released(g, i) {
+            if let Some(x) = earliest.get_mut(j) {
+                *x = (*x).max(clock + delay.max(0) as i64);
             }
-            if let Some(l) = left.get_mut(e.from) {
+            if let Some(l) = left.get_mut(j) {
                 *l -= 1;
                 if *l == 0 {
-                    ready.insert(e.from);
+                    ready.insert(j);
                 }
             }
         }
         clock += 1;
     }
-    order.reverse();
+    if D::BACKWARDS {
+        order.reverse();
+    }
     order
 }
 
