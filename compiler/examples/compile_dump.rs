@@ -40,7 +40,7 @@ fn main() {
         for (sched, ra) in modes {
             for &inject in &injects {
                 println!("== {path} {sched:?} {ra:?} {inject:?}");
-                match compile(&p, &Options { sched, ra, inject }) {
+                match compile(&p, &Options { sched, ra, inject, stress_regalloc: None }) {
                     Ok(c) => {
                         print!("{}", schedra_ir::print::print(&c.program));
                         println!("{}", c.stats.shader_db_line(&path, p.target.name));
