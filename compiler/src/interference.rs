@@ -243,6 +243,44 @@ pub const END_WINDOW: usize = 6;
 /// registers the allocator may hand out, in preference order.
 pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::CompileError> {
     let nv = f.vals.len();
+    let mut k = Constraints {
+        cands: candidate_runs(f, allocatable),
+        forbid: vec![RegSet::default(); nv],
+        no_partial: vec![Vec::new(); nv],
+        hints: vec![Vec::new(); nv],
+    };
+    let mov = crate::ra_ir::mov_desc(f.target)?;
+    let end_set = if f.target.rules.end_delay_slots().is_some() {
+        end_forbidden(f, mov)
+    } else {
+        RegSet::default()
+    };
+    let mut rules = RuleSets {
+        f,
+        cache: HashMap::default(),
+    };
+    for b in &f.blocks {
+        let n = b.insts.len();
+        let final_block = matches!(b.term.kind, schedra_ir::TermKind::End);
+        for (idx, i) in b.insts.iter().enumerate() {
+            let end = if final_block && idx + END_WINDOW >= n {
+                end_set
+            } else {
+                RegSet::default()
+            };
+            constrain_inst(&mut k, &mut rules, i, &end);
+        }
+        if let (Some(Loc::Val(v)), true) = (b.cond.as_ref().and_then(|c| c.loc()), final_block) {
+            forbid(&mut k, v, &end_set);
+        }
+    }
+    Ok(k)
+}
+
+/// For each value size `1..=max` (index = size), the runs of `allocatable`
+/// registers a value of that size may take, in preference order: aligned,
+/// inside the register file, every register allocatable.
+fn candidate_runs(f: &Func, allocatable: &[Reg]) -> Vec<Vec<PhysReg>> {
     let mut alloc_set = RegSet::default();
     allocatable.iter().for_each(|&r| alloc_set.insert(r));
     let max = f
@@ -267,59 +305,63 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
             }
         }
     }
-    let mut k = Constraints {
-        cands,
-        forbid: vec![RegSet::default(); nv],
-        no_partial: vec![Vec::new(); nv],
-        hints: vec![Vec::new(); nv],
-    };
-    let mut cache: HashMap<(&'static str, bool), RegSet> = HashMap::default();
-    let mov = crate::ra_ir::mov_desc(f.target)?;
-    let end_set = if f.target.rules.end_delay_slots().is_some() {
-        end_forbidden(f, mov)
-    } else {
-        RegSet::default()
-    };
-    for b in &f.blocks {
-        let n = b.insts.len();
-        let final_block = matches!(b.term.kind, schedra_ir::TermKind::End);
-        for (idx, i) in b.insts.iter().enumerate() {
-            let near_end = final_block && idx + END_WINDOW >= n;
-            if let Some(Loc::Val(v)) = i.dest {
-                let s = *cache
-                    .entry((i.desc.name, true))
-                    .or_insert_with(|| rule_forbidden(f, i.desc, true));
-                k.forbid[v as usize].union_with(&s);
-                if near_end {
-                    k.forbid[v as usize].union_with(&end_set);
-                }
-                if crate::liveness::dest_excludes_srcs(f, i) {
-                    k.no_partial[v as usize].extend(i.use_locs().filter_map(Loc::phys));
-                }
-                add_copy_hints(&mut k, i);
-            }
-            for l in i.use_locs() {
-                if let Loc::Val(v) = l {
-                    let s = *cache
-                        .entry((i.desc.name, false))
-                        .or_insert_with(|| rule_forbidden(f, i.desc, false));
-                    k.forbid[v as usize].union_with(&s);
-                    if near_end {
-                        k.forbid[v as usize].union_with(&end_set);
-                    }
-                }
-            }
-            if let (Some(Loc::Phys(p)), Sem::Mov, Some(Loc::Val(v))) =
-                (i.dest, i.desc.sem, i.use_locs().next())
-            {
-                k.hints[v as usize].push(Hint::Phys(p));
+    cands
+}
+
+/// The registers each opcode's rules forbid to its destination or its
+/// sources, memoized per function.
+struct RuleSets<'f> {
+    f: &'f Func,
+    cache: HashMap<(&'static str, bool), RegSet>,
+}
+
+impl RuleSets<'_> {
+    /// The registers `desc` forbids to its destination (`as_dest`) or sources.
+    fn get(&mut self, desc: &'static OpDesc, as_dest: bool) -> RegSet {
+        let f = self.f;
+        *self
+            .cache
+            .entry((desc.name, as_dest))
+            .or_insert_with(|| rule_forbidden(f, desc, as_dest))
+    }
+}
+
+/// Add `set` to the registers value `v` may not take.
+fn forbid(k: &mut Constraints, v: ValId, set: &RegSet) {
+    if let Some(s) = k.forbid.get_mut(v as usize) {
+        s.union_with(set);
+    }
+}
+
+/// Add the constraints instruction `i` puts on the values it defines and
+/// reads: its opcode's register rules, `end` (the end-of-program set when
+/// `i` is within [`END_WINDOW`] of the end, else empty), no partial overlap
+/// of a destination that must not share registers with its sources, and
+/// copy hints.
+fn constrain_inst(k: &mut Constraints, rules: &mut RuleSets, i: &crate::ra_ir::RInst, end: &RegSet) {
+    if let Some(Loc::Val(v)) = i.dest {
+        forbid(k, v, &rules.get(i.desc, true));
+        forbid(k, v, end);
+        if crate::liveness::dest_excludes_srcs(rules.f, i) {
+            if let Some(np) = k.no_partial.get_mut(v as usize) {
+                np.extend(i.use_locs().filter_map(Loc::phys));
             }
         }
-        if let (Some(Loc::Val(v)), true) = (b.cond.as_ref().and_then(|c| c.loc()), final_block) {
-            k.forbid[v as usize].union_with(&end_set);
+        add_copy_hints(k, i);
+    }
+    for l in i.use_locs() {
+        if let Loc::Val(v) = l {
+            forbid(k, v, &rules.get(i.desc, false));
+            forbid(k, v, end);
         }
     }
-    Ok(k)
+    if let (Some(Loc::Phys(p)), Sem::Mov, Some(Loc::Val(v))) =
+        (i.dest, i.desc.sem, i.use_locs().next())
+    {
+        if let Some(h) = k.hints.get_mut(v as usize) {
+            h.push(Hint::Phys(p));
+        }
+    }
 }
 
 fn add_copy_hints(k: &mut Constraints, i: &crate::ra_ir::RInst) {
