@@ -367,20 +367,11 @@ struct Plan {
 pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize, CompileError> {
     let vm = VarMap::phys_only(f);
     let lv = liveness::analyze(f, &vm);
-    let mut plans = Vec::with_capacity(vs.len());
-    let defs = remat_defs(f);
-    for &v in vs {
-        let remat = defs.get(v as usize).cloned().flatten();
-        let slot = ROperand::Imm(Imm::int(f.next_slot as i64));
-        if remat.is_none() {
-            f.next_slot += f.size(Loc::Val(v)) as u32;
-        }
-        plans.push(Plan { v, remat, slot });
-    }
+    let plans = plan_spills(f, vs);
     let read = desc_by_sem(f.target, Sem::ScratchRead)?;
-    let write = desc_by_sem(f.target, Sem::ScratchWrite)?;
     let cx = Ctx {
         read,
+        write: desc_by_sem(f.target, Sem::ScratchWrite)?,
         fill_check: if env.skip_fill_rule { None } else { Some(read) },
         env,
     };
@@ -388,35 +379,8 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
         let occ = liveness::occupancy(f, &vm, &lv, b);
         let old = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(old.len() + 4);
-        for (k, mut i) in old.into_iter().enumerate() {
-            let used: Vec<&Plan> = plans
-                .iter()
-                .filter(|p| i.use_locs().any(|l| l == Loc::Val(p.v)))
-                .collect();
-            let def = plans.iter().find(|p| i.dest == Some(Loc::Val(p.v)));
-            if def.is_some_and(|p| p.remat.is_some()) {
-                continue;
-            }
-            let mut busy = busy_around(&vm, &occ, &i, k, def.is_some());
-            for p in used {
-                let s = cx.reload(f, p, &mut busy, &mut out)?;
-                replace_uses(&mut i, p.v, Loc::Scratch(s));
-            }
-            match def {
-                Some(p) => {
-                    let s = pick_scratch(f, env, p.v, &busy, None)?;
-                    i.dest = Some(Loc::Scratch(s));
-                    out.push(i);
-                    out.push(RInst {
-                        desc: write,
-                        dest: None,
-                        srcs: vec![p.slot.clone(), ROperand::Loc(Loc::Scratch(s))],
-                        span: Span::default(),
-                        kind: Kind::SpillStore,
-                    });
-                }
-                None => out.push(i),
-            }
+        for (k, i) in old.into_iter().enumerate() {
+            cx.rewrite_inst(f, &plans, (&vm, &occ, k), i, &mut out)?;
         }
         let cond = f.blocks[b].cond.as_ref().and_then(ROperand::loc);
         if let Some(p) = plans.iter().find(|p| cond == Some(Loc::Val(p.v))) {
@@ -432,14 +396,76 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
     Ok(plans.iter().filter(|p| p.remat.is_some()).count())
 }
 
+/// How each value of `vs` is replaced: rematerialised when [`remat_defs`]
+/// allows it, else given the next free stack slot (advancing
+/// `f.next_slot` by the value's size).
+fn plan_spills(f: &mut Func, vs: &[ValId]) -> Vec<Plan> {
+    let defs = remat_defs(f);
+    let mut plans = Vec::with_capacity(vs.len());
+    for &v in vs {
+        let remat = defs.get(v as usize).cloned().flatten();
+        let slot = ROperand::Imm(Imm::int(f.next_slot as i64));
+        if remat.is_none() {
+            f.next_slot += f.size(Loc::Val(v)) as u32;
+        }
+        plans.push(Plan { v, remat, slot });
+    }
+    plans
+}
+
 /// The ops and rules spill code is made with.
 struct Ctx<'a> {
     read: &'static OpDesc,
+    /// The scratch-write op spill stores use.
+    write: &'static OpDesc,
     fill_check: Option<&'static OpDesc>,
     env: &'a SpillEnv<'a>,
 }
 
 impl Ctx<'_> {
+    /// Append to `out` instruction `i` (the `k`th of its block, whose
+    /// occupancy under `vm` is `occ`) with its spilled operands reloaded
+    /// into scratch registers and a spilled destination written to a
+    /// scratch register and stored; a definition of a rematerialised value
+    /// is dropped.
+    fn rewrite_inst(
+        &self,
+        f: &Func,
+        plans: &[Plan],
+        (vm, occ, k): (&VarMap, &[BitSet], usize),
+        mut i: RInst,
+        out: &mut Vec<RInst>,
+    ) -> Result<(), CompileError> {
+        let used: Vec<&Plan> = plans
+            .iter()
+            .filter(|p| i.use_locs().any(|l| l == Loc::Val(p.v)))
+            .collect();
+        let def = plans.iter().find(|p| i.dest == Some(Loc::Val(p.v)));
+        if def.is_some_and(|p| p.remat.is_some()) {
+            return Ok(());
+        }
+        let mut busy = busy_around(vm, occ, &i, k, def.is_some());
+        for p in used {
+            let s = self.reload(f, p, &mut busy, out)?;
+            replace_uses(&mut i, p.v, Loc::Scratch(s));
+        }
+        let Some(p) = def else {
+            out.push(i);
+            return Ok(());
+        };
+        let s = pick_scratch(f, self.env, p.v, &busy, None)?;
+        i.dest = Some(Loc::Scratch(s));
+        out.push(i);
+        out.push(RInst {
+            desc: self.write,
+            dest: None,
+            srcs: vec![p.slot.clone(), ROperand::Loc(Loc::Scratch(s))],
+            span: Span::default(),
+            kind: Kind::SpillStore,
+        });
+        Ok(())
+    }
+
     /// Emit a fill (or the rematerialised load) of `p` into a fresh scratch
     /// register outside `busy`, which then holds it.
     fn reload(
