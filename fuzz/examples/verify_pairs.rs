@@ -48,7 +48,7 @@ fn main() {
         let Ok(text) = std::fs::read(path) else { continue };
         let Ok(src) = schedra_ir::parse::parse(&text, None) else { continue };
         for (mi, (ra, sched)) in MODES.iter().enumerate() {
-            let Ok(c) = compile(&src, &Options { ra: *ra, sched: *sched, inject: None }) else { continue };
+            let Ok(c) = compile(&src, &Options { ra: *ra, sched: *sched, ..Options::default() }) else { continue };
             with_mutants(&dir, &mut n, &src, &c.program, (fi * 4 + mi) as u64, 2);
         }
     }
@@ -59,7 +59,7 @@ fn main() {
             let mut u = Unstructured::new(&data);
             let Ok(case) = GeneratedCase::for_target(&mut u, target) else { continue };
             let (ra, sched) = MODES[(i % 4) as usize];
-            let Ok(c) = compile(&case.program, &Options { ra, sched, inject: None }) else { continue };
+            let Ok(c) = compile(&case.program, &Options { ra, sched, ..Options::default() }) else { continue };
             with_mutants(&dir, &mut n, &case.program, &c.program, i ^ 0x77, 3);
         }
     }
