@@ -239,8 +239,7 @@ fn term_reads(b: &Block) -> Vec<Reg> {
 /// (backward fixpoint over the CFG; an op's destination is a definition,
 /// its register sources and the terminator's condition are uses).
 pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
-    use crate::liveness::BitSet;
-    let n = p.blocks.len();
+    use crate::liveness::UseDef;
     let phys = |o: &Operand| o.phys().into_iter().flat_map(|x| x.regs());
     let width = p
         .blocks
@@ -255,62 +254,24 @@ pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
         .map(|r| r as usize + 1)
         .max()
         .unwrap_or(0);
-    let mut uses: Vec<BitSet> = vec![BitSet::new(width); n];
-    let mut defs: Vec<BitSet> = vec![BitSet::new(width); n];
-    for (bi, b) in p.blocks.iter().enumerate() {
-        let (u, d) = (&mut uses[bi], &mut defs[bi]);
-        for inst in &b.insts {
-            for r in inst.srcs.iter().flat_map(phys) {
-                if !d.contains(r as usize) {
-                    u.insert(r as usize);
-                }
-            }
-            inst.dest
-                .iter()
-                .flat_map(phys)
-                .for_each(|r| d.insert(r as usize));
-        }
-        for r in term_reads(b) {
-            if !d.contains(r as usize) {
-                u.insert(r as usize);
-            }
-        }
-    }
-    let succs: Vec<Vec<usize>> = p
+    let ud: Vec<UseDef> = p
         .blocks
         .iter()
         .map(|b| {
-            b.term
-                .successors()
-                .iter()
-                .filter_map(|l| p.block_index(l))
-                .collect()
+            let mut ud = UseDef::new(width);
+            for inst in &b.insts {
+                for r in inst.srcs.iter().flat_map(phys) {
+                    ud.read(r as usize);
+                }
+                for r in inst.dest.iter().flat_map(phys) {
+                    ud.write(r as usize);
+                }
+            }
+            term_reads(b).into_iter().for_each(|r| ud.read(r as usize));
+            ud
         })
         .collect();
-    let mut live_in = uses.clone();
-    let mut out: Vec<BitSet> = vec![BitSet::new(width); n];
-    let mut changed = true;
-    let (mut lo, mut li) = (BitSet::new(width), BitSet::new(width));
-    while changed {
-        changed = false;
-        for bi in (0..n).rev() {
-            lo.clear();
-            succs[bi]
-                .iter()
-                .filter_map(|&s| live_in.get(s))
-                .for_each(|s| {
-                    lo.union_with(s);
-                });
-            if lo != out[bi] {
-                li.copy_from(&lo);
-                li.subtract(&defs[bi]);
-                li.union_with(&uses[bi]);
-                live_in[bi].copy_from(&li);
-                out[bi].copy_from(&lo);
-                changed = true;
-            }
-        }
-    }
+    let out = crate::liveness::program_live_out(p, &ud, width);
     out.into_iter()
         .map(|s| s.iter().map(|r| r as Reg).collect())
         .collect()

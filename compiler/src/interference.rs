@@ -338,7 +338,12 @@ fn forbid(k: &mut Constraints, v: ValId, set: &RegSet) {
 /// `i` is within [`END_WINDOW`] of the end, else empty), no partial overlap
 /// of a destination that must not share registers with its sources, and
 /// copy hints.
-fn constrain_inst(k: &mut Constraints, rules: &mut RuleSets, i: &crate::ra_ir::RInst, end: &RegSet) {
+fn constrain_inst(
+    k: &mut Constraints,
+    rules: &mut RuleSets,
+    i: &crate::ra_ir::RInst,
+    end: &RegSet,
+) {
     if let Some(Loc::Val(v)) = i.dest {
         forbid(k, v, &rules.get(i.desc, true));
         forbid(k, v, end);

@@ -407,6 +407,87 @@ pub fn max_live(f: &Func, vm: &VarMap, lv: &Liveness) -> usize {
         .unwrap_or(0)
 }
 
+/// The upward-exposed reads (`uses`) and the writes (`defs`) of one block,
+/// over variables `0..width`: the transfer function of a backward liveness
+/// fixpoint ([`program_live_out`]). Feed a block's accesses in program
+/// order.
+#[derive(Clone, Debug)]
+pub struct UseDef {
+    /// Variables read before any write in the block.
+    pub uses: BitSet,
+    /// Variables written in the block.
+    pub defs: BitSet,
+}
+
+impl UseDef {
+    /// Empty sets over `0..width`.
+    pub fn new(width: usize) -> UseDef {
+        UseDef {
+            uses: BitSet::new(width),
+            defs: BitSet::new(width),
+        }
+    }
+    /// Record a read of `x`: upward exposed unless written earlier.
+    pub fn read(&mut self, x: usize) {
+        if !self.defs.contains(x) {
+            self.uses.insert(x);
+        }
+    }
+    /// Record a write of `x`.
+    pub fn write(&mut self, x: usize) {
+        self.defs.insert(x);
+    }
+}
+
+/// The variables live out of each block of `p` (the least solution of
+/// `in = use ∪ (out − def)`, `out = ∪ in(succ)`), given each block's
+/// [`UseDef`] (`ud[b]` for block `b`; a missing entry reads as empty);
+/// sets over `0..width`.
+pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) -> Vec<BitSet> {
+    let nb = p.blocks.len();
+    let empty = UseDef::new(width);
+    let succs: Vec<Vec<usize>> = p
+        .blocks
+        .iter()
+        .map(|b| {
+            b.term
+                .successors()
+                .iter()
+                .filter_map(|l| p.block_index(l))
+                .collect()
+        })
+        .collect();
+    let block = |bi: usize| ud.get(bi).unwrap_or(&empty);
+    let mut live_in: Vec<BitSet> = (0..nb).map(|bi| block(bi).uses.clone()).collect();
+    let mut out: Vec<BitSet> = vec![BitSet::new(width); nb];
+    let (mut lo, mut li) = (BitSet::new(width), BitSet::new(width));
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for bi in (0..nb).rev() {
+            lo.clear();
+            let live_succs = succs.get(bi).into_iter().flatten();
+            for s in live_succs.filter_map(|&s| live_in.get(s)) {
+                lo.union_with(s);
+            }
+            // `live_in[bi]` is always the transfer of `out[bi]`, so an
+            // unchanged live-out means nothing to do.
+            if out.get(bi) == Some(&lo) {
+                continue;
+            }
+            li.copy_from(&lo);
+            li.subtract(&block(bi).defs);
+            li.union_with(&block(bi).uses);
+            if let (Some(i), Some(o)) = (live_in.get_mut(bi), out.get_mut(bi)) {
+                i.copy_from(&li);
+                o.copy_from(&lo);
+            }
+            changed = true;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,7 @@
 use crate::depgraph::{DepGraph, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
-use crate::liveness::BitSet;
+use crate::liveness::{BitSet, UseDef};
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
 
@@ -156,58 +156,20 @@ fn virt_writes(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
 /// from the dependency summaries `deps` of every block's instructions and
 /// the name each block's branch reads (`conds`); sets over `0..n` ids.
 fn live_out(p: &Program, deps: &[Vec<OpDeps>], conds: &[Option<u32>], n: usize) -> Vec<BitSet> {
-    let nb = p.blocks.len();
-    let mut uses: Vec<BitSet> = vec![BitSet::new(n); nb];
-    let mut defs: Vec<BitSet> = vec![BitSet::new(n); nb];
-    for bi in 0..nb {
-        let (u, d) = (&mut uses[bi], &mut defs[bi]);
-        for op in deps.get(bi).into_iter().flatten() {
-            for v in virt_reads(op) {
-                if !d.contains(v as usize) {
-                    u.insert(v as usize);
-                }
+    let ud: Vec<UseDef> = (0..p.blocks.len())
+        .map(|bi| {
+            let mut ud = UseDef::new(n);
+            for op in deps.get(bi).into_iter().flatten() {
+                virt_reads(op).for_each(|v| ud.read(v as usize));
+                virt_writes(op).for_each(|v| ud.write(v as usize));
             }
-            virt_writes(op).for_each(|v| d.insert(v as usize));
-        }
-        if let Some(v) = conds.get(bi).copied().flatten() {
-            if !d.contains(v as usize) {
-                u.insert(v as usize);
+            if let Some(v) = conds.get(bi).copied().flatten() {
+                ud.read(v as usize);
             }
-        }
-    }
-    let succs: Vec<Vec<usize>> = p
-        .blocks
-        .iter()
-        .map(|b| {
-            b.term
-                .successors()
-                .iter()
-                .filter_map(|l| p.block_index(l))
-                .collect()
+            ud
         })
         .collect();
-    let mut live_in: Vec<BitSet> = uses.clone();
-    let mut out: Vec<BitSet> = vec![BitSet::new(n); nb];
-    let mut changed = true;
-    let (mut lo, mut li) = (BitSet::new(n), BitSet::new(n));
-    while changed {
-        changed = false;
-        for bi in (0..nb).rev() {
-            lo.clear();
-            for &s in &succs[bi] {
-                lo.union_with(&live_in[s]);
-            }
-            li.copy_from(&lo);
-            li.subtract(&defs[bi]);
-            li.union_with(&uses[bi]);
-            if li != live_in[bi] || lo != out[bi] {
-                changed = true;
-                live_in[bi].copy_from(&li);
-                out[bi].copy_from(&lo);
-            }
-        }
-    }
-    out
+    crate::liveness::program_live_out(p, &ud, n)
 }
 
 fn cond_virt(b: &Block, names: &mut Names) -> Option<u32> {
