@@ -254,79 +254,35 @@ impl Func {
     /// the order `orders[b]` (indices into the block's `insts`), exactly as if
     /// the program had first been rewritten in that order (the pre-RA
     /// scheduler's result) — without building that program.
-    pub fn from_program_ordered<'p>(
-        p: &'p Program,
+    pub fn from_program_ordered(
+        p: &Program,
         orders: Option<&[Vec<usize>]>,
     ) -> Result<Func, CompileError> {
-        let insts_of = |bi: usize, b: &'p Block| ordered_insts(b, orders.and_then(|o| o.get(bi)));
         if p.form != Form::Source {
             return Err(CompileError::NotSource);
         }
         if p.target.regs.count as usize > RegSet::CAP {
             return Err(unsupported("register file too large"));
         }
-        // At most one value per input and per instruction: sized once.
-        let bound = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
-        let mut names = Names {
-            ids: HashMap::default(),
-            vals: Vec::with_capacity(bound),
-        };
-        names.ids.reserve(bound);
-        for i in &p.inputs {
-            if let Some(v) = &i.vreg {
-                names.declare(&v.name, v.size.unwrap_or(i.reg.size));
-            }
-        }
-        for (bi, b) in p.blocks.iter().enumerate() {
-            for i in insts_of(bi, b) {
-                if let Some(Operand::Virt(v)) = &i.dest {
-                    names.declare(&v.name, v.size.unwrap_or(1));
-                }
-            }
-        }
+        let block_insts: Vec<Vec<&Inst>> = p
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(bi, b)| ordered_insts(b, orders.and_then(|o| o.get(bi))))
+            .collect();
+        let mut names = declare_names(p, &block_insts);
         let mov = mov_desc(p.target)?;
         let mut blocks = Vec::with_capacity(p.blocks.len());
-        for (bi, b) in p.blocks.iter().enumerate() {
+        for ((bi, b), order) in p.blocks.iter().enumerate().zip(&block_insts) {
             let mut insts = Vec::new();
             if bi == 0 {
-                for i in &p.inputs {
-                    if let Some(v) = &i.vreg {
-                        let src = vec![ROperand::Loc(Loc::Phys(i.reg))];
-                        insts.push(RInst {
-                            desc: mov,
-                            dest: Some(Loc::Val(names.get(&v.name)?)),
-                            srcs: src,
-                            span: i.span,
-                            kind: Kind::InputCopy,
-                        });
-                    }
-                }
+                input_copies(p, mov, &names, &mut insts)?;
             }
-            for i in insts_of(bi, b) {
+            for i in order {
                 let inst = lower_inst(p.target, i, &names)?;
                 legalize_imms(p.target, inst, &mut names, &mut insts);
             }
-            let succs = b
-                .term
-                .successors()
-                .iter()
-                .map(|l| {
-                    p.block_index(l)
-                        .ok_or_else(|| unsupported(format!("unknown label `{l}`")))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let cond = match &b.term.kind {
-                TermKind::Brnz { cond, .. } => Some(lower_operand(cond, &names)?),
-                _ => None,
-            };
-            blocks.push(RBlock {
-                label: b.label.clone(),
-                insts,
-                term: b.term.clone(),
-                cond,
-                succs,
-                span: b.span,
-            });
+            blocks.push(lower_block_end(p, b, insts, &names)?);
         }
         Ok(Func {
             name: p.name.clone(),
@@ -391,6 +347,84 @@ impl Func {
 }
 
 /// `b`'s instructions in `order` (indices into `b.insts`), or as written.
+/// Every value name of `p` with its size: the inputs' names, then each
+/// destination of `block_insts` (the blocks' instructions in lowering
+/// order), numbered in that order.
+fn declare_names(p: &Program, block_insts: &[Vec<&Inst>]) -> Names {
+    // At most one value per input and per instruction: sized once.
+    let bound = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+    let mut names = Names {
+        ids: HashMap::default(),
+        vals: Vec::with_capacity(bound),
+    };
+    names.ids.reserve(bound);
+    for i in &p.inputs {
+        if let Some(v) = &i.vreg {
+            names.declare(&v.name, v.size.unwrap_or(i.reg.size));
+        }
+    }
+    for i in block_insts.iter().flatten() {
+        if let Some(Operand::Virt(v)) = &i.dest {
+            names.declare(&v.name, v.size.unwrap_or(1));
+        }
+    }
+    names
+}
+
+/// Append to `insts` a copy (`mov`) of each named input's preallocated
+/// register into its value: the entry block's first instructions.
+fn input_copies(
+    p: &Program,
+    mov: &'static OpDesc,
+    names: &Names,
+    insts: &mut Vec<RInst>,
+) -> Result<(), CompileError> {
+    for i in &p.inputs {
+        if let Some(v) = &i.vreg {
+            insts.push(RInst {
+                desc: mov,
+                dest: Some(Loc::Val(names.get(&v.name)?)),
+                srcs: vec![ROperand::Loc(Loc::Phys(i.reg))],
+                span: i.span,
+                kind: Kind::InputCopy,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The lowered block of `b` with the lowered instructions `insts`: its
+/// successors resolved to block indices (an unknown label fails) and its
+/// branch condition lowered.
+fn lower_block_end(
+    p: &Program,
+    b: &Block,
+    insts: Vec<RInst>,
+    names: &Names,
+) -> Result<RBlock, CompileError> {
+    let succs = b
+        .term
+        .successors()
+        .iter()
+        .map(|l| {
+            p.block_index(l)
+                .ok_or_else(|| unsupported(format!("unknown label `{l}`")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cond = match &b.term.kind {
+        TermKind::Brnz { cond, .. } => Some(lower_operand(cond, names)?),
+        _ => None,
+    };
+    Ok(RBlock {
+        label: b.label.clone(),
+        insts,
+        term: b.term.clone(),
+        cond,
+        succs,
+        span: b.span,
+    })
+}
+
 fn ordered_insts<'p>(b: &'p Block, order: Option<&Vec<usize>>) -> Vec<&'p Inst> {
     match order {
         Some(order) => order.iter().filter_map(|&i| b.insts.get(i)).collect(),
