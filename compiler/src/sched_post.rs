@@ -244,62 +244,23 @@ pub fn schedule(
         .iter()
         .map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0))
         .collect();
-    let prio = g.heights(&own);
-    let mut st = State::new(g, prio.clone());
+    let mut st = State::new(g, g.heights(&own));
     let mut bundles: Vec<Vec<(usize, &'static str)>> = Vec::new();
     let mut placed = 0;
-    let (mut members, mut slots, mut trial) = (Vec::new(), Vec::new(), Vec::new());
+    let mut open = OpenBundle::default();
     while placed < ops.len() {
         let cycle = bundles.len();
-        members.clear();
-        slots.clear();
-        loop {
-            // The first due candidate (best priority) that fits with the
-            // members so far joins them.
-            let mut found = None;
-            for c in st.candidates(cycle) {
-                members.push(c);
-                if fits_into(target, ops, &members, &mut trial) {
-                    found = Some(c);
-                    break;
-                }
-                members.pop();
-            }
-            let Some(c) = found else { break };
-            std::mem::swap(&mut slots, &mut trial);
-            st.place(g, c, cycle);
-            placed += 1;
-        }
-        if members.is_empty() {
-            let next = st.ready.iter().copied().min_by_key(|&i| {
-                (
-                    st.earliest.get(i).copied().unwrap_or(0),
-                    std::cmp::Reverse(prio.get(i).copied().unwrap_or(0)),
-                    i,
-                )
-            });
-            let Some(next) = next else {
-                return Err(CompileError::Unsupported(
-                    "dependency cycle in a block".into(),
-                ));
-            };
-            let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
-            if due || target.interlocked {
-                // Due but fits no bundle even alone, or an interlocked target
-                // that stalls instead of taking a nop.
-                let s = fits(target, ops, &[next]).ok_or_else(|| {
-                    CompileError::Unsupported(format!(
-                        "`{}` fits no bundle on its own",
-                        ops.get(next).map_or("?", |o| o.inst.opcode.as_str())
-                    ))
-                })?;
-                members = vec![next];
-                slots = s;
-                st.place(g, next, cycle);
+        open.members.clear();
+        open.slots.clear();
+        placed += open.fill(target, ops, g, &mut st, cycle);
+        if open.members.is_empty() {
+            if let Some((next, s)) = place_alone(target, ops, g, &mut st, cycle)? {
+                open.members = vec![next];
+                open.slots = s;
                 placed += 1;
             }
         }
-        bundles.push(members.drain(..).zip(slots.drain(..)).collect());
+        bundles.push(open.members.drain(..).zip(open.slots.drain(..)).collect());
     }
     let cycle_of = st.cycle_of.iter().map(|c| c.unwrap_or(0)).collect();
     let mut s = Schedule { bundles, cycle_of };
@@ -310,6 +271,84 @@ pub fn schedule(
         }
     }
     Ok(s)
+}
+
+/// The bundle being filled for one cycle: its members, their slots, and a
+/// scratch slot assignment reused across trials.
+#[derive(Default)]
+struct OpenBundle {
+    members: Vec<usize>,
+    slots: Vec<&'static str>,
+    trial: Vec<&'static str>,
+}
+
+impl OpenBundle {
+    /// Add, one at a time, the first due candidate of `cycle` (best
+    /// priority) that fits with the members so far, placing it in `st`,
+    /// until none fits; returns how many were added.
+    fn fill(
+        &mut self,
+        target: &Target,
+        ops: &[LoweredOp],
+        g: &DepGraph,
+        st: &mut State,
+        cycle: usize,
+    ) -> usize {
+        let mut added = 0;
+        loop {
+            let mut found = None;
+            for c in st.candidates(cycle) {
+                self.members.push(c);
+                if fits_into(target, ops, &self.members, &mut self.trial) {
+                    found = Some(c);
+                    break;
+                }
+                self.members.pop();
+            }
+            let Some(c) = found else { return added };
+            std::mem::swap(&mut self.slots, &mut self.trial);
+            st.place(g, c, cycle);
+            added += 1;
+        }
+    }
+}
+
+/// When no candidate fits an empty bundle at `cycle`: the next ready op
+/// (earliest, then best priority, then first), placed alone with its slots
+/// if it is due or the target interlocks (stalls instead of taking a nop);
+/// `None` for an empty bundle (a nop cycle). Fails on a dependency cycle
+/// (nothing ready) or an op that fits no bundle on its own.
+fn place_alone(
+    target: &Target,
+    ops: &[LoweredOp],
+    g: &DepGraph,
+    st: &mut State,
+    cycle: usize,
+) -> Result<Option<(usize, Vec<&'static str>)>, CompileError> {
+    let next = st.ready.iter().copied().min_by_key(|&i| {
+        (
+            st.earliest.get(i).copied().unwrap_or(0),
+            std::cmp::Reverse(st.prio.get(i).copied().unwrap_or(0)),
+            i,
+        )
+    });
+    let Some(next) = next else {
+        return Err(CompileError::Unsupported(
+            "dependency cycle in a block".into(),
+        ));
+    };
+    let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
+    if !(due || target.interlocked) {
+        return Ok(None);
+    }
+    let s = fits(target, ops, &[next]).ok_or_else(|| {
+        CompileError::Unsupported(format!(
+            "`{}` fits no bundle on its own",
+            ops.get(next).map_or("?", |o| o.inst.opcode.as_str())
+        ))
+    })?;
+    st.place(g, next, cycle);
+    Ok(Some((next, s)))
 }
 
 /// The first cycle at which every write of the schedule has landed.
