@@ -264,10 +264,47 @@ fn def_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Opti
         .map(|s| s.run)
 }
 
+/// Block `blk` with every value replaced by its register at each point:
+/// a global value's single assignment, a local value's segment run (the
+/// run written just before the gap after a definition, the run live at
+/// the gap before a use), and the split copies inserted at their gaps.
 fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) -> RBlock {
+    let copies = split_copies(segs);
+    let map_op = |o: &ROperand, g: usize| match o {
+        ROperand::Loc(l) => ROperand::Loc(map_loc(segs, scan, *l, g, false)),
+        other => other.clone(),
+    };
+    let mut insts = Vec::with_capacity(blk.insts.len() + copies.len());
+    for (k, i) in blk.insts.iter().enumerate() {
+        push_copies(&mut insts, scan.mov, copies.get(&k));
+        insts.push(RInst {
+            desc: i.desc,
+            dest: i.dest.map(|d| map_loc(segs, scan, d, k + 1, true)),
+            srcs: i.srcs.iter().map(|o| map_op(o, k)).collect(),
+            span: i.span,
+            kind: i.kind,
+        });
+    }
+    let n = blk.insts.len();
+    push_copies(&mut insts, scan.mov, copies.get(&n));
+    RBlock {
+        label: blk.label.clone(),
+        insts,
+        term: blk.term.clone(),
+        cond: blk.cond.as_ref().map(|c| map_op(c, n)),
+        succs: blk.succs.clone(),
+        span: blk.span,
+    }
+}
+
+/// The copies `(to, from)` between consecutive segments of each web, keyed
+/// by the gap where the later segment starts; values in increasing order,
+/// so that copies at one gap come out in a fixed order whatever the map's
+/// hasher.
+fn split_copies(
+    segs: &HashMap<ValId, Vec<Vec<Segment>>>,
+) -> HashMap<usize, Vec<(PhysReg, PhysReg)>> {
     let mut copies: HashMap<usize, Vec<(PhysReg, PhysReg)>> = HashMap::default();
-    // Values in increasing order, so that copies at one gap come out in a
-    // fixed order whatever the map's hasher.
     let mut vals: Vec<ValId> = segs.keys().copied().collect();
     vals.sort_unstable();
     for web in vals.iter().filter_map(|v| segs.get(v)).flatten() {
@@ -278,64 +315,46 @@ fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) 
                 .push((w[1].run, w[0].run));
         }
     }
-    let map = |l: Loc, g: usize, def: bool| -> Loc {
-        match l {
-            Loc::Val(v) => {
-                let global = scan.global.get(v as usize).copied().unwrap_or(false);
-                let r = if global {
-                    scan.assign.get(v as usize).copied().flatten()
-                } else if def {
-                    def_run(segs, v, g)
-                } else {
-                    use_run(segs, v, g)
-                };
-                r.map_or(l, Loc::Phys)
-            }
-            other => other,
-        }
+    copies
+}
+
+/// The register location `l` stands for at gap `g` (`def`: as the
+/// destination written just before `g`); non-values and unassigned values
+/// unchanged.
+fn map_loc(
+    segs: &HashMap<ValId, Vec<Vec<Segment>>>,
+    scan: &Scan,
+    l: Loc,
+    g: usize,
+    def: bool,
+) -> Loc {
+    let Loc::Val(v) = l else { return l };
+    let global = scan.global.get(v as usize).copied().unwrap_or(false);
+    let r = if global {
+        scan.assign.get(v as usize).copied().flatten()
+    } else if def {
+        def_run(segs, v, g)
+    } else {
+        use_run(segs, v, g)
     };
-    let map_op = |o: &ROperand, g: usize| match o {
-        ROperand::Loc(l) => ROperand::Loc(map(*l, g, false)),
-        other => other.clone(),
-    };
-    let mut out = RBlock {
-        label: blk.label.clone(),
-        insts: Vec::with_capacity(blk.insts.len() + copies.len()),
-        term: blk.term.clone(),
-        cond: None,
-        succs: blk.succs.clone(),
-        span: blk.span,
-    };
-    for (k, i) in blk.insts.iter().enumerate() {
-        for &(to, from) in copies.get(&k).into_iter().flatten() {
-            out.insts.push(RInst {
-                desc: scan.mov,
-                dest: Some(Loc::Phys(to)),
-                srcs: vec![ROperand::Loc(Loc::Phys(from))],
-                span: Span::default(),
-                kind: Kind::SplitCopy,
-            });
-        }
-        out.insts.push(RInst {
-            desc: i.desc,
-            dest: i.dest.map(|d| map(d, k + 1, true)),
-            srcs: i.srcs.iter().map(|o| map_op(o, k)).collect(),
-            span: i.span,
-            kind: i.kind,
-        });
-    }
-    let n = blk.insts.len();
-    for &(to, from) in copies.get(&n).into_iter().flatten() {
-        out.insts.push(RInst {
-            desc: scan.mov,
+    r.map_or(l, Loc::Phys)
+}
+
+/// Append a split copy (`mov`) for each `(to, from)` of `copies`.
+fn push_copies(
+    insts: &mut Vec<RInst>,
+    mov: &'static OpDesc,
+    copies: Option<&Vec<(PhysReg, PhysReg)>>,
+) {
+    for &(to, from) in copies.into_iter().flatten() {
+        insts.push(RInst {
+            desc: mov,
             dest: Some(Loc::Phys(to)),
             srcs: vec![ROperand::Loc(Loc::Phys(from))],
             span: Span::default(),
             kind: Kind::SplitCopy,
         });
     }
-    out.cond = blk.cond.as_ref().map(|c| map_op(c, n));
-    out
 }
 
 #[cfg(test)]
