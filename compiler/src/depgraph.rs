@@ -202,6 +202,19 @@ impl Locs {
             };
         }
     }
+    /// Record op `i`'s accesses (summary `op`): its writes first, then its
+    /// reads, so that an op reading and writing one location gets no edge
+    /// to itself.
+    fn record(&mut self, i: usize, op: &OpDeps) {
+        for (w, lat) in &op.writes {
+            let k = self.slot(*w);
+            self.write(k, i, *lat);
+        }
+        for r in &op.reads {
+            let k = self.slot(*r);
+            self.read(k, i);
+        }
+    }
     fn read(&mut self, k: usize, i: usize) {
         let node = self.nodes.len();
         let Some(st) = self.states.get_mut(k) else { return };
@@ -232,67 +245,52 @@ impl DepGraph {
         let mut last_barrier: Option<usize> = None;
         for (i, op) in ops.iter().enumerate() {
             let op = op.as_ref();
-            let add = |g: &mut DepGraph, e: Edge| {
-                if e.from != e.to && keep(&e) {
-                    g.push(e);
-                }
-            };
-            for r in &op.reads {
-                let k = locs.slot(*r);
-                if let Some((w, l)) = locs.state(k).and_then(|st| st.last_write) {
-                    add(
-                        &mut g,
-                        Edge {
-                            from: w,
-                            to: i,
-                            delay: l as i32,
-                            kind: EdgeKind::Raw,
-                            loc: Some(*r),
-                        },
-                    );
-                }
-            }
-            for (w, lat) in &op.writes {
-                let k = locs.slot(*w);
-                for rd in locs.readers(k) {
-                    add(
-                        &mut g,
-                        Edge {
-                            from: rd,
-                            to: i,
-                            delay: 1 - *lat as i32,
-                            kind: EdgeKind::War,
-                            loc: Some(*w),
-                        },
-                    );
-                }
-                if let Some((pw, pl)) = locs.state(k).and_then(|st| st.last_write) {
-                    add(
-                        &mut g,
-                        Edge {
-                            from: pw,
-                            to: i,
-                            delay: pl as i32 - *lat as i32 + 1,
-                            kind: EdgeKind::Waw,
-                            loc: Some(*w),
-                        },
-                    );
-                }
-            }
-            // Readers are recorded after the writes so that an op reading and
-            // writing one location gets no edge to itself.
-            for (w, lat) in &op.writes {
-                let k = locs.slot(*w);
-                locs.write(k, i, *lat);
-            }
-            for r in &op.reads {
-                let k = locs.slot(*r);
-                locs.read(k, i);
-            }
+            g.register_edges(&mut locs, i, op, &keep);
+            locs.record(i, op);
             g.order_effects(i, op, &mut effects, &mut last_barrier, &keep);
         }
         g.index();
         g
+    }
+
+    /// Add the register edges into op `i` (summary `op`) that `keep`
+    /// accepts, from the accesses `locs` records before it: RAW from the
+    /// last write of each read, then for each write WAR from the readers
+    /// since the last write and WAW from that write. No self-edges.
+    fn register_edges(
+        &mut self,
+        locs: &mut Locs,
+        i: usize,
+        op: &OpDeps,
+        keep: &impl Fn(&Edge) -> bool,
+    ) {
+        let mut add = |e: Edge| {
+            if e.from != e.to && keep(&e) {
+                self.push(e);
+            }
+        };
+        let edge = |from, delay, kind, loc| Edge {
+            from,
+            to: i,
+            delay,
+            kind,
+            loc: Some(loc),
+        };
+        for r in &op.reads {
+            let k = locs.slot(*r);
+            if let Some((w, l)) = locs.state(k).and_then(|st| st.last_write) {
+                add(edge(w, l as i32, EdgeKind::Raw, *r));
+            }
+        }
+        for (w, lat) in &op.writes {
+            let k = locs.slot(*w);
+            for rd in locs.readers(k) {
+                add(edge(rd, 1 - *lat as i32, EdgeKind::War, *w));
+            }
+            if let Some((pw, pl)) = locs.state(k).and_then(|st| st.last_write) {
+                add(edge(pw, pl as i32 - *lat as i32 + 1, EdgeKind::Waw, *w));
+            }
+        }
     }
 
     fn order_effects<'a>(
