@@ -142,26 +142,9 @@ pub fn allocate_ordered(
             &costs,
         );
         if victims.is_empty() {
-            let vm = VarMap::new(&f, env.implicit_writes, env.track_scratch);
-            let lv_own;
-            let lv = if vm == full {
-                &lv_full
-            } else {
-                lv_own = liveness::analyze(&f, &vm);
-                &lv_own
-            };
-            let graph = interference::build(&f, &vm, lv);
-            match assign(&f, opts, &env, &vm, lv, &graph, &cons, &costs) {
+            match attempt(&f, opts, &env, (&full, &lv_full), &cons, &costs) {
                 Ok(blocks) => return finish(f, blocks, remats, max_live),
-                Err(Failure::Values(vs)) => victims = choose_victims(&graph, &costs, vs),
-                Err(Failure::AtGap(v, b, g)) => {
-                    let occ = liveness::occupancy(&f, &vm, lv, b);
-                    let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
-                    let alt = occ
-                        .get(g)
-                        .and_then(|set| spill::victim_at(&f, &vm, set, b, g, &costs, &short));
-                    victims = vec![alt.unwrap_or(v)];
-                }
+                Err(vs) => victims = vs,
             }
         }
         let sp_env = spill::SpillEnv {
@@ -172,6 +155,42 @@ pub fn allocate_ordered(
         remats += spill::spill_values(&mut f, &victims, &sp_env)?;
     }
     Err(CompileError::Allocation("spilling did not converge".into()))
+}
+
+/// One assignment attempt on `f` once no pressure victims remain, under
+/// the allocator's own variable map (reusing `full`'s liveness when the
+/// maps agree): the allocated blocks, or the values to spill before the
+/// next round (colouring's failures made into real victims, or for a
+/// linear-scan failure at a gap the best victim occupying that gap).
+fn attempt(
+    f: &Func,
+    opts: &Options,
+    env: &Env,
+    (full, lv_full): (&VarMap, &Liveness),
+    cons: &Constraints,
+    costs: &spill::Costs,
+) -> Result<Vec<RBlock>, Vec<ValId>> {
+    let vm = VarMap::new(f, env.implicit_writes, env.track_scratch);
+    let lv_own;
+    let lv = if vm == *full {
+        lv_full
+    } else {
+        lv_own = liveness::analyze(f, &vm);
+        &lv_own
+    };
+    let graph = interference::build(f, &vm, lv);
+    match assign(f, opts, env, &vm, lv, &graph, cons, costs) {
+        Ok(blocks) => Ok(blocks),
+        Err(Failure::Values(vs)) => Err(choose_victims(&graph, costs, vs)),
+        Err(Failure::AtGap(v, b, g)) => {
+            let occ = liveness::occupancy(f, &vm, lv, b);
+            let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
+            let alt = occ
+                .get(g)
+                .and_then(|set| spill::victim_at(f, &vm, set, b, g, costs, &short));
+            Err(vec![alt.unwrap_or(v)])
+        }
+    }
 }
 
 /// Why one allocation attempt failed.
