@@ -239,6 +239,11 @@ impl Checker<'_> {
     }
 
     /// One obligation `a == b` (or same truth for branch conditions).
+    /// Once a violation is recorded the verdict can no longer be `proven`,
+    /// so later obligations are settled from the samples alone (refuted or
+    /// unknown): a wrong value read early makes every later effect a hard,
+    /// different-looking query, and waiting for Z3 on each of them would
+    /// only add reports of the same fault.
     fn oblige(&mut self, source: Term, machine: Term, truth: bool) -> Answer {
         self.tally.total += 1;
         if source == machine {
@@ -246,7 +251,13 @@ impl Checker<'_> {
             return Answer::Equal;
         }
         self.tally.smt += 1;
-        let ans = if truth { self.smt.same_truth(&self.terms, source, machine) } else { self.smt.equal(&self.terms, source, machine) };
+        let ans = if !self.out.is_empty() {
+            self.smt.equal_quick(&self.terms, source, machine, truth)
+        } else if truth {
+            self.smt.same_truth(&self.terms, source, machine)
+        } else {
+            self.smt.equal(&self.terms, source, machine)
+        };
         if ans == Answer::Unknown {
             self.tally.unknown += 1;
         }

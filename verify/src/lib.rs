@@ -89,3 +89,48 @@ pub fn verify(src: &Program, machine: &Program, opts: &VerifyOptions) -> Report 
     report.time_ms = start.elapsed().as_secs_f64() * 1000.0;
     report
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write;
+
+    /// `n` products `((a&m)*(b&m))*(c&m)`, each written by `tlbw`, as a
+    /// source and a machine program that reassociates every one: equal,
+    /// but each product is a hard solver query (seconds, not ms).
+    fn reassociated(n: usize) -> (Program, Program) {
+        let mut src = String::from("target v3d71\nb0:\n    %m = ldconst 0xfff\n");
+        let mut mach = String::from("target v3d71\nform machine\nb0:\n    { sig: ldconst 0xfff }\n    { add: mov $rf3, $rf0 }\n");
+        for i in 0..n {
+            let (a, b, c) = (3 * i, 3 * i + 1, 3 * i + 2);
+            let _ = write!(src, "    %a{i} = ldunif {a}\n    %b{i} = ldunif {b}\n    %c{i} = ldunif {c}\n");
+            let _ = write!(src, "    %a{i} = and %a{i}, %m\n    %b{i} = and %b{i}, %m\n    %c{i} = and %c{i}, %m\n");
+            let _ = write!(src, "    %p{i} = umul24 %a{i}, %b{i}\n    %p{i} = umul24 %p{i}, %c{i}\n    tlbw %p{i}\n");
+            let _ = write!(mach, "    {{ sig: ldunif {a} }}\n    {{ add: mov $rf4, $rf0 ; sig: ldunif {b} }}\n    {{ add: mov $rf5, $rf0 ; sig: ldunif {c} }}\n    {{ add: mov $rf6, $rf0 }}\n");
+            mach.push_str("    { add: and $rf4, $rf4, $rf3 }\n    { add: and $rf5, $rf5, $rf3 }\n    { add: and $rf6, $rf6, $rf3 }\n");
+            let end = if i + 1 == n { " ; sig: thrsw" } else { "" };
+            let _ = write!(mach, "    {{ mul: umul24 $rf7, $rf5, $rf6 }}\n    {{ mul: umul24 $rf7, $rf4, $rf7 }}\n    {{ add: tlbw $rf7{end} }}\n");
+        }
+        src.push_str("    end\n");
+        mach.push_str("    { }\n    { }\n    end\n");
+        let parse = |t: &str| schedra_ir::parse::parse(t.as_bytes(), None).expect("the test programs parse");
+        (parse(&src), parse(&mach))
+    }
+
+    #[test]
+    fn the_timeout_bounds_the_whole_verification() {
+        let (src, mach) = reassociated(20);
+        // Per query, 20 hard obligations at 300 ms would take >= 6 s.
+        let start = Instant::now();
+        let report = verify(&src, &mach, &VerifyOptions { timeout_ms: 300 });
+        let took = start.elapsed();
+        assert_eq!(report.verdict, Verdict::Unknown, "{:?}", report.violations);
+        assert_eq!(report.obligations.unknown, 20);
+        assert!(took < std::time::Duration::from_millis(2500), "took {took:?}");
+        // A tiny deadline gives up at once.
+        let start = Instant::now();
+        let report = verify(&src, &mach, &VerifyOptions { timeout_ms: 1 });
+        assert_eq!(report.verdict, Verdict::Unknown);
+        assert!(start.elapsed() < std::time::Duration::from_millis(1000), "took {:?}", start.elapsed());
+    }
+}

@@ -16,13 +16,20 @@
 //! proves the obligation, `sat` gives a counterexample (concrete input words
 //! and both values), anything else (timeout) is [`Answer::Unknown`] and is
 //! never taken as a proof. Answers are cached per pair of terms.
+//!
+//! Time: `timeout_ms` bounds the whole session, not only one query. The
+//! session's deadline is set when it is made; each query gets the smaller
+//! of `timeout_ms` and the time left, and once the deadline has passed no
+//! query reaches Z3 at all (it is [`Answer::Unknown`]), so a verification
+//! with many hard obligations ends within its budget (plus one query's
+//! [`grace`]) instead of `timeout_ms` per obligation.
 
 use crate::term::{fun_name, is_integer, Fun, Node, Term, Terms};
 use schedra_ir::target::Sem;
 use schedra_ir::Target;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use z3::ast::{Ast, Bool, BV};
 use z3::{Context, ContextHandle, FuncDecl, PrepareSynchronized, SatResult, Solver, Sort};
 
@@ -77,14 +84,49 @@ pub struct Smt {
     leaves: FxHashMap<Term, String>,
     cache: FxHashMap<(Term, Term, bool), Answer>,
     samples: crate::sample::Values,
+    deadline: Option<Instant>,
     /// Number of queries sent to the solver.
     pub queries: usize,
 }
 
 impl Smt {
-    /// A session for programs of `target`, with a per-query timeout.
+    /// A session for programs of `target` whose queries all end within
+    /// `timeout_ms` from now (see the module docs): after that every
+    /// solver question is answered [`Answer::Unknown`].
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
-        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), samples: Default::default(), queries: 0 }
+        let deadline = Instant::now().checked_add(Duration::from_millis(timeout_ms));
+        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), samples: Default::default(), deadline, queries: 0 }
+    }
+
+    /// The budget in ms the next query may use: `timeout_ms`, cut to the
+    /// time left before the deadline; `None` once the deadline has passed.
+    fn budget_ms(&self) -> Option<u64> {
+        let Some(deadline) = self.deadline else { return Some(self.timeout_ms) };
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+        (ms > 0).then_some(ms.min(self.timeout_ms))
+    }
+
+    /// Whether the session's time is up (no further query reaches Z3).
+    pub fn expired(&self) -> bool {
+        self.budget_ms().is_none()
+    }
+
+    /// Whether `a` and `b` are the same word for all inputs, answered from
+    /// the cache and the samples only: [`Answer::Unknown`] where only the
+    /// solver could tell. For obligations whose answer cannot change the
+    /// verdict any more (one is already refuted).
+    pub fn equal_quick(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
+        if a == b {
+            return Answer::Equal;
+        }
+        if let Some(ans) = self.cache.get(&(a, b, truth)) {
+            return ans.clone();
+        }
+        match self.samples.find_difference(terms, self.target, a, b, truth) {
+            Some(cex) => Answer::Differ(cex),
+            None => Answer::Unknown,
+        }
     }
 
     /// Whether `a` and `b` are the same word for all inputs.
@@ -122,6 +164,7 @@ impl Smt {
     }
 
     fn solve(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
+        let Some(budget_ms) = self.budget_ms() else { return Answer::Unknown };
         self.queries += 1;
         let (Some(za), Some(zb)) = (self.convert(terms, a), self.convert(terms, b)) else { return Answer::Unknown };
         let mut names = Vec::new();
@@ -132,7 +175,7 @@ impl Smt {
                 sides.push(z.clone());
             }
         }
-        match check_bounded(&sides, truth, self.timeout_ms) {
+        match check_bounded(&sides, truth, budget_ms) {
             Verdict::Unsat => Answer::Equal,
             Verdict::Sat(vals) => match vals.as_slice() {
                 [source, machine, ins @ ..] => Answer::Differ(Counterexample {
