@@ -7,7 +7,9 @@
 //!
 //! `PROFILE_ONE=K` runs only case K of the campaign with seed
 //! `PROFILE_SEED` (default 0) under its swarm configuration and prints its
-//! stage times.
+//! stage times. With `PROFILE_DUMP=DIR` it instead writes that case's
+//! source (`src.ir`), compiled output (`out.s`) and soundness mutant
+//! (`mutant.s`, when the case has one) to `DIR`, for `schedra verify`.
 //!
 //! Run: `cargo build --release -p schedra-fuzz --example profile_case` then
 //! `valgrind --tool=callgrind target/release/examples/profile_case`;
@@ -34,6 +36,10 @@ fn main() {
         // One campaign case (campaign seed `PROFILE_SEED`, default 0, swarm
         // configuration) with its stage times: for cases that stall a run.
         let seed = std::env::var("PROFILE_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+        if let Ok(dir) = std::env::var("PROFILE_DUMP") {
+            dump(seed, k, target, std::path::Path::new(&dir));
+            return;
+        }
         let start = std::time::Instant::now();
         let out = run_case_timed(seed, k, target, &plan, None, &mut times);
         println!("case {k}: {:?} total, {times:?}, finding: {}", start.elapsed(), out.finding.is_some());
@@ -71,4 +77,28 @@ fn runs_only(cases: u64, target: &'static schedra_ir::Target, cfg: &Config) {
         differ += usize::from(!matches!(schedra_fuzz::oracle::behaviour_differs(m, seeds, &expect), Ok(None)));
     }
     println!("{} programs run, {differ} differ", progs.len());
+}
+
+/// `PROFILE_DUMP=DIR`: write case `index`'s source, compiled output and
+/// soundness mutant (derived exactly as `campaign::case::run_case` does)
+/// to `DIR`.
+fn dump(seed: u64, index: u64, target: &'static schedra_ir::Target, dir: &std::path::Path) {
+    use arbitrary::Unstructured;
+    use schedra_fuzz::campaign::case::{case_seed, options, CASE_BYTES};
+    let data = schedra_fuzz::gen::seed_bytes(case_seed(seed, index), CASE_BYTES);
+    let mut u = Unstructured::new(&data);
+    let opts = options(&mut u, None);
+    let Ok(case) = schedra_fuzz::gen::GeneratedCase::for_target(&mut u, target) else { return eprintln!("case {index}: no program") };
+    let Ok(compiled) = schedra_compiler::compile(&case.program, &opts) else { return eprintln!("case {index}: compile failed") };
+    let print = schedra_ir::print::print;
+    let mut files = vec![("src.ir", print(&case.program)), ("out.s", print(&compiled.program))];
+    if let Some((mutant, m)) = schedra_fuzz::mutate::mutate(&compiled.program, &mut u) {
+        println!("case {index}: options {opts:?}, mutation {m}");
+        files.push(("mutant.s", print(&mutant)));
+    }
+    for (name, text) in files {
+        if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(dir.join(name), text)) {
+            eprintln!("{}: {e}", dir.join(name).display());
+        }
+    }
 }
