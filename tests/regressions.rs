@@ -153,3 +153,18 @@ fn header_and_options_are_read() {
     assert_eq!((o.ra, o.sched, o.inject), (Ra::Graph, Sched::BottomUp, None));
     assert_eq!(options("", Path::new("t")), Options::default());
 }
+
+/// The pinned verifier stall: the mutant of fuzz campaign case 2372 once
+/// took 37 s to reject (one solver timeout per later obligation). With the
+/// default 10 s budget it must be rejected (not proven, not unknown) well
+/// within it.
+#[test]
+fn the_stalling_mutant_is_rejected_fast() {
+    let (_, src) = read(&corpus().join("mutant-stall.ir"));
+    let (_, mutant) = read(&corpus().join("mutant-stall.s"));
+    let start = std::time::Instant::now();
+    let report = verify(&src, &mutant, &VerifyOptions::default());
+    let took = start.elapsed();
+    assert_eq!(report.verdict, Verdict::Violation, "{}", violations(&report));
+    assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+}
