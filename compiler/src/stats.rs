@@ -19,6 +19,36 @@ use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::Sem;
 use schedra_ir::{Operand, Program, Reg, TermKind};
 
+/// Account for `inst` (of op `desc`) issuing at `clock`: count a spill
+/// store or fill in `st`, record when each register it writes lands (and
+/// whether an SFU op wrote it) in `ready`, and extend `sfu_until` to an SFU
+/// result's landing cycle.
+fn issue(
+    desc: &schedra_ir::target::OpDesc,
+    inst: &schedra_ir::Inst,
+    clock: usize,
+    (ready, sfu_until): (&mut HashMap<Reg, (usize, bool)>, &mut usize),
+    st: &mut Stats,
+) {
+    match desc.sem {
+        Sem::ScratchWrite => st.spills += 1,
+        Sem::ScratchRead => st.fills += 1,
+        _ => {}
+    }
+    let land = clock + desc.latency as usize;
+    let dest: Vec<Reg> = match (&inst.dest, desc.dest) {
+        (Some(Operand::Phys(p)), _) => p.regs().collect(),
+        (None, schedra_ir::target::Dest::Implicit(r)) => vec![r],
+        _ => vec![],
+    };
+    for r in dest {
+        ready.insert(r, (land, desc.sfu));
+    }
+    if desc.sfu {
+        *sfu_until = (*sfu_until).max(land);
+    }
+}
+
 /// Instructions, cycles, nops, sfu-stalls, spills and fills of `prog` (a
 /// machine-form program). `max_live` and `remats` stay 0: the allocator
 /// fills them.
@@ -50,25 +80,8 @@ pub fn machine_stats(prog: &Program) -> Stats {
                 clock = wait_for(&ready, reads, clock, &mut st);
             }
             for op in &bundle.ops {
-                let Some(desc) = t.op(&op.inst.opcode) else {
-                    continue;
-                };
-                match desc.sem {
-                    Sem::ScratchWrite => st.spills += 1,
-                    Sem::ScratchRead => st.fills += 1,
-                    _ => {}
-                }
-                let land = clock + desc.latency as usize;
-                let dest: Vec<Reg> = match (&op.inst.dest, desc.dest) {
-                    (Some(Operand::Phys(p)), _) => p.regs().collect(),
-                    (None, schedra_ir::target::Dest::Implicit(r)) => vec![r],
-                    _ => vec![],
-                };
-                for r in dest {
-                    ready.insert(r, (land, desc.sfu));
-                }
-                if desc.sfu {
-                    sfu_until = sfu_until.max(land);
+                if let Some(desc) = t.op(&op.inst.opcode) {
+                    issue(desc, &op.inst, clock, (&mut ready, &mut sfu_until), &mut st);
                 }
             }
             clock += 1;
