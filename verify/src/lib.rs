@@ -44,14 +44,16 @@ use std::time::Instant;
 /// Options of one verification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VerifyOptions {
-    /// Per-query solver timeout in milliseconds; a query that runs out makes
-    /// the verdict `unknown`, never `proven`. 0 means "give up at once"
-    /// (every solver query is `unknown`), never "no limit".
+    /// Solver time limit in milliseconds for the whole verification (each
+    /// query gets at most this, and no query starts after it has passed
+    /// since the solver session began); a query that runs out or is never
+    /// asked makes the verdict `unknown`, never `proven`. 0 means "give up
+    /// at once" (every solver query is `unknown`), never "no limit".
     pub timeout_ms: u64,
 }
 
 impl Default for VerifyOptions {
-    /// A 10 s per-query timeout (Alive2's default).
+    /// A 10 s solver time limit (Alive2's per-query default).
     fn default() -> VerifyOptions {
         VerifyOptions { timeout_ms: 10_000 }
     }
