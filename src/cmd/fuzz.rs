@@ -45,7 +45,7 @@ pub struct Args {
     /// Do not reduce findings (no min.ir).
     #[arg(long)]
     pub no_reduce: bool,
-    /// Per-query solver timeout in milliseconds.
+    /// Time limit in milliseconds for each verification (the output and every soundness mutant); running out makes that verdict unknown.
     #[arg(long, default_value_t = 2000)]
     pub timeout_ms: u64,
     /// Write seed inputs for the cargo-fuzz targets into `DIR/<target>/`

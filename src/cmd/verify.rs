@@ -30,7 +30,7 @@ pub struct Args {
     /// Print one JSON object instead of the human report.
     #[arg(long)]
     pub json: bool,
-    /// Per-query solver timeout in milliseconds (a timeout makes the verdict unknown).
+    /// Time limit in milliseconds for the whole verification, solver queries included (running out makes the verdict unknown, exit 3; never proven).
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,
     /// How to compile SRC when no OUT is given.
