@@ -15,41 +15,11 @@ use schedra_compiler::{compile, Options, Ra, Sched};
 use schedra_ir::{Operand, Program};
 use schedra_verify::{verify, Verdict, VerifyOptions};
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if p.extension().is_some_and(|e| e == "ir") {
-            out.push(p);
-        }
-    }
-}
-
-/// Every corpus shader and every spec example source.
-fn shaders() -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    collect(&root().join("corpus"), &mut v);
-    let ex = root().join("../shared/spec/examples");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&ex).map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path().join("src.ir"))).filter(|p| p.exists()).collect()).unwrap_or_default();
-    dirs.sort();
-    v.extend(dirs);
-    v
-}
-
-fn load(path: &Path) -> Program {
-    let bytes = std::fs::read(path).expect("read shader");
-    schedra_ir::parse::parse(&bytes, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+#[path = "support/shaders.rs"]
+mod shaders;
+use shaders::{load, root, shaders};
 
 fn stressed(n: u16, sched: Sched, ra: Ra) -> Options {
     Options { sched, ra, inject: None, stress_regalloc: Some(n) }
