@@ -32,6 +32,7 @@ pub mod ids;
 pub mod report;
 pub mod rules;
 pub mod sample;
+pub mod regfile;
 pub mod smt;
 pub mod symbolic;
 pub mod term;

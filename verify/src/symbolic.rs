@@ -22,6 +22,7 @@
 //! records exactly that term and that write.
 
 use crate::ids::{VregId, Vregs};
+use crate::regfile::RegTable;
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Block, Inst, Operand, PhysReg, Program, Reg, TermKind};
@@ -520,10 +521,10 @@ struct Machine<'a> {
     /// write; every other register holds its `run.entry` term (a register
     /// is in `cur` only after a write to it was issued, which puts it in
     /// `run.entry` first).
-    cur: FxHashMap<Reg, (Term, Option<WriteId>)>,
+    cur: RegTable<(Term, Option<WriteId>)>,
     mem: FxHashMap<u32, (Term, Option<ReadId>)>,
     pending: Vec<WriteId>,
-    ready: FxHashMap<Reg, u64>,
+    ready: RegTable<u64>,
 }
 
 impl Machine<'_> {
@@ -559,15 +560,15 @@ impl Machine<'_> {
         due.sort_by_key(|&w| (self.run.writes.get(w).map(|e| e.land).unwrap_or(0), w));
         for w in due {
             if let Some(e) = self.run.writes.get(w) {
-                self.cur.insert(e.reg, (e.term, Some(w)));
+                self.cur.set(e.reg, (e.term, Some(w)));
             }
         }
     }
 
     /// A register's current contents and the write they came from.
     fn current(&mut self, reg: Reg) -> (Term, Option<WriteId>) {
-        if let Some(v) = self.cur.get(&reg) {
-            return *v;
+        if let Some(v) = self.cur.get(reg) {
+            return v;
         }
         if let Some(t) = self.run.entry.get(&reg) {
             return (*t, None);
@@ -649,10 +650,10 @@ pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: MachEnt
         prog: p,
         label: &block.label,
         run: MachRun::sized_for(block, entry.regs),
-        cur: sized(16),
+        cur: RegTable::with_capacity(64),
         mem: entry.slots.into_iter().map(|(s, t)| (s, (t, None))).collect(),
         pending: Vec::with_capacity(8),
-        ready: sized(16),
+        ready: RegTable::with_capacity(64),
     };
     let mut cycle = 0u64;
     // Per-bundle scratch, reused across bundles.
@@ -665,7 +666,7 @@ pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: MachEnt
             for (op, d) in bundle.ops.iter().zip(&descs) {
                 if let Some(d) = d {
                     for r in m.touched(d, &op.inst) {
-                        cycle = cycle.max(m.ready.get(&r).copied().unwrap_or(0));
+                        cycle = cycle.max(m.ready.get(r).unwrap_or(0));
                     }
                 }
             }
@@ -758,8 +759,8 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
         m.run.writes.push(WriteEvent { reg: *reg, term, issue: cycle, land, at: i.at.clone(), reads, copy });
         m.run.by_reg.entry(*reg).or_default().push(id);
         m.pending.push(id);
-        let r = m.ready.entry(*reg).or_insert(0);
-        *r = (*r).max(land);
+        let ready = m.ready.get(*reg).unwrap_or(0);
+        m.ready.set(*reg, ready.max(land));
         if !m.run.entry.contains_key(reg) {
             let t = m.junk_reg(*reg);
             m.run.entry.insert(*reg, t);
@@ -773,7 +774,7 @@ fn finish(m: &mut Machine, block: &Block, mut cycle: u64) {
         match cond {
             Operand::Phys(p) => {
                 if m.prog.target.interlocked {
-                    cycle = cycle.max(m.ready.get(&p.base).copied().unwrap_or(0));
+                    cycle = cycle.max(m.ready.get(p.base).unwrap_or(0));
                 }
                 m.land(cycle);
                 let r = m.read(p.base, cycle, &at);
@@ -793,7 +794,7 @@ fn finish(m: &mut Machine, block: &Block, mut cycle: u64) {
     m.land(u64::MAX);
     m.run.cycles = cycle;
     m.run.regs = m.run.entry.clone();
-    m.run.regs.extend(m.cur.iter().map(|(r, (t, _))| (*r, *t)));
+    m.run.regs.extend(m.cur.iter().map(|(r, (t, _))| (r, t)));
     m.run.mem = m.mem.iter().map(|(s, (t, _))| (*s, *t)).collect();
 }
 
