@@ -223,7 +223,7 @@ impl Checker<'_> {
     }
 
     fn ctx<'b>(&'b mut self, s: &'b SrcRun, m: &'b MachRun) -> Ctx<'b> {
-        Ctx { terms: &self.terms, mach: m, src: s, prog: self.mach, source: (self.src, &self.vregs), smt: Some(&mut self.smt) }
+        Ctx { terms: &self.terms, mach: m, by_reg: m.writes_by_reg(), src: s, prog: self.mach, source: (self.src, &self.vregs), smt: Some(&mut self.smt) }
     }
 
     fn push(&mut self, label: &str, d: Diagnosis, src_line: Option<u32>, cex: Option<Counterexample>, s: &SrcRun) {

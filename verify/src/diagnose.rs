@@ -28,7 +28,7 @@ use crate::report::Kind;
 use crate::smt::Smt;
 use crate::symbolic::{MachRun, ReadEvent, ReadId, SrcRun, WriteEvent, WriteId};
 use crate::term::{Node, Term, Terms};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use schedra_ir::{Program, Reg};
 
 /// Where and why a value went wrong.
@@ -52,6 +52,9 @@ pub struct Ctx<'a> {
     pub terms: &'a Terms,
     /// The machine block's run.
     pub mach: &'a MachRun,
+    /// The writes to each register of `mach`, in issue order
+    /// ([`MachRun::writes_by_reg`]).
+    pub by_reg: FxHashMap<Reg, Vec<WriteId>>,
     /// The source block's run (for names of terms).
     pub src: &'a SrcRun,
     /// The machine program (register names).
@@ -236,7 +239,7 @@ impl Ctx<'_> {
 
     /// A write of `wanted` to the register that had not landed at the read.
     fn latency(&self, ev: &ReadEvent, wanted: Term) -> Option<Diagnosis> {
-        let ids = self.mach.by_reg.get(&ev.reg)?;
+        let ids = self.by_reg.get(&ev.reg)?;
         let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle && w.issue != ev.cycle).min_by_key(|w| w.issue)?;
         let when = if w.issue < ev.cycle {
             format!("`{}` issued at cycle {} (bundle {}) lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
@@ -262,7 +265,7 @@ impl Ctx<'_> {
     /// The writes to `reg` issued by `cycle` (a prefix of the issue-ordered
     /// list: only those can have landed by then).
     fn issued_by(&self, reg: Reg, cycle: u64) -> &[WriteId] {
-        let ids = self.mach.by_reg.get(&reg).map(Vec::as_slice).unwrap_or(&[]);
+        let ids = self.by_reg.get(&reg).map(Vec::as_slice).unwrap_or(&[]);
         let n = ids.partition_point(|&i| self.write(i).is_some_and(|w| w.issue <= cycle));
         ids.get(..n).unwrap_or(ids)
     }
@@ -330,7 +333,7 @@ impl Ctx<'_> {
 
     /// Where `wanted` sits at `cycle`, if some register holds it.
     fn holder(&self, wanted: Term, cycle: u64) -> Option<Reg> {
-        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.mach.by_reg.keys()).copied().collect();
+        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.by_reg.keys()).copied().collect();
         regs.sort_unstable();
         regs.dedup();
         regs.into_iter().find(|r| self.current(*r, cycle) == Some(wanted))
@@ -383,7 +386,7 @@ impl Ctx<'_> {
         }
         let end = self.mach.cycles;
         let mut best: Option<(u64, Diagnosis)> = None;
-        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.mach.by_reg.keys()).copied().collect();
+        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.by_reg.keys()).copied().collect();
         regs.sort_unstable();
         regs.dedup();
         for r in regs {

@@ -492,11 +492,19 @@ pub struct MachRun {
     pub cycles: u64,
     /// Issue cycle of each bundle.
     pub issue_cycle: Vec<u64>,
-    /// The writes to each register, in issue order.
-    pub by_reg: FxHashMap<Reg, Vec<WriteId>>,
 }
 
 impl MachRun {
+    /// The writes to each register, in issue order (computed on demand from
+    /// `writes`: only a diagnosis needs it, so a run does not keep it).
+    pub fn writes_by_reg(&self) -> FxHashMap<Reg, Vec<WriteId>> {
+        let mut by_reg: FxHashMap<Reg, Vec<WriteId>> = sized(self.writes.len());
+        for (id, w) in self.writes.iter().enumerate() {
+            by_reg.entry(w.reg).or_default().push(id);
+        }
+        by_reg
+    }
+
     /// An empty run with room for the events of `block` (a read per operand
     /// word, a write per op, as a rule), starting from `entry`.
     fn sized_for(block: &Block, entry: FxHashMap<Reg, Term>) -> MachRun {
@@ -506,7 +514,6 @@ impl MachRun {
             reads: Vec::with_capacity(2 * ops + 1),
             writes: Vec::with_capacity(ops),
             issue_cycle: Vec::with_capacity(block.bundles.len()),
-            by_reg: sized(ops),
             ..MachRun::default()
         }
     }
@@ -757,7 +764,6 @@ fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
         }
         let reads = word_reads.next().unwrap_or_default();
         m.run.writes.push(WriteEvent { reg: *reg, term, issue: cycle, land, at: i.at.clone(), reads, copy });
-        m.run.by_reg.entry(*reg).or_default().push(id);
         m.pending.push(id);
         let ready = m.ready.get(*reg).unwrap_or(0);
         m.ready.set(*reg, ready.max(land));
