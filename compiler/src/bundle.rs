@@ -147,13 +147,7 @@ fn bundle_block(
         if let (Some(p), Some((m, _))) = (at, marker) {
             if p == i {
                 ops_here.push(marker_op(m));
-                ops_here.sort_by_key(|o| {
-                    target
-                        .slots
-                        .iter()
-                        .position(|s| *s == o.slot)
-                        .unwrap_or(usize::MAX)
-                });
+                crate::sched_post::sort_by_slot(target, &mut ops_here);
             }
         }
         bundles.push(Bundle {
@@ -186,13 +180,7 @@ fn take_bundle_ops(
             })
         })
         .collect();
-    v.sort_by_key(|o| {
-        target
-            .slots
-            .iter()
-            .position(|s| *s == o.slot)
-            .unwrap_or(usize::MAX)
-    });
+    crate::sched_post::sort_by_slot(target, &mut v);
     v
 }
 

@@ -375,14 +375,20 @@ pub fn bundle_ops(
             })
         })
         .collect();
-    v.sort_by_key(|o| {
+    sort_by_slot(target, &mut v);
+    v
+}
+
+/// Order `ops` as the target lists its slots (the printed order of a
+/// bundle); an op in a slot the target does not name goes last.
+pub(crate) fn sort_by_slot(target: &Target, ops: &mut [schedra_ir::Op]) {
+    ops.sort_by_key(|o| {
         target
             .slots
             .iter()
             .position(|s| *s == o.slot)
             .unwrap_or(usize::MAX)
     });
-    v
 }
 
 #[cfg(test)]
