@@ -540,7 +540,7 @@ struct BottomUp;
 impl Direction for BottomUp {
     type Pressure<'a> = ReversePressure;
     const BACKWARDS: bool = true;
-    fn pressure<'a>(_: &[OpDeps], live_out: &'a BitSet, names: &Names) -> ReversePressure {
+    fn pressure(_: &[OpDeps], live_out: &BitSet, names: &Names) -> ReversePressure {
         ReversePressure::new(live_out, names)
     }
     fn rank(g: &DepGraph, deps: &[OpDeps]) -> Vec<(i64, std::cmp::Reverse<usize>)> {
