@@ -5,9 +5,12 @@
 //! writes `N` (default 2000) programs: even seeds use the fuzz bench's
 //! configuration (v3d71, body budget 50), odd seeds a swarm configuration
 //! on each target in turn (sizes 8..500, spills, multi-register values).
+//! The bytes are read through `SeedStream` (made only as far as read), so
+//! the programs also check that it gives what the full 16 KiB would;
+//! `GEN_DUMP_HINT=N` makes every read expect only N bytes, so that the
+//! stream's rerun on a short read is what gets checked.
 
-use arbitrary::Unstructured;
-use schedra_fuzz::gen::{generate, seed_bytes, Config};
+use schedra_fuzz::gen::{generate, Config, SeedStream};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -17,10 +20,10 @@ fn main() {
     };
     let n: u64 = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(2000);
     let targets = schedra_ir::target::all();
+    let forced: Option<usize> = std::env::var("GEN_DUMP_HINT").ok().and_then(|v| v.parse().ok());
     let mut written = 0;
     for seed in 0..n {
-        let data = seed_bytes(seed, 16 * 1024);
-        let mut u = Unstructured::new(&data);
+        let mut bytes = SeedStream::new(seed, 16 * 1024);
         let (target, cfg) = if seed % 2 == 0 {
             let Some(t) = schedra_ir::target::by_name("v3d71") else {
                 return;
@@ -37,12 +40,12 @@ fn main() {
             let Some(&t) = targets.get((seed / 2) as usize % targets.len()) else {
                 return;
             };
-            let Ok(c) = Config::swarm(&mut u) else {
+            let Ok(c) = bytes.draw(forced.unwrap_or(64), |u| Config::swarm(u)) else {
                 continue;
             };
             (t, c)
         };
-        let Ok(p) = generate(&mut u, target, &cfg) else {
+        let Ok(p) = bytes.draw(forced.unwrap_or(cfg.byte_hint()), |u| generate(u, target, &cfg)) else {
             continue;
         };
         let path = format!("{dir}/g{seed:05}.ir");

@@ -5,11 +5,14 @@
 //! source, its compiled output, and a mutant of the output (so error paths,
 //! hazards and stalls are covered too).
 //!
+//! The generator's bytes are read through `SeedStream` (made only as far
+//! as read), so the digest also checks that it gives what reading the full
+//! 16 KiB would.
+//!
 //! Run before and after a change and compare the outputs:
 //! `cargo run --release -p schedra-fuzz --example interp_digest > before.txt`
 
-use arbitrary::Unstructured;
-use schedra_fuzz::gen::{generate, seed_bytes, Config};
+use schedra_fuzz::gen::{generate, Config, SeedStream};
 use schedra_fuzz::interp;
 use schedra_ir::Program;
 use std::path::Path;
@@ -63,17 +66,16 @@ fn main() {
     let cases: u64 = std::env::var("DIGEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
     for t in schedra_ir::target::all() {
         for n in 0..cases / 3 + 1 {
-            let data = seed_bytes(n, 16 * 1024);
-            let mut u = Unstructured::new(&data);
-            let cfg = if n % 2 == 0 { Config::default() } else { Config::swarm(&mut u).unwrap_or_default() };
-            let Ok(p) = generate(&mut u, t, &cfg) else { continue };
+            let mut bytes = SeedStream::new(n, 16 * 1024);
+            let cfg = if n % 2 == 0 { Config::default() } else { bytes.draw(64, |u| Config::swarm(u).unwrap_or_default()) };
+            let Ok(p) = bytes.draw(cfg.byte_hint(), |u| generate(u, t, &cfg)) else { continue };
             let name = format!("{}#{n}", t.name);
             println!("{name} text {:016x}", schedra_fuzz::gen::seed_of(schedra_ir::print::print(&p).as_bytes()));
             digest(&format!("{name} src"), &p);
             cut(&format!("{name} src-cut"), &p, n);
             let Ok(c) = schedra_compiler::compile(&p, &Default::default()) else { continue };
             digest(&format!("{name} out"), &c.program);
-            if let Some((m, _)) = schedra_fuzz::mutate::mutate(&c.program, &mut u) {
+            if let Some((m, _)) = bytes.draw(64, |u| schedra_fuzz::mutate::mutate(&c.program, u)) {
                 digest(&format!("{name} mutant"), &m);
             }
             cut(&format!("{name} out-cut"), &c.program, n);

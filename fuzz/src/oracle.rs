@@ -400,7 +400,13 @@ pub const SOUNDNESS_SEEDS: [u64; 8] = [0, 1, 2, 3, 0x5eed, 0xdead_beef, 0x1234_5
 /// the mutant behaves differently on any of [`SOUNDNESS_SEEDS`], the
 /// verifier must not prove it. Returns the mutation tried, if any.
 pub fn soundness(src: &Program, machine: &Program, u: &mut arbitrary::Unstructured, vopts: &VerifyOptions) -> Result<Option<Mutation>, Finding> {
-    let Some((mutant, mutation)) = mutate::mutate(machine, u) else { return Ok(None) };
+    soundness_of(src, mutate::mutate(machine, u), vopts)
+}
+
+/// (d) for a mutant already made ([`mutate::mutate`] of a proven output of
+/// `src`, or `None` when there was none): what [`soundness`] checks.
+pub fn soundness_of(src: &Program, mutant: Option<(Program, Mutation)>, vopts: &VerifyOptions) -> Result<Option<Mutation>, Finding> {
+    let Some((mutant, mutation)) = mutant else { return Ok(None) };
     let expect = source_outcomes(src, &SOUNDNESS_SEEDS)?;
     let Some(how) = behaviour_differs(&mutant, &SOUNDNESS_SEEDS, &expect)? else { return Ok(Some(mutation)) };
     let report = verify_guarded(src, &mutant, vopts)?;

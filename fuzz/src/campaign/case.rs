@@ -8,7 +8,8 @@
 
 #![allow(clippy::result_large_err)] // see oracle.rs: findings are the cold path
 
-use crate::gen::{self, Features, GeneratedCase};
+use crate::gen::{self, Features};
+use crate::mutate;
 use crate::oracle::{self, Finding, Kind};
 use arbitrary::Unstructured;
 use schedra_compiler::{Fault, Options, Ra, Sched};
@@ -76,40 +77,52 @@ pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> 
     run_case_timed(seed, index, target, plan, None, &mut oracle::StageTimes::default())
 }
 
+/// Bytes a case's compile options and swarm configuration take at most
+/// (27 today), with room: see [`gen::SeedStream::draw`].
+const HEADER_HINT: usize = 64;
+
+/// Bytes a soundness mutation takes at most (a few), with room.
+const MUTATION_HINT: usize = 64;
+
 /// [`run_case`], with the generator configuration `fixed` instead of the
 /// swarm configuration the case bytes choose (the throughput bench's
 /// ~50-instruction programs) when given, adding the time each stage took
 /// to `times`.
+///
+/// The case's [`CASE_BYTES`] bytes are made only as far as they are read
+/// ([`gen::SeedStream`]): options, configuration, program and mutation are
+/// exactly what reading `seed_bytes(case_seed, CASE_BYTES)` in that order
+/// gives.
 pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>, times: &mut oracle::StageTimes) -> Outcome {
     let start = std::time::Instant::now();
     let cs = case_seed(seed, index);
-    let data = gen::seed_bytes(cs, CASE_BYTES);
-    let mut u = Unstructured::new(&data);
-    let opts = options(&mut u, plan.inject);
-    let case = match fixed {
-        None => GeneratedCase::for_target(&mut u, target),
-        Some(cfg) => gen::generate_with_features(&mut u, target, cfg).map(|(program, features)| GeneratedCase { target, config: cfg.clone(), program, features }),
-    };
+    let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
+    let (opts, config) = bytes.draw(HEADER_HINT, |u| {
+        let opts = options(u, plan.inject);
+        (opts, fixed.map_or_else(|| gen::Config::swarm(u), |c| Ok(c.clone())))
+    });
+    let case = config.and_then(|cfg| bytes.draw(cfg.byte_hint(), |u| gen::generate_with_features(u, target, &cfg)));
     times.generate += start.elapsed();
-    let case = match case {
+    let (program, features) = match case {
         Ok(c) => c,
         Err(_) => return Outcome { features: Features::default(), finding: None },
     };
     let seeds = run_seeds(cs);
-    let finding = check(&case.program, &opts, plan, index, &mut u, &seeds, times).err().map(|f| (f, seeds));
-    Outcome { features: case.features, finding }
+    let finding = check(&program, &opts, plan, index, &mut bytes, &seeds, times).err().map(|f| (f, seeds));
+    Outcome { features, finding }
 }
 
 /// The oracles for one program: (a)+(b)+(c) always, (d) and (e) on some
-/// cases.
-fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, u: &mut Unstructured, seeds: &[u64], times: &mut oracle::StageTimes) -> Result<(), Finding> {
+/// cases; (d)'s mutation reads on from `bytes`.
+fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, bytes: &mut gen::SeedStream, seeds: &[u64], times: &mut oracle::StageTimes) -> Result<(), Finding> {
     let passed = oracle::check_case_timed(src, opts, &plan.vopts, seeds, times)?;
     if plan.roundtrip_every > 0 && index.is_multiple_of(plan.roundtrip_every) {
         oracle::parse_roundtrip(schedra_ir::print::print(src).as_bytes())?;
         oracle::parse_roundtrip(schedra_ir::print::print(&passed.compiled.program).as_bytes())?;
     }
     if plan.soundness_every > 0 && index.is_multiple_of(plan.soundness_every) {
-        oracle::soundness(src, &passed.compiled.program, u, &plan.vopts).map_err(|mut f| {
+        let mutant = bytes.draw(MUTATION_HINT, |u| mutate::mutate(&passed.compiled.program, u));
+        oracle::soundness_of(src, mutant, &plan.vopts).map_err(|mut f| {
             f.options = Some(*opts);
             f
         })?;

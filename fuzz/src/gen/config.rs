@@ -141,6 +141,14 @@ impl Config {
         c.pressure = if c.pressure % 4 == 0 { (MAX_PRESSURE / 2 + c.pressure as usize % (MAX_PRESSURE / 2 + 1)) as u8 } else { 0 };
         Ok(c)
     }
+    /// Bytes of generator input a program under this configuration takes
+    /// at most, with room to spare (measured: at most ~21 per budget or
+    /// pressure instruction for the smallest programs, ~13 for 50). Only
+    /// a cost estimate for [`super::SeedStream::draw`]: a program that
+    /// needs more is still generated exactly.
+    pub fn byte_hint(&self) -> usize {
+        16 * (self.insts() + self.pressure_values()) + 256
+    }
     /// The body's instruction budget.
     pub fn insts(&self) -> usize {
         (self.max_insts as usize).clamp(1, MAX_INSTS)

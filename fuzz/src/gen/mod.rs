@@ -21,9 +21,11 @@ pub mod features;
 mod profile;
 mod scope;
 mod shape;
+pub mod stream;
 
 pub use config::Config;
 pub use features::Features;
+pub use stream::SeedStream;
 
 use arbitrary::{Arbitrary, Unstructured};
 use schedra_ir::{Form, Program, Target};
@@ -50,17 +52,10 @@ pub fn generate_with_features(u: &mut Unstructured, target: &'static Target, cfg
 /// `len` pseudo-random bytes determined by `seed` (SplitMix64): the input
 /// the campaign, the benchmarks and the properties feed to [`generate`]
 /// when they start from a seed rather than from a fuzzer's bytes.
+/// [`SeedStream`] makes the same bytes only as far as they are read.
 pub fn seed_bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
-    }
-    out.truncate(len);
+    let mut out = Vec::new();
+    stream::extend(seed, &mut out, len);
     out
 }
 
