@@ -52,6 +52,30 @@ pub struct Gen<'a, 'u> {
     pub(super) in_pressure: bool,
 }
 
+/// `prefix` followed by `n` in decimal (`%12`'s name, label `b3`), as
+/// `format!("{prefix}{n}")` writes it, without the formatting machinery
+/// (the generator names every register and label this way).
+fn decimal(prefix: &str, n: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut start = digits.len();
+    let mut rest = n;
+    loop {
+        start -= 1;
+        if let Some(d) = digits.get_mut(start) {
+            *d = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 || start == 0 {
+            break;
+        }
+    }
+    let digits = digits.get(start..).and_then(|d| std::str::from_utf8(d).ok()).unwrap_or("0");
+    let mut s = String::with_capacity(prefix.len() + digits.len());
+    s.push_str(prefix);
+    s.push_str(digits);
+    s
+}
+
 /// Whether `op` may be a straight-line candidate under `cfg`.
 fn candidate(op: &OpDesc, cfg: &Config) -> bool {
     let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
@@ -131,7 +155,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             Loc::Virt(id) => {
                 let size = self.sizes.get(id as usize).copied().unwrap_or(1);
                 let suffix = (size > 1 || (def && size == 0)).then_some(size);
-                Operand::Virt(VirtReg { name: id.to_string(), size: suffix })
+                Operand::Virt(VirtReg { name: decimal("", id), size: suffix })
             }
         }
     }
@@ -139,14 +163,15 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// Close the open block with `kind` and open a new one labelled `next`.
     pub(super) fn close(&mut self, kind: TermKind, next: String) {
         let label = std::mem::replace(&mut self.label, next);
-        let insts = std::mem::take(&mut self.insts);
+        // One exact allocation per block; the buffer stays for the next.
+        let insts = self.insts.drain(..).collect();
         self.blocks.push(Block { label, insts, bundles: Vec::new(), term: Terminator { kind, span: Span::default() }, span: Span::default() });
     }
 
     /// A new unique block label.
     pub(super) fn new_label(&mut self) -> String {
         self.next_label += 1;
-        format!("b{}", self.next_label - 1)
+        decimal("b", self.next_label - 1)
     }
 
     /// An immediate from the configured classes (any class if none is
@@ -178,7 +203,7 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// A register operand of `size` defined here; emits a producer first
     /// when none exists. `None` when the target cannot make such a value.
     pub(super) fn reg_operand(&mut self, size: u8) -> Result<Option<Loc>> {
-        let n = self.scope.count(size, |_| true);
+        let n = self.scope.count_all(size);
         let def = if n == 0 {
             match self.produce(size)? {
                 Some(loc) => loc,
@@ -191,7 +216,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             } else {
                 self.pick(n)?
             };
-            match self.scope.nth(size, k, |_| true) {
+            match self.scope.nth_any(size, k) {
                 Some(d) => d.loc,
                 None => return Ok(None),
             }
@@ -378,6 +403,19 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         if srcs.iter().enumerate().filter(|(_, a)| is_reg(a)).any(|(i, a)| srcs.get(i + 1..).unwrap_or(&[]).contains(a)) {
             self.features.insert(Features::REPEATED_OPERAND);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decimal;
+
+    #[test]
+    fn decimal_writes_what_format_writes() {
+        for n in [0u32, 1, 9, 10, 99, 100, 1023, 1024, 12345, u32::MAX] {
+            assert_eq!(decimal("", n), n.to_string());
+            assert_eq!(decimal("b", n), format!("b{n}"));
         }
     }
 }

@@ -30,21 +30,91 @@ pub struct Def {
     pub uses: u32,
 }
 
+/// Sizes below this have their definitions counted as they change.
+const COUNTED: usize = 8;
+
+/// No index: the virtual register is not defined here.
+const ABSENT: u32 = u32::MAX;
+
 /// The locations defined on every path to the current point, oldest first.
+/// Invariant: each location appears at most once in `defs`; `virt_at[id]`
+/// is the index in `defs` of virtual register `id` ([`ABSENT`] if it is
+/// not there); `counts[s]` is the number of definitions of size `s` (for
+/// `s < COUNTED`).
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
     defs: Vec<Def>,
+    virt_at: Vec<u32>,
+    counts: [u32; COUNTED],
 }
 
 impl Scope {
+    /// A scope of `defs` (each location at most once).
+    fn of(defs: Vec<Def>) -> Scope {
+        let mut s = Scope { defs, virt_at: Vec::new(), counts: [0; COUNTED] };
+        for i in 0..s.defs.len() {
+            if let Some(&d) = s.defs.get(i) {
+                s.note(d, i);
+            }
+        }
+        s
+    }
+    /// Count `d`, found at index `i` of `defs`, in the side tables.
+    fn note(&mut self, d: Def, i: usize) {
+        if let Some(c) = self.counts.get_mut(d.size as usize) {
+            *c += 1;
+        }
+        if let Loc::Virt(id) = d.loc {
+            let id = id as usize;
+            if self.virt_at.len() <= id {
+                self.virt_at.resize(id + 1, ABSENT);
+            }
+            if let Some(x) = self.virt_at.get_mut(id) {
+                *x = i as u32;
+            }
+        }
+    }
+    /// The index of `loc` in `defs`.
+    fn index(&self, loc: Loc) -> Option<usize> {
+        match loc {
+            Loc::Virt(id) => self.virt_at.get(id as usize).filter(|&&i| i != ABSENT).map(|&i| i as usize),
+            Loc::Phys(_) => self.defs.iter().position(|d| d.loc == loc),
+        }
+    }
+    /// Take the definition at index `i` out of `defs` and the side tables.
+    fn remove(&mut self, i: usize) {
+        if i >= self.defs.len() {
+            return;
+        }
+        let old = self.defs.remove(i);
+        if let Some(c) = self.counts.get_mut(old.size as usize) {
+            *c -= 1;
+        }
+        if let Loc::Virt(id) = old.loc {
+            if let Some(x) = self.virt_at.get_mut(id as usize) {
+                *x = ABSENT;
+            }
+        }
+        for d in self.defs.get(i..).unwrap_or(&[]) {
+            if let Loc::Virt(id) = d.loc {
+                if let Some(x) = self.virt_at.get_mut(id as usize) {
+                    *x -= 1;
+                }
+            }
+        }
+    }
     /// Record a (re)definition of `loc`: it becomes the newest, unused.
     pub fn define(&mut self, loc: Loc, size: u8) {
-        self.defs.retain(|d| d.loc != loc);
-        self.defs.push(Def { loc, size, uses: 0 });
+        if let Some(i) = self.index(loc) {
+            self.remove(i);
+        }
+        let d = Def { loc, size, uses: 0 };
+        self.defs.push(d);
+        self.note(d, self.defs.len() - 1);
     }
     /// Record a read of `loc`.
     pub fn used(&mut self, loc: Loc) {
-        if let Some(d) = self.defs.iter_mut().find(|d| d.loc == loc) {
+        if let Some(d) = self.index(loc).and_then(|i| self.defs.get_mut(i)) {
             d.uses += 1;
         }
     }
@@ -56,11 +126,11 @@ impl Scope {
             .iter()
             .filter_map(|d| other.get(d.loc).map(|o| Def { uses: d.uses.max(o.uses), ..*d }))
             .collect();
-        Scope { defs }
+        Scope::of(defs)
     }
     /// The definition of `loc`, if it is defined.
     pub fn get(&self, loc: Loc) -> Option<Def> {
-        self.defs.iter().find(|d| d.loc == loc).copied()
+        self.index(loc).and_then(|i| self.defs.get(i)).copied()
     }
     /// Every definition, oldest first.
     pub fn defs(&self) -> &[Def] {
@@ -74,6 +144,26 @@ impl Scope {
     /// `keep`.
     pub fn nth(&self, size: u8, k: usize, keep: impl Fn(&Def) -> bool) -> Option<Def> {
         self.defs.iter().filter(|d| d.size == size && keep(d)).nth(k).copied()
+    }
+    /// How many definitions of `size` registers there are: `count(size,
+    /// |_| true)` without the walk.
+    pub fn count_all(&self, size: u8) -> usize {
+        match self.counts.get(size as usize) {
+            Some(&c) => c as usize,
+            None => self.count(size, |_| true),
+        }
+    }
+    /// `nth(size, k, |_| true)`, walking from the newer end when `k` is
+    /// in the newer half.
+    pub fn nth_any(&self, size: u8, k: usize) -> Option<Def> {
+        let n = self.count_all(size);
+        if k >= n {
+            return None;
+        }
+        if 2 * k < n {
+            return self.nth(size, k, |_| true);
+        }
+        self.defs.iter().rev().filter(|d| d.size == size).nth(n - 1 - k).copied()
     }
     /// Definitions of `size` registers for which `keep` holds, oldest first.
     pub fn of_size(&self, size: u8, keep: impl Fn(&Def) -> bool) -> Vec<Def> {
@@ -108,5 +198,27 @@ mod tests {
         s.define(Loc::Virt(1), 1);
         assert_eq!(s.defs().last().map(|d| (d.loc, d.uses)), Some((Loc::Virt(1), 0)));
         assert_eq!(s.of_size(2, |_| true).len(), 1);
+    }
+
+    #[test]
+    fn counted_lookups_agree_with_the_walks() {
+        let mut s = Scope::default();
+        for i in 0..40u32 {
+            s.define(Loc::Virt(i % 13), (i % 3) as u8 + 1);
+            s.define(Loc::Phys(PhysReg::one((i % 5) as u16)), 1);
+            s.used(Loc::Virt(i % 7));
+            for d in s.defs() {
+                assert_eq!(s.get(d.loc), Some(*d));
+            }
+            assert_eq!(s.get(Loc::Virt(99)), None);
+            let m = s.meet(&s.clone());
+            for size in 0..10u8 {
+                let n = s.count(size, |_| true);
+                assert_eq!((s.count_all(size), m.count_all(size)), (n, n));
+                for k in 0..=n {
+                    assert_eq!(s.nth_any(size, k), s.nth(size, k, |_| true));
+                }
+            }
+        }
     }
 }
