@@ -40,7 +40,7 @@ fn main() {
             let Some(&t) = targets.get((seed / 2) as usize % targets.len()) else {
                 return;
             };
-            let Ok(c) = bytes.draw(forced.unwrap_or(64), |u| Config::swarm(u)) else {
+            let Ok(c) = bytes.draw(forced.unwrap_or(64), Config::swarm) else {
                 continue;
             };
             (t, c)
