@@ -150,18 +150,36 @@ const NIL: usize = usize::MAX;
 /// Every location's state, with all reader lists in one arena (no
 /// allocation per location).
 struct Locs {
-    index: HashMap<Loc, usize>,
+    /// The state slot of each location, by [`dense_key`] (`NO_SLOT` when
+    /// it has none yet); keys beyond [`DENSE_KEYS`] go to `far`.
+    near: Vec<u32>,
+    far: HashMap<Loc, usize>,
     states: Vec<LocState>,
     /// (reader op, next node) of every reader list.
     nodes: Vec<(usize, usize)>,
 }
 
+/// A location without a state slot in [`Locs::near`].
+const NO_SLOT: u32 = u32::MAX;
+
+/// Locations with a [`dense_key`] below this are found by indexing (every
+/// physical register and the first 32K virtual registers); the rest by
+/// hashing, so that a huge virtual register number costs no memory.
+const DENSE_KEYS: usize = 1 << 17;
+
+/// Physical registers at even keys, virtual ones at odd keys.
+fn dense_key(l: Loc) -> usize {
+    match l {
+        Loc::Phys(r) => 2 * r as usize,
+        Loc::Virt(v) => 2 * v as usize + 1,
+    }
+}
+
 impl Locs {
     fn with_capacity(n: usize) -> Locs {
-        let mut index = HashMap::default();
-        index.reserve(n);
         Locs {
-            index,
+            near: Vec::new(),
+            far: HashMap::default(),
             states: Vec::with_capacity(n),
             nodes: Vec::with_capacity(n),
         }
@@ -169,7 +187,22 @@ impl Locs {
     /// The state slot of `l` (created empty on first use).
     fn slot(&mut self, l: Loc) -> usize {
         let next = self.states.len();
-        let k = *self.index.entry(l).or_insert(next);
+        let key = dense_key(l);
+        let k = if key < DENSE_KEYS {
+            if key >= self.near.len() {
+                self.near.resize(key + 1, NO_SLOT);
+            }
+            match self.near.get_mut(key) {
+                Some(s) if *s == NO_SLOT => {
+                    *s = next as u32;
+                    next
+                }
+                Some(s) => *s as usize,
+                None => next,
+            }
+        } else {
+            *self.far.entry(l).or_insert(next)
+        };
         if k == next {
             self.states.push(LocState {
                 last_write: None,

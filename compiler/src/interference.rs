@@ -146,30 +146,6 @@ impl Constraints {
     }
 }
 
-/// Registers `r` for which the target rejects `desc` with a one-register
-/// operand in `r` (as destination when `as_dest`, else as every source).
-/// [`rule_forbidden_uncached`], memoised for the whole process: the set
-/// depends only on the target's rules (static data) and the op, so each
-/// (target, op, role) is computed once instead of once per compile.
-fn rule_forbidden(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
-    type Memo = Mutex<HashMap<(usize, usize, bool), RegSet>>;
-    static MEMO: OnceLock<Memo> = OnceLock::new();
-    let key = (
-        std::ptr::from_ref(f.target) as usize,
-        std::ptr::from_ref(desc) as usize,
-        as_dest,
-    );
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(s) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
-        return s;
-    }
-    let s = rule_forbidden_uncached(f, desc, as_dest);
-    if let Ok(mut m) = memo.lock() {
-        m.insert(key, s);
-    }
-    s
-}
-
 /// Registers `desc` may not use as its destination (`as_dest`) or as a
 /// source, by asking the target's rules about every single register.
 fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
@@ -255,10 +231,7 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
     } else {
         RegSet::default()
     };
-    let mut rules = RuleSets {
-        f,
-        cache: HashMap::default(),
-    };
+    let rules = RuleSets::new(f);
     for b in &f.blocks {
         let n = b.insts.len();
         let final_block = matches!(b.term.kind, schedra_ir::TermKind::End);
@@ -268,7 +241,7 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
             } else {
                 RegSet::default()
             };
-            constrain_inst(&mut k, &mut rules, i, &end);
+            constrain_inst(&mut k, &rules, i, &end);
         }
         if let (Some(Loc::Val(v)), true) = (b.cond.as_ref().and_then(|c| c.loc()), final_block) {
             forbid(&mut k, v, &end_set);
@@ -308,21 +281,55 @@ fn candidate_runs(f: &Func, allocatable: &[Reg]) -> Vec<Vec<PhysReg>> {
     cands
 }
 
+/// One memo cell per op of a target's opcode table and role
+/// (`[sources, destination]`).
+type RuleTable = [[OnceLock<RegSet>; 2]];
+
 /// The registers each opcode's rules forbid to its destination or its
-/// sources, memoized per function.
+/// sources ([`rule_forbidden_uncached`]), memoised for the whole process:
+/// the set depends only on the target's rules (static data) and the op, so
+/// each (target, op, role) is computed once, on first use, instead of once
+/// per compile. The table of `f`'s target is looked up once per
+/// [`constraints`] call; each query is then an index.
 struct RuleSets<'f> {
     f: &'f Func,
-    cache: HashMap<(&'static str, bool), RegSet>,
+    table: &'static RuleTable,
 }
 
-impl RuleSets<'_> {
+impl<'f> RuleSets<'f> {
+    fn new(f: &'f Func) -> RuleSets<'f> {
+        type Tables = Mutex<Vec<(usize, &'static RuleTable)>>;
+        static TABLES: OnceLock<Tables> = OnceLock::new();
+        let key = std::ptr::from_ref(f.target) as usize;
+        let fresh = || -> &'static RuleTable {
+            let cells: Vec<[OnceLock<RegSet>; 2]> =
+                f.target.ops.iter().map(|_| Default::default()).collect();
+            Box::leak(cells.into_boxed_slice())
+        };
+        // Targets are static: at most one leaked table per target.
+        let table = match TABLES.get_or_init(Default::default).lock() {
+            Ok(mut tables) => match tables.iter().find(|(k, _)| *k == key) {
+                Some((_, t)) => *t,
+                None => {
+                    let t = fresh();
+                    tables.push((key, t));
+                    t
+                }
+            },
+            Err(_) => fresh(),
+        };
+        RuleSets { f, table }
+    }
     /// The registers `desc` forbids to its destination (`as_dest`) or sources.
-    fn get(&mut self, desc: &'static OpDesc, as_dest: bool) -> RegSet {
+    fn get(&self, desc: &'static OpDesc, as_dest: bool) -> RegSet {
         let f = self.f;
-        *self
-            .cache
-            .entry((desc.name, as_dest))
-            .or_insert_with(|| rule_forbidden(f, desc, as_dest))
+        let cell = crate::ra_ir::op_index(f.target, desc)
+            .and_then(|i| self.table.get(i))
+            .and_then(|e| e.get(as_dest as usize));
+        match cell {
+            Some(c) => *c.get_or_init(|| rule_forbidden_uncached(f, desc, as_dest)),
+            None => rule_forbidden_uncached(f, desc, as_dest),
+        }
     }
 }
 
@@ -340,7 +347,7 @@ fn forbid(k: &mut Constraints, v: ValId, set: &RegSet) {
 /// copy hints.
 fn constrain_inst(
     k: &mut Constraints,
-    rules: &mut RuleSets,
+    rules: &RuleSets,
     i: &crate::ra_ir::RInst,
     end: &RegSet,
 ) {

@@ -193,6 +193,15 @@ fn unsupported(msg: impl Into<String>) -> CompileError {
     CompileError::Unsupported(msg.into())
 }
 
+/// The position of `desc` in `t`'s opcode table, if it is one of its
+/// entries (found by address: no string comparison).
+pub fn op_index(t: &Target, desc: &OpDesc) -> Option<usize> {
+    let size = std::mem::size_of::<OpDesc>().max(1);
+    let offset = (std::ptr::from_ref(desc) as usize).checked_sub(t.ops.as_ptr() as usize)?;
+    let i = offset / size;
+    t.ops.get(i).filter(|o| std::ptr::eq(*o, desc)).map(|_| i)
+}
+
 /// The target's plain register copy (`mov`).
 pub fn mov_desc(t: &'static Target) -> Result<&'static OpDesc, CompileError> {
     t.ops
