@@ -113,6 +113,20 @@ impl BitSet {
             *a &= !b;
         }
     }
+    /// The elements in decreasing order.
+    pub fn iter_rev(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words().iter().enumerate().rev().flat_map(|(wi, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = 63 - w.leading_zeros() as usize;
+                w &= !(1u64 << b);
+                Some(wi * 64 + b)
+            })
+        })
+    }
     /// The elements in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.words().iter().enumerate().flat_map(|(wi, &w)| {

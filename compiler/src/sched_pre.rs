@@ -325,7 +325,8 @@ const WINDOW: usize = 24;
 /// program order (the register-pressure fallback).
 struct Ready {
     lists: [Vec<usize>; 2],
-    by_index: std::collections::BTreeSet<usize>,
+    /// Every ready op, by index (the program-order view).
+    by_index: BitSet,
     rank: Vec<(i64, std::cmp::Reverse<usize>)>,
     fresh: Vec<bool>,
     /// Bottom-up: the program-order view offers the latest ops.
@@ -346,7 +347,7 @@ impl Ready {
             .collect();
         Ready {
             lists: [Vec::new(), Vec::new()],
-            by_index: Default::default(),
+            by_index: BitSet::new(deps.len()),
             rank,
             fresh,
             backwards,
@@ -372,27 +373,28 @@ impl Ready {
     /// [`WINDOW`] items of each list and the [`WINDOW`] earliest in program
     /// order.
     fn take_best<K: Ord>(&mut self, score: impl Fn(usize) -> K) -> Option<usize> {
-        let (mut fwd, mut bwd);
-        let order: &mut dyn Iterator<Item = &usize> = if self.backwards {
-            bwd = self.by_index.iter().rev();
-            &mut bwd
-        } else {
-            fwd = self.by_index.iter();
-            &mut fwd
+        let i = {
+            let (mut fwd, mut bwd);
+            let order: &mut dyn Iterator<Item = usize> = if self.backwards {
+                bwd = self.by_index.iter_rev();
+                &mut bwd
+            } else {
+                fwd = self.by_index.iter();
+                &mut fwd
+            };
+            let cands = self
+                .lists
+                .iter()
+                .flat_map(|l| l.iter().take(WINDOW).copied())
+                .chain(order.take(WINDOW));
+            // The last best, as `max_by`; each candidate scored once.
+            cands.max_by_key(|&a| (score(a), self.key(a)))?
         };
-        let cands = self
-            .lists
-            .iter()
-            .flat_map(|l| l.iter().take(WINDOW))
-            .chain(order.take(WINDOW))
-            .copied();
-        // The last best, as `max_by`; each candidate scored once.
-        let i = cands.max_by_key(|&a| (score(a), self.key(a)))?;
         let w = self.which(i);
         if let Some(pos) = self.lists[w].iter().position(|&j| j == i) {
             self.lists[w].remove(pos);
         }
-        self.by_index.remove(&i);
+        self.by_index.remove(i);
         Some(i)
     }
 }

@@ -94,25 +94,34 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
 /// slot there (semantics.md), so it is spilled instead. One pass over the
 /// function (indexed by value id).
 pub fn remat_defs(f: &Func) -> Vec<Option<RInst>> {
-    #[derive(Clone)]
+    remat_sites(f)
+        .into_iter()
+        .map(|s| s.and_then(|(b, k)| f.blocks.get(b)?.insts.get(k).cloned()))
+        .collect()
+}
+
+/// [`remat_defs`] as the (block, instruction index) of each value's
+/// rematerialisable definition: nothing is cloned.
+fn remat_sites(f: &Func) -> Vec<Option<(usize, usize)>> {
+    #[derive(Clone, Copy)]
     enum St {
         Unseen,
-        Def(usize, RInst),
+        Def(usize, usize),
         No,
     }
     let mut st = vec![St::Unseen; f.vals.len()];
-    let mut visit = |v: ValId, bi: usize, def: Option<&RInst>, also_used: bool| {
+    let mut visit = |v: ValId, bi: usize, def: Option<usize>, also_used: bool| {
         let Some(slot) = st.get_mut(v as usize) else {
             return;
         };
-        *slot = match (std::mem::replace(slot, St::No), def) {
-            (St::Unseen, Some(i)) if !also_used => St::Def(bi, i.clone()),
-            (St::Def(h, i), None) if h == bi => St::Def(h, i),
+        *slot = match (*slot, def) {
+            (St::Unseen, Some(k)) if !also_used => St::Def(bi, k),
+            (St::Def(h, k), None) if h == bi => St::Def(h, k),
             _ => St::No,
         };
     };
     for (bi, b) in f.blocks.iter().enumerate() {
-        for i in &b.insts {
+        for (k, i) in b.insts.iter().enumerate() {
             let dest = match i.dest {
                 Some(Loc::Val(v)) => Some(v),
                 _ => None,
@@ -126,22 +135,23 @@ pub fn remat_defs(f: &Func) -> Vec<Option<RInst>> {
                 }
             }
             if let Some(d) = dest {
-                visit(d, bi, Some(i), also_used);
+                visit(d, bi, Some(k), also_used);
             }
         }
         if let Some(Loc::Val(v)) = b.cond.as_ref().and_then(ROperand::loc) {
             visit(v, bi, None, false);
         }
     }
+    let remat = |b: usize, k: usize| {
+        f.blocks.get(b).and_then(|blk| blk.insts.get(k)).is_some_and(|i| {
+            matches!(i.desc.sem, Sem::Uniform | Sem::Const)
+                && i.kind == Kind::Source
+                && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_)))
+        })
+    };
     st.into_iter()
         .map(|s| match s {
-            St::Def(_, i)
-                if matches!(i.desc.sem, Sem::Uniform | Sem::Const)
-                    && i.kind == Kind::Source
-                    && i.srcs.iter().all(|s| matches!(s, ROperand::Imm(_))) =>
-            {
-                Some(i)
-            }
+            St::Def(b, k) if remat(b, k) => Some((b, k)),
             _ => None,
         })
         .collect()
@@ -180,7 +190,7 @@ pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
                 .for_each(|x| span[x] += 1);
         }
     }
-    let remat = remat_defs(f);
+    let remat = remat_sites(f);
     let cost = (0..nv)
         .map(|v| {
             let c = weight[v] / (2.0 + span[v] as f64).ln();
