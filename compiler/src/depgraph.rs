@@ -24,6 +24,7 @@
 //! parallel reads, delayed writes). Transitively implied edges (older
 //! writers, readers before an older write) are left out.
 
+use crate::inline::{InlineItem, InlineVec};
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::Reg;
 
@@ -37,8 +38,16 @@ pub enum Loc {
     Virt(u32),
 }
 
+impl InlineItem for Loc {
+    const FILL: Loc = Loc::Phys(0);
+}
+
+impl InlineItem for u32 {
+    const FILL: u32 = 0;
+}
+
 /// An ordered side effect of an op.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
     /// A write to this output channel (each channel keeps its own order).
     Output(Channel),
@@ -53,6 +62,10 @@ pub enum Effect {
     },
     /// The op stays after every earlier op and before every later one.
     Barrier,
+}
+
+impl InlineItem for Effect {
+    const FILL: Effect = Effect::Barrier;
 }
 
 /// An output channel: the op's channel name and, for channels written per
@@ -72,15 +85,20 @@ impl From<&'static str> for Channel {
     }
 }
 
-/// What one op reads, writes and does, for dependency purposes.
+/// The ordered effects of one op (inline: an op has at most a couple, most
+/// have none).
+pub type Effects = InlineVec<Effect, 1>;
+
+/// What one op reads, writes and does, for dependency purposes (inline
+/// lists: building a summary allocates nothing for the usual few operands).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OpDeps {
     /// Locations read when the op issues.
-    pub reads: Vec<Loc>,
+    pub reads: InlineVec<Loc, 4>,
     /// Locations written, each with the latency after which the write lands.
-    pub writes: Vec<(Loc, u32)>,
+    pub writes: InlineVec<(Loc, u32), 2>,
     /// Ordered effects.
-    pub effects: Vec<Effect>,
+    pub effects: Effects,
 }
 
 impl AsRef<OpDeps> for OpDeps {
@@ -511,7 +529,7 @@ mod tests {
         OpDeps {
             reads: reads.iter().map(|r| Loc::Phys(*r)).collect(),
             writes: writes.iter().map(|(r, l)| (Loc::Phys(*r), *l)).collect(),
-            effects: vec![],
+            effects: Default::default(),
         }
     }
 
@@ -543,7 +561,7 @@ mod tests {
     #[test]
     fn effects_keep_channel_order_only() {
         let out = |c: Channel| OpDeps {
-            effects: vec![Effect::Output(c)],
+            effects: [Effect::Output(c)].into_iter().collect(),
             ..Default::default()
         };
         let export0 = Channel {
@@ -559,7 +577,7 @@ mod tests {
     #[test]
     fn one_channel_gets_a_chain_not_a_clique() {
         let out = OpDeps {
-            effects: vec![Effect::Output("tlb".into())],
+            effects: [Effect::Output("tlb".into())].into_iter().collect(),
             ..Default::default()
         };
         let g = DepGraph::build(&vec![out; 50], |_| true);
@@ -570,7 +588,7 @@ mod tests {
     #[test]
     fn scratch_overlap_and_barrier() {
         let s = |write, lo, hi| OpDeps {
-            effects: vec![Effect::Scratch { write, lo, hi }],
+            effects: [Effect::Scratch { write, lo, hi }].into_iter().collect(),
             ..Default::default()
         };
         let ops = [
@@ -578,7 +596,7 @@ mod tests {
             s(false, 1, 2),
             s(false, 2, 3),
             OpDeps {
-                effects: vec![Effect::Barrier],
+                effects: [Effect::Barrier].into_iter().collect(),
                 ..Default::default()
             },
         ];
@@ -606,16 +624,16 @@ mod tests {
     fn virtual_registers_defined_twice() {
         let ops = [
             OpDeps {
-                writes: vec![(Loc::Virt(0), 1)],
+                writes: [(Loc::Virt(0), 1)].into_iter().collect(),
                 ..Default::default()
             },
             OpDeps {
-                reads: vec![Loc::Virt(0)],
-                writes: vec![(Loc::Virt(1), 1)],
+                reads: [Loc::Virt(0)].into_iter().collect(),
+                writes: [(Loc::Virt(1), 1)].into_iter().collect(),
                 ..Default::default()
             },
             OpDeps {
-                writes: vec![(Loc::Virt(0), 1)],
+                writes: [(Loc::Virt(0), 1)].into_iter().collect(),
                 ..Default::default()
             },
         ];

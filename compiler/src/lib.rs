@@ -24,6 +24,7 @@ pub mod bundle;
 pub mod color;
 pub mod depgraph;
 pub mod fault;
+pub mod inline;
 pub mod interference;
 pub mod linear_scan;
 pub mod liveness;

@@ -247,46 +247,7 @@ const INLINE_VARS: usize = 8;
 
 /// The variables one instruction reads or writes: a short list kept inline
 /// (no allocation for the usual few operands), on the heap when longer.
-#[derive(Clone, Debug, Default)]
-pub struct Vars {
-    inline: [usize; INLINE_VARS],
-    len: usize,
-    heap: Vec<usize>,
-}
-
-impl Vars {
-    /// Append `x`.
-    pub fn push(&mut self, x: usize) {
-        if self.heap.is_empty() && self.len < INLINE_VARS {
-            self.inline[self.len] = x;
-            self.len += 1;
-            return;
-        }
-        if self.heap.is_empty() {
-            self.heap.extend_from_slice(&self.inline[..self.len]);
-        }
-        self.heap.push(x);
-    }
-}
-
-impl std::ops::Deref for Vars {
-    type Target = [usize];
-    fn deref(&self) -> &[usize] {
-        if self.heap.is_empty() {
-            &self.inline[..self.len]
-        } else {
-            &self.heap
-        }
-    }
-}
-
-impl<'a> IntoIterator for &'a Vars {
-    type Item = &'a usize;
-    type IntoIter = std::slice::Iter<'a, usize>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
+pub type Vars = crate::inline::InlineVec<usize, INLINE_VARS>;
 
 /// Whether `i`'s destination may not overlap its value sources (gen8: an ALU
 /// destination of more than one register may not partly overlap a source).

@@ -23,7 +23,7 @@
 //! leaves every register except the target's implicitly written ones exactly
 //! as the allocated op did, with the same effects.
 
-use crate::depgraph::{Channel, Effect, Loc, OpDeps};
+use crate::depgraph::{Channel, Effect, Effects, Loc, OpDeps};
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Inst, Operand, PhysReg, Target};
@@ -237,7 +237,7 @@ pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options)
 }
 
 /// The ordered effects of an op (either form).
-pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
+pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
     let index = inst
         .srcs
         .iter()
@@ -245,7 +245,7 @@ pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Vec<Effect> {
         .find(|(_, k)| **k == OperandKind::Index)
         .and_then(|(o, _)| o.imm())
         .map(|i| i.bits);
-    let mut out = Vec::new();
+    let mut out = Effects::default();
     if ends_thread(target, desc) {
         out.push(Effect::Barrier);
     }
@@ -462,8 +462,8 @@ mod tests {
             ["ldvary", "mov"]
         );
         assert_eq!(l[0].inst.dest, None);
-        assert_eq!(l[0].deps.writes, vec![(Loc::Phys(0), 2)]);
-        assert_eq!(l[1].deps.reads, vec![Loc::Phys(0)]);
+        assert_eq!(l[0].deps.writes[..], [(Loc::Phys(0), 2)]);
+        assert_eq!(l[1].deps.reads[..], [Loc::Phys(0)]);
     }
 
     #[test]
@@ -519,8 +519,8 @@ mod tests {
             span: Span::default(),
         };
         assert_eq!(
-            effects(&GEN8, sw, &i),
-            vec![Effect::Scratch {
+            effects(&GEN8, sw, &i)[..],
+            [Effect::Scratch {
                 write: true,
                 lo: 4,
                 hi: 6
@@ -544,7 +544,7 @@ mod tests {
             ["ldvary", "fmul", "tlbw"]
         );
         assert_eq!(f[1].inst.srcs[0], reg(0));
-        assert_eq!(f[1].deps.reads, vec![Loc::Phys(0), Loc::Phys(1)]);
+        assert_eq!(f[1].deps.reads[..], [Loc::Phys(0), Loc::Phys(1)]);
         // Live out without a redefinition: the copy stays.
         let insts = [
             inst("ldvary", Some(5), vec![imm(0)]),
