@@ -26,7 +26,12 @@ use std::sync::{Mutex, OnceLock};
 #[derive(Clone, Debug)]
 pub struct Graph {
     nv: usize,
-    matrix: BitSet,
+    /// Words per row of `rows`.
+    stride: usize,
+    /// The adjacency matrix: row `a` is `rows[a * stride..][..stride]`, bit
+    /// `b` set when `a` and `b` interfere (word-aligned rows, so a row is
+    /// compared with a set of variables a word at a time).
+    rows: Vec<u64>,
     /// Neighbours of each value.
     pub adj: Vec<Vec<ValId>>,
     /// Physical registers each value may not use (live or written where the
@@ -40,29 +45,109 @@ impl Graph {
     /// Whether values `a` and `b` interfere.
     pub fn interferes(&self, a: ValId, b: ValId) -> bool {
         let (a, b) = (a as usize, b as usize);
-        a < self.nv && b < self.nv && self.matrix.contains(a * self.nv + b)
+        a < self.nv && b < self.nv && self.bit(a, b)
     }
-    fn add(&mut self, vm: &VarMap, x: usize, y: usize) {
-        match (vm.as_val(x), vm.as_val(y)) {
-            (Some(a), Some(b)) if a != b && !self.matrix.contains(x * self.nv + y) => {
-                self.matrix.insert(x * self.nv + y);
-                self.matrix.insert(y * self.nv + x);
-                self.adj[x].push(b);
-                self.adj[y].push(a);
-            }
-            (Some(a), None) => self.phys[a as usize].insert((y - vm.nv) as Reg),
-            (None, Some(b)) => self.phys[b as usize].insert((x - vm.nv) as Reg),
-            _ => {}
+    fn bit(&self, a: usize, b: usize) -> bool {
+        self.rows
+            .get(a * self.stride + b / 64)
+            .is_some_and(|w| w & (1 << (b % 64)) != 0)
+    }
+    fn set(&mut self, a: usize, b: usize) {
+        if let Some(w) = self.rows.get_mut(a * self.stride + b / 64) {
+            *w |= 1 << (b % 64);
         }
     }
+    /// Make variable `d` interfere with every variable of `occ` other than
+    /// itself (with those above `d` only, when `above`): value pairs become
+    /// edges (new neighbours appended in increasing order), value–register
+    /// pairs forbid the register to the value, register pairs are ignored.
+    fn add_all(&mut self, vm: &VarMap, d: usize, occ: &BitSet, above: bool) {
+        let nv = self.nv;
+        let words = occ.words();
+        if d >= nv {
+            // A register: every value occupying the gap avoids it.
+            let r = (d - nv) as Reg;
+            for x in bits_below(words, nv).filter(|&x| !above || x > d) {
+                self.phys[x].insert(r);
+            }
+            return;
+        }
+        for wi in 0..self.stride.min(words.len()) {
+            let mut new = words[wi] & !self.rows[d * self.stride + wi];
+            new &= low_mask(nv, wi);
+            if above {
+                new &= !low_mask(d + 1, wi);
+            }
+            while new != 0 {
+                let x = wi * 64 + new.trailing_zeros() as usize;
+                new &= new - 1;
+                if x != d {
+                    self.set(d, x);
+                    self.set(x, d);
+                    self.adj[d].push(x as ValId);
+                    self.adj[x].push(d as ValId);
+                }
+            }
+        }
+        for x in bits_from(words, nv) {
+            if vm.as_val(x).is_none() {
+                self.phys[d].insert((x - nv) as Reg);
+            }
+        }
+    }
+}
+
+/// The bits of word `wi` that stand for elements below `n`.
+fn low_mask(n: usize, wi: usize) -> u64 {
+    let lo = wi * 64;
+    if n >= lo + 64 {
+        u64::MAX
+    } else if n <= lo {
+        0
+    } else {
+        (1u64 << (n - lo)) - 1
+    }
+}
+
+/// The elements below `n` of the set with words `words`, in increasing order.
+fn bits_below(words: &[u64], n: usize) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(move |(wi, &w)| {
+        let mut w = w & low_mask(n, wi);
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            Some(wi * 64 + b)
+        })
+    })
+}
+
+/// The elements at or above `n` of the set with words `words`, in
+/// increasing order.
+fn bits_from(words: &[u64], n: usize) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().skip(n / 64).flat_map(move |(wi, &w)| {
+        let mut w = w & !low_mask(n, wi);
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            Some(wi * 64 + b)
+        })
+    })
 }
 
 /// Build the interference graph of `f`.
 pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
     let nv = vm.nv;
+    let stride = nv.div_ceil(64);
     let mut g = Graph {
         nv,
-        matrix: BitSet::new(nv * nv),
+        stride,
+        rows: vec![0; nv * stride],
         adj: vec![Vec::new(); nv],
         phys: vec![RegSet::default(); nv],
         global: vec![false; nv],
@@ -76,20 +161,14 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
             g.global[x] = true;
         }
         let occ = liveness::occupancy(f, vm, lv, b);
-        let first: Vec<usize> = occ[0].iter().collect();
-        for (i, &x) in first.iter().enumerate() {
-            for &y in &first[i + 1..] {
-                g.add(vm, x, y);
-            }
+        // At the block's first gap every pair of occupants interferes.
+        for x in occ[0].iter() {
+            g.add_all(vm, x, &occ[0], true);
         }
         for (k, inst) in f.blocks[b].insts.iter().enumerate() {
             let defs = vm.defs(inst);
             for &d in &defs {
-                for x in occ[k + 1].iter() {
-                    if x != d {
-                        g.add(vm, d, x);
-                    }
-                }
+                g.add_all(vm, d, &occ[k + 1], false);
             }
         }
     }

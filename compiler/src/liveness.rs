@@ -54,7 +54,8 @@ impl BitSet {
             heap: if len > INLINE_WORDS { vec![0; len] } else { Vec::new() },
         }
     }
-    fn words(&self) -> &[u64] {
+    /// The set as words: element `i` is bit `i % 64` of word `i / 64`.
+    pub fn words(&self) -> &[u64] {
         if self.len <= INLINE_WORDS {
             &self.inline[..self.len]
         } else {
@@ -414,6 +415,40 @@ impl UseDef {
     }
 }
 
+/// The blocks of a program by label: [`schedra_ir::Program::block_index`]
+/// (the first block with the label) by hashing instead of comparing with
+/// every label.
+pub struct BlockIndex<'p>(rustc_hash::FxHashMap<&'p str, usize>);
+
+impl<'p> BlockIndex<'p> {
+    /// The index of `p`'s labels.
+    pub fn new(p: &'p schedra_ir::Program) -> BlockIndex<'p> {
+        let mut m = rustc_hash::FxHashMap::default();
+        m.reserve(p.blocks.len());
+        for (i, b) in p.blocks.iter().enumerate() {
+            m.entry(b.label.as_str()).or_insert(i);
+        }
+        BlockIndex(m)
+    }
+    /// The first block labelled `label`, if any.
+    pub fn get(&self, label: &str) -> Option<usize> {
+        self.0.get(label).copied()
+    }
+}
+
+/// The successor labels of a terminator in [`schedra_ir::Terminator::successors`]
+/// order, without collecting them.
+pub fn successor_labels(t: &schedra_ir::Terminator) -> impl Iterator<Item = &str> {
+    let (a, b) = match &t.kind {
+        schedra_ir::TermKind::Jmp(l) => (Some(l.as_str()), None),
+        schedra_ir::TermKind::Brnz { nonzero, zero, .. } => {
+            (Some(nonzero.as_str()), Some(zero.as_str()))
+        }
+        schedra_ir::TermKind::End => (None, None),
+    };
+    a.into_iter().chain(b)
+}
+
 /// The variables live out of each block of `p` (the least solution of
 /// `in = use ∪ (out − def)`, `out = ∪ in(succ)`), given each block's
 /// [`UseDef`] (`ud[b]` for block `b`; a missing entry reads as empty);
@@ -421,14 +456,13 @@ impl UseDef {
 pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) -> Vec<BitSet> {
     let nb = p.blocks.len();
     let empty = UseDef::new(width);
+    let labels = BlockIndex::new(p);
     let succs: Vec<Vec<usize>> = p
         .blocks
         .iter()
         .map(|b| {
-            b.term
-                .successors()
-                .iter()
-                .filter_map(|l| p.block_index(l))
+            successor_labels(&b.term)
+                .filter_map(|l| labels.get(l))
                 .collect()
         })
         .collect();

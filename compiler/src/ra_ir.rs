@@ -282,6 +282,7 @@ impl Func {
         let mut names = declare_names(p, &block_insts);
         let mov = mov_desc(p.target)?;
         let mut blocks = Vec::with_capacity(p.blocks.len());
+        let labels = crate::liveness::BlockIndex::new(p);
         for ((bi, b), order) in p.blocks.iter().enumerate().zip(&block_insts) {
             let mut insts = Vec::new();
             if bi == 0 {
@@ -291,7 +292,7 @@ impl Func {
                 let inst = lower_inst(p.target, i, &names)?;
                 legalize_imms(p.target, inst, &mut names, &mut insts);
             }
-            blocks.push(lower_block_end(p, b, insts, &names)?);
+            blocks.push(lower_block_end(&labels, b, insts, &names)?);
         }
         Ok(Func {
             name: p.name.clone(),
@@ -406,17 +407,15 @@ fn input_copies(
 /// successors resolved to block indices (an unknown label fails) and its
 /// branch condition lowered.
 fn lower_block_end(
-    p: &Program,
+    labels: &crate::liveness::BlockIndex,
     b: &Block,
     insts: Vec<RInst>,
     names: &Names,
 ) -> Result<RBlock, CompileError> {
-    let succs = b
-        .term
-        .successors()
-        .iter()
+    let succs = crate::liveness::successor_labels(&b.term)
         .map(|l| {
-            p.block_index(l)
+            labels
+                .get(l)
                 .ok_or_else(|| unsupported(format!("unknown label `{l}`")))
         })
         .collect::<Result<Vec<_>, _>>()?;
