@@ -72,8 +72,9 @@ impl Graph {
             }
             return;
         }
-        for wi in 0..self.stride.min(words.len()) {
-            let mut new = words[wi] & !self.rows[d * self.stride + wi];
+        for (wi, &w) in words.iter().enumerate().take(self.stride) {
+            let row = self.rows.get(d * self.stride + wi).copied().unwrap_or(0);
+            let mut new = w & !row;
             new &= low_mask(nv, wi);
             if above {
                 new &= !low_mask(d + 1, wi);
