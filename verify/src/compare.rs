@@ -19,10 +19,11 @@ use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
 use crate::ids::Vregs;
-use crate::symbolic::{run_machine, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::symbolic::{namer, run_machine, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::{Block, Program};
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 /// The outcome of the semantic check.
 pub struct Outcome {
@@ -39,7 +40,9 @@ struct Checker<'a> {
     mach: &'a Program,
     terms: Terms,
     smt: Smt,
-    vregs: Vregs,
+    vregs: Rc<Vregs>,
+    /// Per source block, its id for symbols: the first block of its label.
+    sym_at: Vec<u32>,
     live: Liveness,
     succs: Vec<Vec<usize>>,
     tally: Obligations,
@@ -49,12 +52,16 @@ struct Checker<'a> {
 /// Compare `mach` against `src` (both structurally sound, see
 /// [`crate::rules::structure`]).
 pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
-    let vregs = Vregs::of(src);
+    let vregs = Rc::new(Vregs::of(src));
     let live = liveness(src, &vregs);
+    let mut terms = Terms::new();
+    terms.set_namer(namer(src, Rc::clone(&vregs)));
+    let sym_at = src.blocks.iter().enumerate().map(|(b, sb)| src.block_index(&sb.label).unwrap_or(b) as u32).collect();
     let mut c = Checker {
         src,
         mach,
-        terms: Terms::new(),
+        terms,
+        sym_at,
         smt: Smt::new(mach.target, timeout_ms),
         vregs,
         live,
@@ -162,10 +169,11 @@ impl Checker<'_> {
         let Some(sb) = src.blocks.get(b) else { return ((SrcRun::default(), MachRun::default()), Vec::new()) };
         let empty = BTreeSet::new();
         let live_in = self.live.live_in.get(b).unwrap_or(&empty);
-        let (src_env, mach_env) = enter(&mut self.terms, src, &self.vregs, &sb.label, facts, live_in);
-        let s = run_source(&mut self.terms, src, sb, &self.vregs, src_env);
+        let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
+        let (src_env, mach_env) = enter(&mut self.terms, &self.vregs, at, facts, live_in);
+        let s = run_source(&mut self.terms, src, sb, at, &self.vregs, src_env);
         let m = match mach_block(self.mach, &sb.label) {
-            Some(mb) => run_machine(&mut self.terms, self.mach, mb, mach_env),
+            Some(mb) => run_machine(&mut self.terms, self.mach, mb, at, mach_env),
             None => MachRun::default(),
         };
         let mut exits = Vec::new();

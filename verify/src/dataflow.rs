@@ -23,7 +23,7 @@
 
 use crate::ids::Vregs;
 use crate::symbolic::{inst_uses_defs, sized, Loc, MachEntry, MachRun, SrcRun, Var};
-use crate::term::{SymKind, Term, Terms};
+use crate::term::{Term, Terms};
 use schedra_ir::{Program, TermKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
@@ -152,7 +152,8 @@ pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
 /// or of a location holding it) uses it, and every location holding a
 /// class gets the class's term, so that source and machine agree
 /// syntactically on what an untouched location holds.
-pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, MachEntry) {
+/// `at` is the block's id for its symbols (see [`crate::symbolic::namer`]).
+pub fn enter(terms: &mut Terms, vregs: &Vregs, at: u32, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, MachEntry) {
     // Union-find over variables that share a location.
     let mut parent: FxHashMap<Var, Var> = sized(facts.held().len());
     fn find(parent: &FxHashMap<Var, Var>, v: Var) -> Var {
@@ -196,7 +197,7 @@ pub fn enter(terms: &mut Terms, src: &Program, vregs: &Vregs, label: &str, facts
         if let Some(t) = class_term.get(&r) {
             return *t;
         }
-        let t = terms.symbol_for(r.key(SymKind::Entry), label, false, || format!("{}@{label}", describe_var(&r, src, vregs)));
+        let t = terms.symbol_for(r.entry_key(vregs), at, false);
         class_term.insert(r, t);
         t
     };

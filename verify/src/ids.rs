@@ -26,6 +26,8 @@ pub struct Vregs {
     names: Vec<String>,
     sizes: Vec<Option<u8>>,
     by_name: FxHashMap<String, VregId>,
+    /// Whether some name contains a `.` (so `%a.1` may name two things).
+    dotted: bool,
 }
 
 impl Vregs {
@@ -49,7 +51,8 @@ impl Vregs {
         names.sort_unstable();
         names.dedup();
         let by_name = names.iter().enumerate().map(|(i, n)| (n.to_string(), VregId(i as u32))).collect();
-        let mut vregs = Vregs { names: names.iter().map(|n| n.to_string()).collect(), sizes: vec![None; names.len()], by_name };
+        let dotted = names.iter().any(|n| n.contains('.'));
+        let mut vregs = Vregs { names: names.iter().map(|n| n.to_string()).collect(), sizes: vec![None; names.len()], by_name, dotted };
         vregs.read_sizes(p);
         vregs
     }
@@ -82,6 +85,16 @@ impl Vregs {
     /// The name of a register (without `%`; `?` for a foreign id).
     pub fn name(&self, id: VregId) -> &str {
         self.names.get(id.0 as usize).map(String::as_str).unwrap_or("?")
+    }
+
+    /// The register whose word 0 is spelled like word `w` of `id`
+    /// (`%a.1` is both word 1 of `%a` and register `%a.1`), if there is one
+    /// and `w > 0`.
+    pub fn spelled_like(&self, id: VregId, w: u8) -> Option<VregId> {
+        if !self.dotted || w == 0 {
+            return None;
+        }
+        self.id(&format!("{}.{w}", self.name(id)))
     }
 
     /// The register's size in words, when the program defines it.

@@ -221,7 +221,7 @@ impl Smt {
             Node::Lit(w) => BV::from_u64(u64::from(*w), 32),
             Node::Reg(r) => self.leaf(t, format!("${}", self.target.regs.name(*r))),
             Node::Uniform(..) | Node::Varying(..) => self.leaf(t, terms.show(t, 20)),
-            Node::Sym { id, .. } => self.leaf(t, terms.symbol_name(*id).to_string()),
+            Node::Sym { id, .. } => self.leaf(t, terms.symbol_name(*id).into_owned()),
             Node::App(fun, args) => {
                 let zs: Vec<BV> = args.iter().map(|a| self.memo.get(a).cloned()).collect::<Option<_>>()?;
                 match fun {

@@ -51,6 +51,47 @@ impl Var {
         };
         SymKey { kind, a, b }
     }
+
+    /// The variable a key of [`Var::key`] was made from.
+    pub fn from_key(k: SymKey) -> Var {
+        match k.b {
+            0x100 => Var::P(Reg::try_from(k.a).unwrap_or(Reg::MAX)),
+            0x200 => Var::S(k.a),
+            w => Var::V(VregId(k.a), w as u8),
+        }
+    }
+
+    /// The key of the block-entry symbol of this variable. Variables
+    /// spelled alike (`%a.1`: word 1 of `%a`, or register `%a.1`) share it,
+    /// as they share the name.
+    pub fn entry_key(self, vregs: &Vregs) -> SymKey {
+        match self {
+            Var::V(id, w) => match vregs.spelled_like(id, w) {
+                Some(other) => Var::V(other, 0).key(SymKind::Entry),
+                None => self.key(SymKind::Entry),
+            },
+            _ => self.key(SymKind::Entry),
+        }
+    }
+}
+
+/// The namer of a verification's symbols (see [`Terms::set_namer`]):
+/// block ids are indices of `p`'s blocks; entry values read `%a@b1`,
+/// undefined source reads `undefined V("a", 0) in source b1`, junk
+/// `?rf3@b1` and `?scratch[2]@b1`.
+pub fn namer(p: &Program, vregs: std::rc::Rc<Vregs>) -> crate::term::Namer {
+    let labels: Vec<String> = p.blocks.iter().map(|b| b.label.clone()).collect();
+    let target = p.target;
+    Box::new(move |key: SymKey, block: u32| {
+        let label = labels.get(block as usize).map(String::as_str).unwrap_or("?");
+        let var = Var::from_key(key);
+        match key.kind {
+            SymKind::Entry => format!("{}@{label}", spell_var(target, &vregs, &var)),
+            SymKind::Undefined => format!("undefined {} in source {label}", var_debug(&vregs, var)),
+            SymKind::JunkReg => format!("?{}@{label}", target.regs.name(Reg::try_from(key.a).unwrap_or(Reg::MAX))),
+            SymKind::JunkSlot => format!("?scratch[{}]@{label}", key.a),
+        }
+    })
 }
 
 /// An empty map with room for `n` entries (the simulators' maps grow to a
@@ -298,17 +339,18 @@ impl TermName {
 
 /// Run one source block from `entry` (terms of the live-in variables).
 /// Variables read before any definition and not in `entry` read as junk.
-pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, entry: FxHashMap<Var, Term>) -> SrcRun {
+/// `at` is the block's id for its symbols (see [`namer`]).
+pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, at: u32, vregs: &Vregs, entry: FxHashMap<Var, Term>) -> SrcRun {
     let n = block.insts.len();
     let mut run = SrcRun { entry: entry.clone(), exit: entry, names: sized(n), def_line: sized(n), ..SrcRun::default() };
     for (i, inst) in block.insts.iter().enumerate() {
         let Some(desc) = p.target.op(&inst.opcode) else { continue };
-        let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, vregs, &block.label)).collect();
+        let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, vregs, at)).collect();
         let dest_vars: Vec<Var> = inst.dest.as_ref().map(|o| operand_vars(o, vregs)).unwrap_or_default();
         let dest_size = dest_vars.len();
         let words = match outcome(terms, desc, inst, &vals, dest_size) {
             Outcome::Write(w) => w,
-            Outcome::Load(off, n) => (0..n as u32).map(|w| src_read(terms, &mut run, vregs, Var::S(off + w), &block.label)).collect(),
+            Outcome::Load(off, n) => (0..n as u32).map(|w| src_read(terms, &mut run, Var::S(off + w), at)).collect(),
             Outcome::Store(off, ws) => {
                 for (w, t) in ws.into_iter().enumerate() {
                     run.exit.insert(Var::S(off + w as u32), t);
@@ -332,7 +374,7 @@ pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, 
         }
     }
     if let TermKind::Brnz { cond, .. } = &block.term.kind {
-        let v = src_operand(terms, &mut run, cond, vregs, &block.label);
+        let v = src_operand(terms, &mut run, cond, vregs, at);
         run.cond = v.first().copied();
     }
     run
@@ -340,10 +382,14 @@ pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, vregs: &Vregs, 
 
 /// How a source variable is spelled (`%a`, `%v.1`, `$rf3`, `scratch[2]`).
 pub fn var_label(p: &Program, vregs: &Vregs, v: &Var) -> String {
+    spell_var(p.target, vregs, v)
+}
+
+fn spell_var(target: &schedra_ir::Target, vregs: &Vregs, v: &Var) -> String {
     match v {
         Var::V(n, 0) => format!("%{}", vregs.name(*n)),
         Var::V(n, w) => format!("%{}.{w}", vregs.name(*n)),
-        Var::P(r) => format!("${}", p.reg_name(*r)),
+        Var::P(r) => format!("${}", target.regs.name(*r)),
         Var::S(s) => format!("scratch[{s}]"),
     }
 }
@@ -368,20 +414,20 @@ fn var_debug(vregs: &Vregs, v: Var) -> String {
     }
 }
 
-fn src_read(terms: &mut Terms, run: &mut SrcRun, vregs: &Vregs, var: Var, label: &str) -> Term {
+fn src_read(terms: &mut Terms, run: &mut SrcRun, var: Var, at: u32) -> Term {
     if let Some(t) = run.exit.get(&var) {
         return *t;
     }
-    let t = terms.symbol_for(var.key(SymKind::Undefined), label, true, || format!("undefined {} in source {label}", var_debug(vregs, var)));
+    let t = terms.symbol_for(var.key(SymKind::Undefined), at, true);
     run.exit.insert(var, t);
     t
 }
 
-fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, vregs: &Vregs, label: &str) -> Vec<Term> {
+fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, vregs: &Vregs, at: u32) -> Vec<Term> {
     match o {
         Operand::Imm(i) => vec![terms.lit(i.bits)],
         Operand::Label(_) => Vec::new(),
-        _ => operand_vars(o, vregs).into_iter().map(|v| src_read(terms, run, vregs, v, label)).collect(),
+        _ => operand_vars(o, vregs).into_iter().map(|v| src_read(terms, run, v, at)).collect(),
     }
 }
 
@@ -522,7 +568,8 @@ impl MachRun {
 struct Machine<'a> {
     terms: &'a mut Terms,
     prog: &'a Program,
-    label: &'a str,
+    /// The block's id for its symbols.
+    at: u32,
     run: MachRun,
     /// Registers a landed write changed, with their contents and that
     /// write; every other register holds its `run.entry` term (a register
@@ -537,16 +584,14 @@ struct Machine<'a> {
 impl Machine<'_> {
     /// The junk symbol of a register at this block's entry.
     fn junk_reg(&mut self, r: Reg) -> Term {
-        let (prog, label) = (self.prog, self.label);
         let key = SymKey { kind: SymKind::JunkReg, a: u32::from(r), b: 0 };
-        self.terms.symbol_for(key, label, true, || format!("?{}@{label}", prog.reg_name(r)))
+        self.terms.symbol_for(key, self.at, true)
     }
 
     /// The junk symbol of a scratch slot at this block's entry.
     fn junk_slot(&mut self, s: u32) -> Term {
-        let label = self.label;
         let key = SymKey { kind: SymKind::JunkSlot, a: s, b: 0 };
-        self.terms.symbol_for(key, label, true, || format!("?scratch[{s}]@{label}"))
+        self.terms.symbol_for(key, self.at, true)
     }
 
     fn land(&mut self, cycle: u64) {
@@ -650,12 +695,13 @@ struct Issued {
 }
 
 /// Run one machine block from `entry` (terms of the known locations at block
-/// entry). Registers and slots not in `entry` hold junk.
-pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, entry: MachEntry) -> MachRun {
+/// entry). Registers and slots not in `entry` hold junk; `at` is the
+/// block's id for its symbols (see [`namer`]).
+pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, at: u32, entry: MachEntry) -> MachRun {
     let mut m = Machine {
         terms,
         prog: p,
-        label: &block.label,
+        at,
         run: MachRun::sized_for(block, entry.regs),
         cur: RegTable::with_capacity(64),
         mem: entry.slots.into_iter().map(|(s, t)| (s, (t, None))).collect(),
@@ -819,7 +865,7 @@ mod tests {
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
         let entry = MachEntry::from_locs([(Loc::R(4), x), (Loc::R(5), y)]);
-        let run = run_machine(&mut t, &p, &p.blocks[0], entry);
+        let run = run_machine(&mut t, &p, &p.blocks[0], 0, entry);
         assert_eq!((run.regs.get(&4), run.regs.get(&5)), (Some(&y), Some(&x)));
         assert!(run.issues.is_empty());
     }
@@ -829,7 +875,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &p, &p.blocks[0], MachEntry::from_locs([(Loc::R(0), old)]));
+        let run = run_machine(&mut t, &p, &p.blocks[0], 0, MachEntry::from_locs([(Loc::R(0), old)]));
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(&4), Some(&old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(&5), Some(&vary), "two cycles after, it has landed");
@@ -840,7 +886,7 @@ mod tests {
     fn writes_landing_together_and_writes_in_flight_are_reported() {
         let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
         let mut t = Terms::new();
-        let run = run_machine(&mut t, &p, &p.blocks[0], MachEntry::default());
+        let run = run_machine(&mut t, &p, &p.blocks[0], 0, MachEntry::default());
         assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
     }
 
@@ -849,7 +895,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &p, &p.blocks[0], MachEntry::from_locs([(Loc::R(2), g2)]));
+        let run = run_machine(&mut t, &p, &p.blocks[0], 0, MachEntry::from_locs([(Loc::R(2), g2)]));
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(&11), Some(&want));

@@ -84,16 +84,36 @@ pub enum SymKind {
     JunkSlot,
 }
 
+/// How a keyed symbol is spelled: a function of its key and its block
+/// alone (see [`Terms::set_namer`]).
+pub type Namer = Box<dyn Fn(SymKey, u32) -> String>;
+
+/// A symbol's name: given, or spelled from its key only when asked.
+#[derive(Clone, Copy, Debug)]
+enum SymName {
+    /// Index into `Terms::given`.
+    Given(u32),
+    /// A symbol of [`Terms::symbol_for`]: its key and block.
+    Keyed(SymKey, u32),
+}
+
 /// The arena. Terms from one arena must not be mixed with another's.
-#[derive(Default, Debug)]
+#[derive(Default)]
 pub struct Terms {
     nodes: Vec<Node>,
     closed: Vec<bool>,
     index: FxHashMap<Node, Term>,
-    names: Vec<String>,
+    names: Vec<SymName>,
+    given: Vec<String>,
     by_name: FxHashMap<String, Term>,
-    labels: FxHashMap<String, u32>,
     by_key: FxHashMap<(SymKey, u32), Term>,
+    namer: Option<Namer>,
+}
+
+impl std::fmt::Debug for Terms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Terms").field("nodes", &self.nodes).field("names", &self.names).finish_non_exhaustive()
+    }
 }
 
 /// Whether the operation is an integer operation with an exact meaning
@@ -183,36 +203,47 @@ impl Terms {
             return t;
         }
         let id = self.names.len() as u32;
-        self.names.push(name.to_string());
+        self.names.push(SymName::Given(self.given.len() as u32));
+        self.given.push(name.to_string());
         let t = self.intern(Node::Sym { id, junk });
         self.by_name.insert(name.to_string(), t);
         t
     }
 
-    /// The symbol called `name()` (as [`Terms::symbol`]), where the name is
-    /// a function of `key` and `label` alone: the name is built only the
-    /// first time a key is met in a block, later calls are a table look-up.
-    /// Callers must build the same name for the same key and label.
-    pub fn symbol_for(&mut self, key: SymKey, label: &str, junk: bool, name: impl FnOnce() -> String) -> Term {
-        let next = self.labels.len() as u32;
-        let block = match self.labels.get(label) {
-            Some(&b) => b,
-            None => {
-                self.labels.insert(label.to_string(), next);
-                next
-            }
-        };
+    /// Spell the symbols of [`Terms::symbol_for`] with `namer` (given the
+    /// key and the block). Without a namer they read `sym<id>`.
+    pub fn set_namer(&mut self, namer: Namer) {
+        self.namer = Some(namer);
+    }
+
+    /// The symbol of `key` in block `block`: the same term for the same
+    /// key and block, a new symbol (numbered after every earlier one)
+    /// otherwise. Its name is spelled by the namer only when asked
+    /// ([`Terms::symbol_name`]), so callers must give distinct keys to
+    /// symbols whose names differ and the same key to symbols whose names
+    /// are the same.
+    pub fn symbol_for(&mut self, key: SymKey, block: u32, junk: bool) -> Term {
         if let Some(&t) = self.by_key.get(&(key, block)) {
             return t;
         }
-        let t = self.symbol(&name(), junk);
+        let id = self.names.len() as u32;
+        self.names.push(SymName::Keyed(key, block));
+        let t = self.intern(Node::Sym { id, junk });
         self.by_key.insert((key, block), t);
         t
     }
 
-    /// The name of symbol `id`.
-    pub fn symbol_name(&self, id: u32) -> &str {
-        self.names.get(id as usize).map(String::as_str).unwrap_or("?")
+    /// The name of symbol `id` (`?` for a foreign id).
+    pub fn symbol_name(&self, id: u32) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
+        match self.names.get(id as usize) {
+            Some(SymName::Given(i)) => Cow::Borrowed(self.given.get(*i as usize).map(String::as_str).unwrap_or("?")),
+            Some(SymName::Keyed(key, block)) => match &self.namer {
+                Some(namer) => Cow::Owned(namer(*key, *block)),
+                None => Cow::Owned(format!("sym{id}")),
+            },
+            None => Cow::Borrowed("?"),
+        }
     }
 
     /// Apply an operation: moves return their argument, commutative
@@ -256,7 +287,7 @@ impl Terms {
             Node::Reg(r) => out.push_str(&format!("in{r}")),
             Node::Uniform(i, w) => out.push_str(&word_name("unif", *i, *w)),
             Node::Varying(i, w) => out.push_str(&word_name("vary", *i, *w)),
-            Node::Sym { id, .. } => out.push_str(self.symbol_name(*id)),
+            Node::Sym { id, .. } => out.push_str(&self.symbol_name(*id)),
             Node::App(fun, args) => {
                 out.push_str(&fun_name(*fun));
                 out.push('(');
