@@ -19,6 +19,7 @@ use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
 use crate::ids::Vregs;
+use crate::srccode::SrcCode;
 use crate::symbolic::{namer, run_machine, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::{Block, Program};
@@ -43,6 +44,7 @@ struct Checker<'a> {
     vregs: Rc<Vregs>,
     /// Per source block, its id for symbols: the first block of its label.
     sym_at: Vec<u32>,
+    code: SrcCode,
     live: Liveness,
     succs: Vec<Vec<usize>>,
     tally: Obligations,
@@ -53,7 +55,8 @@ struct Checker<'a> {
 /// [`crate::rules::structure`]).
 pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
     let vregs = Rc::new(Vregs::of(src));
-    let live = liveness(src, &vregs);
+    let code = SrcCode::of(src, &vregs);
+    let live = liveness(src, &code);
     let mut terms = Terms::new();
     terms.set_namer(namer(src, Rc::clone(&vregs)));
     let sym_at = src.blocks.iter().enumerate().map(|(b, sb)| src.block_index(&sb.label).unwrap_or(b) as u32).collect();
@@ -64,6 +67,7 @@ pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
         sym_at,
         smt: Smt::new(mach.target, timeout_ms),
         vregs,
+        code,
         live,
         succs: successors(src),
         tally: Obligations::default(),
@@ -171,7 +175,7 @@ impl Checker<'_> {
         let live_in = self.live.live_in.get(b).unwrap_or(&empty);
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
         let (src_env, mach_env) = enter(&mut self.terms, &self.vregs, at, facts, live_in);
-        let s = run_source(&mut self.terms, src, sb, at, &self.vregs, src_env);
+        let s = run_source(&mut self.terms, &self.code, b, at, src_env);
         let m = match mach_block(self.mach, &sb.label) {
             Some(mb) => run_machine(&mut self.terms, self.mach, mb, at, mach_env),
             None => MachRun::default(),
@@ -240,7 +244,7 @@ impl Checker<'_> {
             msg.push_str(&format!("; e.g. {}", c.describe()));
         }
         let mut v = Violation::new(d.kind, label, d.bundle, d.line, msg);
-        let near = d.wanted.and_then(|w| s.def_line.get(&w).copied());
+        let near = d.wanted.and_then(|w| s.def_line(w));
         v.src_line = near.or(src_line).filter(|l| *l > 0);
         v.counterexample = cex;
         self.out.push(v);
@@ -324,7 +328,7 @@ impl Checker<'_> {
                 let name = sblock.label.clone();
                 let d = self.ctx(s, m).explain_live_out(want, &what, &name, end, end_line);
                 if let Some(d) = d {
-                    let line = s.def_line.get(&want).copied();
+                    let line = s.def_line(want);
                     self.push(&label, d, line, None, s);
                 }
             }

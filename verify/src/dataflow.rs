@@ -22,10 +22,11 @@
 //! The caller re-checks that the final states are a fixpoint.
 
 use crate::ids::Vregs;
-use crate::symbolic::{inst_uses_defs, sized, Loc, MachEntry, MachRun, SrcRun, Var};
+use crate::srccode::SrcCode;
+use crate::symbolic::{sized, Loc, MachEntry, MachRun, SrcRun, Var};
 use crate::term::{Term, Terms};
-use schedra_ir::{Program, TermKind};
-use rustc_hash::{FxHashMap, FxHashSet};
+use schedra_ir::Program;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 
 pub use crate::facts::Facts;
@@ -44,72 +45,139 @@ pub struct Liveness {
 /// after it. A value whose only uses feed dead computations is therefore
 /// not live: a compiler may drop those computations (an identity move, a
 /// dead copy) and keep the value in different places on different paths.
-pub fn liveness(src: &Program, vregs: &Vregs) -> Liveness {
-    let n = src.blocks.len();
+pub fn liveness(src: &Program, code: &SrcCode) -> Liveness {
     let succs = successors(src);
-    let blocks: Vec<BlockUses> = src.blocks.iter().map(|b| BlockUses::of(src, b, vregs)).collect();
-    // Unordered sets while iterating (only membership and equality
-    // matter), ordered ones in the result.
-    let mut live_in: Vec<FxHashSet<Var>> = vec![FxHashSet::default(); n];
+    let prog = LiveProgram::of(code);
+    let words = prog.universe.len().div_ceil(64);
+    let n = code.blocks().len();
+    let mut live_in = vec![0u64; n * words];
+    let mut live = vec![0u64; words];
     let mut changed = true;
     while changed {
         changed = false;
-        for (b, uses) in blocks.iter().enumerate().rev() {
-            let mut live = FxHashSet::default();
+        for (b, block) in prog.blocks.iter().enumerate().rev() {
+            live.fill(0);
             for s in succs.get(b).into_iter().flatten() {
-                live.extend(live_in.get(*s).into_iter().flatten().copied());
+                if let Some(from) = live_in.get(s * words..(s + 1) * words) {
+                    live.iter_mut().zip(from).for_each(|(x, y)| *x |= y);
+                }
             }
-            live.extend(uses.cond.iter().copied());
-            for inst in uses.insts.iter().rev() {
-                let needed = inst.root || inst.defs.iter().any(|d| live.contains(d));
-                for d in &inst.defs {
-                    live.remove(d);
+            prog.set(&mut live, block.cond);
+            for inst in prog.insts.get(block.insts.clone()).unwrap_or(&[]).iter().rev() {
+                let needed = inst.root || prog.ids(inst.defs).iter().any(|d| bit(&live, *d));
+                for d in prog.ids(inst.defs) {
+                    if let Some(w) = live.get_mut(*d as usize / 64) {
+                        *w &= !(1 << (d % 64));
+                    }
                 }
                 if needed {
-                    live.extend(inst.uses.iter().copied());
+                    prog.set(&mut live, inst.uses);
                 }
             }
-            if live_in.get(b) != Some(&live) {
-                live_in[b] = live;
-                changed = true;
+            if let Some(slot) = live_in.get_mut(b * words..(b + 1) * words) {
+                if *slot != *live {
+                    slot.copy_from_slice(&live);
+                    changed = true;
+                }
             }
         }
     }
-    Liveness { live_in: live_in.into_iter().map(|s| s.into_iter().collect()).collect() }
+    let set = |b: usize| -> BTreeSet<Var> {
+        let bits = live_in.get(b * words..(b + 1) * words).unwrap_or(&[]);
+        prog.universe.iter().enumerate().filter(|(i, _)| bit(bits, *i as u32)).map(|(_, v)| *v).collect()
+    };
+    Liveness { live_in: (0..n).map(set).collect() }
 }
 
-/// One instruction's variables, for liveness.
+fn bit(bits: &[u64], i: u32) -> bool {
+    bits.get(i as usize / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
+/// One instruction's variables, for liveness (ranges of
+/// [`LiveProgram::ids`]).
 struct InstUses {
-    uses: Vec<Var>,
-    defs: Vec<Var>,
+    uses: (u32, u32),
+    defs: (u32, u32),
     /// An effect, or nothing visible defined: its operands are always live.
     root: bool,
 }
 
-/// A block's variables, computed once before the liveness iteration.
+/// A block's instructions (a range of [`LiveProgram::insts`]) and branch
+/// condition variables.
 struct BlockUses {
-    insts: Vec<InstUses>,
-    /// The branch condition's variables.
-    cond: Vec<Var>,
+    insts: std::ops::Range<usize>,
+    cond: (u32, u32),
 }
 
-impl BlockUses {
-    fn of(src: &Program, block: &schedra_ir::Block, vregs: &Vregs) -> BlockUses {
-        let insts = block
-            .insts
-            .iter()
-            .map(|inst| {
-                let desc = src.target.op(&inst.opcode);
-                let (uses, defs) = inst_uses_defs(inst, desc, vregs);
-                let root = defs.is_empty() || desc.is_none_or(|d| matches!(d.sem, schedra_ir::target::Sem::Output(..)));
-                InstUses { uses, defs, root }
-            })
-            .collect();
-        let cond = match &block.term.kind {
-            TermKind::Brnz { cond, .. } => crate::symbolic::operand_vars(cond, vregs),
-            _ => Vec::new(),
-        };
-        BlockUses { insts, cond }
+/// The program as liveness reads it: every variable it names numbered in
+/// variable order (bit `i` of a set stands for `universe[i]`), and per
+/// instruction the numbers it uses and defines. Built once.
+struct LiveProgram {
+    universe: Vec<Var>,
+    ids: Vec<u32>,
+    insts: Vec<InstUses>,
+    blocks: Vec<BlockUses>,
+}
+
+impl LiveProgram {
+    fn of(code: &SrcCode) -> LiveProgram {
+        let (mut uses, mut defs) = (Vec::new(), Vec::new());
+        let mut all: Vec<Var> = Vec::new();
+        let mut raw: Vec<(Vec<Var>, Vec<Var>, bool)> = Vec::new();
+        let mut blocks = Vec::with_capacity(code.blocks().len());
+        let mut conds: Vec<&[Var]> = Vec::with_capacity(code.blocks().len());
+        for block in code.blocks() {
+            let first = raw.len();
+            for inst in code.insts(block) {
+                uses.clear();
+                defs.clear();
+                code.uses_defs(inst, &mut uses, &mut defs);
+                let root = defs.is_empty() || inst.desc.is_none_or(|d| matches!(d.sem, schedra_ir::target::Sem::Output(..)));
+                all.extend_from_slice(&uses);
+                all.extend_from_slice(&defs);
+                raw.push((uses.clone(), defs.clone(), root));
+            }
+            let cond = block.cond.as_ref().map(|a| code.arg_vars(a)).unwrap_or(&[]);
+            all.extend_from_slice(cond);
+            conds.push(cond);
+            blocks.push(first..raw.len());
+        }
+        all.sort_unstable();
+        all.dedup();
+        let mut p = LiveProgram { universe: all, ids: Vec::new(), insts: Vec::with_capacity(raw.len()), blocks: Vec::with_capacity(blocks.len()) };
+        for (u, d, root) in &raw {
+            let (uses, defs) = (p.number(u), p.number(d));
+            p.insts.push(InstUses { uses, defs, root: *root });
+        }
+        for (insts, cond) in blocks.into_iter().zip(conds) {
+            let cond = p.number(cond);
+            p.blocks.push(BlockUses { insts, cond });
+        }
+        p
+    }
+
+    /// Append the numbers of `vars` to `ids`; their range.
+    fn number(&mut self, vars: &[Var]) -> (u32, u32) {
+        let start = self.ids.len() as u32;
+        for v in vars {
+            if let Ok(i) = self.universe.binary_search(v) {
+                self.ids.push(i as u32);
+            }
+        }
+        (start, self.ids.len() as u32)
+    }
+
+    fn ids(&self, (start, end): (u32, u32)) -> &[u32] {
+        self.ids.get(start as usize..end as usize).unwrap_or(&[])
+    }
+
+    /// Add the variables of a range to a set.
+    fn set(&self, bits: &mut [u64], range: (u32, u32)) {
+        for i in self.ids(range) {
+            if let Some(w) = bits.get_mut(*i as usize / 64) {
+                *w |= 1 << (i % 64);
+            }
+        }
     }
 }
 
@@ -344,7 +412,7 @@ mod tests {
         let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
         let vregs = Vregs::of(&p);
         let names = |s: &BTreeSet<Var>| s.iter().filter_map(|v| if let Var::V(id, 0) = v { Some(vregs.name(*id).to_string()) } else { None }).collect();
-        liveness(&p, &vregs).live_in.iter().map(names).collect()
+        liveness(&p, &SrcCode::of(&p, &vregs)).live_in.iter().map(names).collect()
     }
 
     fn v(name: &str) -> String {

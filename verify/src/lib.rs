@@ -16,7 +16,8 @@
 //!    every refuted obligation classified by [`diagnose`].
 //! 4. [`report`] — the JSON object of `cli.md` and a human rendering.
 //!
-//! Modules: `ids` (integer ids for source names), `facts` (the dataflow
+//! Modules: `ids` (integer ids for source names), `srccode` (the source
+//! program decoded once), `facts` (the dataflow
 //! state), `term` (hash-consed terms), `symbolic` (both simulators),
 //! `dataflow` (liveness and the fixpoint), `sample` (concrete evaluation
 //! for quick refutations), `smt` (Z3 bridge), `rules`,
@@ -34,6 +35,7 @@ pub mod rules;
 pub mod sample;
 pub mod regfile;
 pub mod smt;
+pub mod srccode;
 pub mod symbolic;
 pub mod term;
 

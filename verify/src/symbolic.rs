@@ -23,6 +23,7 @@
 
 use crate::ids::{VregId, Vregs};
 use crate::regfile::RegTable;
+use crate::srccode::{Arg, SrcCode};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Block, Inst, Operand, PhysReg, Program, Reg, TermKind};
@@ -146,7 +147,8 @@ pub enum Loc {
     S(u32),
 }
 
-/// What one op does, independent of form and timing.
+/// What one op does, independent of form and timing (the machine
+/// simulator's pending form of it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// Writes these words to its destination.
@@ -161,7 +163,80 @@ pub enum Outcome {
     Nothing,
 }
 
-fn index_operand(inst: &Inst, desc: &OpDesc) -> u32 {
+/// What one op does, with its words in [`outcome`]'s output buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Writes the words to its destination.
+    Write,
+    /// Reads `size` scratch slots from `offset` into its destination (no
+    /// words).
+    Load(u32, usize),
+    /// Writes the words to scratch slots from `offset`.
+    Store(u32),
+    /// Writes the words to an output channel.
+    Effect(String),
+    /// No dataflow meaning (no words).
+    Nothing,
+}
+
+impl Shape {
+    /// The [`Outcome`] of this shape with these words.
+    pub fn with(self, words: Vec<Term>) -> Outcome {
+        match self {
+            Shape::Write => Outcome::Write(words),
+            Shape::Load(off, n) => Outcome::Load(off, n),
+            Shape::Store(off) => Outcome::Store(off, words),
+            Shape::Effect(ch) => Outcome::Effect(ch, words),
+            Shape::Nothing => Outcome::Nothing,
+        }
+    }
+}
+
+/// The operand words of one op, as one flat list (reused from op to op
+/// so that an op costs no allocation): operand `i` is the `i`-th run.
+#[derive(Clone, Debug, Default)]
+pub struct Args {
+    words: Vec<Term>,
+    ends: Vec<u32>,
+}
+
+impl Args {
+    /// Forget every operand (keeping the room).
+    pub fn clear(&mut self) {
+        self.words.clear();
+        self.ends.clear();
+    }
+
+    /// Add a word to the operand being built.
+    pub fn push(&mut self, t: Term) {
+        self.words.push(t);
+    }
+
+    /// Close the operand being built (an operand with no word is empty).
+    pub fn end(&mut self) {
+        self.ends.push(self.words.len() as u32);
+    }
+
+    /// Number of closed operands.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether no operand was closed.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The words of operand `i` (empty past the last).
+    pub fn get(&self, i: usize) -> &[Term] {
+        let start = if i == 0 { 0 } else { self.ends.get(i - 1).copied().unwrap_or(0) as usize };
+        let end = self.ends.get(i).copied().unwrap_or(0) as usize;
+        self.words.get(start..end).unwrap_or(&[])
+    }
+}
+
+/// The index operand of an op (0 when it has none).
+pub fn index_operand(inst: &Inst, desc: &OpDesc) -> u32 {
     desc.operands
         .iter()
         .zip(&inst.srcs)
@@ -175,36 +250,50 @@ fn word(vals: &[Term], w: usize) -> Option<Term> {
     vals.get(w).or(vals.last()).copied()
 }
 
-/// The meaning of one op. `vals[i]` holds the words of source operand `i`
-/// (empty for index operands); `dest_size` is the destination's size in
-/// words. Never panics: missing operands make a junk-free literal 0.
-pub fn outcome(terms: &mut Terms, desc: &OpDesc, inst: &Inst, vals: &[Vec<Term>], dest_size: usize) -> Outcome {
-    let idx = index_operand(inst, desc);
-    let value_ops = || desc.operands.iter().zip(vals).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v);
+/// The meaning of one op. Operand `i` of `vals` holds the words of source
+/// operand `i` (empty for index operands); `idx` is the op's index operand
+/// and `dest_size` the destination's size in words. The words written,
+/// stored or output are appended to `out`. Never panics: missing operands
+/// make a junk-free literal 0.
+pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_size: usize, out: &mut Vec<Term>) -> Shape {
+    let n = desc.operands.len().min(vals.len());
+    let value_ops = || desc.operands.iter().take(n).enumerate().filter(|(_, k)| **k != OperandKind::Index).map(|(i, _)| vals.get(i));
     match desc.sem {
-        Sem::Uniform => Outcome::Write((0..dest_size).map(|w| terms.intern(Node::Uniform(idx, w as u8))).collect()),
-        Sem::Varying => Outcome::Write((0..dest_size).map(|w| terms.intern(Node::Varying(idx, w as u8))).collect()),
-        Sem::Const => Outcome::Write((0..dest_size).map(|_| terms.lit(idx)).collect()),
+        Sem::Uniform => {
+            out.extend((0..dest_size).map(|w| terms.intern(Node::Uniform(idx, w as u8))));
+            Shape::Write
+        }
+        Sem::Varying => {
+            out.extend((0..dest_size).map(|w| terms.intern(Node::Varying(idx, w as u8))));
+            Shape::Write
+        }
+        Sem::Const => {
+            out.extend((0..dest_size).map(|_| terms.lit(idx)));
+            Shape::Write
+        }
         Sem::Texture => {
             let coords: Vec<Term> = value_ops().flat_map(|v| v.iter().copied()).collect();
-            Outcome::Write((0..dest_size).map(|w| terms.app(Fun::Tex(w as u8), coords.clone())).collect())
+            out.extend((0..dest_size).map(|w| terms.app(Fun::Tex(w as u8), coords.clone())));
+            Shape::Write
         }
-        Sem::ScratchRead => Outcome::Load(idx, dest_size),
-        Sem::ScratchWrite => Outcome::Store(idx, value_ops().flat_map(|v| v.iter().copied()).collect()),
+        Sem::ScratchRead => Shape::Load(idx, dest_size),
+        Sem::ScratchWrite => {
+            out.extend(value_ops().flat_map(|v| v.iter().copied()));
+            Shape::Store(idx)
+        }
         Sem::Output(name, indexed) => {
             let channel = if indexed { format!("{name} {idx}") } else { name.to_string() };
-            Outcome::Effect(channel, value_ops().flat_map(|v| v.iter().copied()).collect())
+            out.extend(value_ops().flat_map(|v| v.iter().copied()));
+            Shape::Effect(channel)
         }
-        Sem::ThreadSwitch => Outcome::Nothing,
+        Sem::ThreadSwitch => Shape::Nothing,
         sem => {
             let zero = terms.lit(0);
-            let words = (0..dest_size)
-                .map(|w| {
-                    let args: Vec<Term> = value_ops().map(|v| word(v, w).unwrap_or(zero)).collect();
-                    terms.app(Fun::Alu(sem), args)
-                })
-                .collect();
-            Outcome::Write(words)
+            for w in 0..dest_size {
+                let args: Vec<Term> = value_ops().map(|v| word(v, w).unwrap_or(zero)).collect();
+                out.push(terms.app(Fun::Alu(sem), args));
+            }
+            Shape::Write
         }
     }
 }
@@ -233,21 +322,27 @@ pub struct SrcRun {
     pub exit: FxHashMap<Var, Term>,
     /// The block-entry terms of the variables (names for entry values).
     pub entry: FxHashMap<Var, Term>,
-    /// A source name for terms the block defined (`%p`), for messages
-    /// (rendered by [`TermName::render`] only when a message needs it);
-    /// entry values are named from `entry` instead (see [`SrcRun::name`]).
-    pub names: FxHashMap<Term, TermName>,
-    /// Source line that defined each named term.
-    pub def_line: FxHashMap<Term, u32>,
+    /// Every word a named destination received, in program order: the
+    /// term, the destination's name for it and the defining line. Only
+    /// diagnoses read it ([`SrcRun::name`], [`SrcRun::def_line`]), so a
+    /// run records it as a list rather than as maps.
+    pub defs: Vec<(Term, TermName, u32)>,
 }
 
 impl SrcRun {
     /// The source's name for a term: the smallest variable whose entry
     /// value it is, else the destination that first defined it in the
-    /// block.
+    /// block (rendered by [`TermName::render`] only when a message needs
+    /// it).
     pub fn name(&self, t: Term) -> Option<TermName> {
         let var = self.entry.iter().filter(|(_, u)| **u == t).map(|(v, _)| *v).min();
-        var.map(TermName::Var).or_else(|| self.names.get(&t).cloned())
+        var.map(TermName::Var).or_else(|| self.defs.iter().find(|d| d.0 == t).map(|d| d.1.clone()))
+    }
+
+    /// The source line of the first definition in the block of a term, if
+    /// a named destination received it.
+    pub fn def_line(&self, t: Term) -> Option<u32> {
+        self.defs.iter().find(|d| d.0 == t).map(|d| d.2)
     }
 }
 
@@ -307,7 +402,8 @@ pub enum DestName {
 }
 
 impl DestName {
-    fn of(p: &Program, vregs: &Vregs, o: &Operand) -> DestName {
+    /// The name of destination operand `o` of program `p`.
+    pub fn of(p: &Program, vregs: &Vregs, o: &Operand) -> DestName {
         match o {
             Operand::Virt(v) => vregs.id(&v.name).map(DestName::Virt).unwrap_or_else(|| DestName::Text(operand_name(p, o))),
             Operand::Phys(r) => DestName::Phys(*r),
@@ -337,45 +433,57 @@ impl TermName {
     }
 }
 
-/// Run one source block from `entry` (terms of the live-in variables).
-/// Variables read before any definition and not in `entry` read as junk.
-/// `at` is the block's id for its symbols (see [`namer`]).
-pub fn run_source(terms: &mut Terms, p: &Program, block: &Block, at: u32, vregs: &Vregs, entry: FxHashMap<Var, Term>) -> SrcRun {
-    let n = block.insts.len();
-    let mut run = SrcRun { entry: entry.clone(), exit: entry, names: sized(n), def_line: sized(n), ..SrcRun::default() };
-    for (i, inst) in block.insts.iter().enumerate() {
-        let Some(desc) = p.target.op(&inst.opcode) else { continue };
-        let vals: Vec<Vec<Term>> = inst.srcs.iter().map(|o| src_operand(terms, &mut run, o, vregs, at)).collect();
-        let dest_vars: Vec<Var> = inst.dest.as_ref().map(|o| operand_vars(o, vregs)).unwrap_or_default();
-        let dest_size = dest_vars.len();
-        let words = match outcome(terms, desc, inst, &vals, dest_size) {
-            Outcome::Write(w) => w,
-            Outcome::Load(off, n) => (0..n as u32).map(|w| src_read(terms, &mut run, Var::S(off + w), at)).collect(),
-            Outcome::Store(off, ws) => {
-                for (w, t) in ws.into_iter().enumerate() {
-                    run.exit.insert(Var::S(off + w as u32), t);
+/// Run source block `b` of `code` from `entry` (terms of the live-in
+/// variables). Variables read before any definition and not in `entry`
+/// read as junk. `at` is the block's id for its symbols (see [`namer`]).
+pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, entry: FxHashMap<Var, Term>) -> SrcRun {
+    let Some(block) = code.block(b) else { return SrcRun { entry: entry.clone(), exit: entry, ..SrcRun::default() } };
+    let insts = code.insts(block);
+    let mut run = SrcRun { entry: entry.clone(), exit: entry, defs: Vec::with_capacity(insts.len()), ..SrcRun::default() };
+    let mut args = Args::default();
+    let mut out = Vec::new();
+    for (i, inst) in insts.iter().enumerate() {
+        let Some(desc) = inst.desc else { continue };
+        args.clear();
+        for a in code.args(inst) {
+            src_operand(terms, &mut run, code, a, at, &mut args);
+            args.end();
+        }
+        let dest = code.dest(inst);
+        out.clear();
+        match outcome(terms, desc, inst.idx, &args, dest.len(), &mut out) {
+            Shape::Write => {}
+            Shape::Load(off, n) => {
+                for w in 0..n as u32 {
+                    let t = src_read(terms, &mut run, Var::S(off + w), at);
+                    out.push(t);
+                }
+            }
+            Shape::Store(off) => {
+                for (w, t) in out.iter().enumerate() {
+                    run.exit.insert(Var::S(off + w as u32), *t);
                 }
                 continue;
             }
-            Outcome::Effect(channel, words) => {
-                run.effects.push(SrcEffect { channel, words, inst: i, line: inst.span.line });
+            Shape::Effect(channel) => {
+                run.effects.push(SrcEffect { channel, words: out.clone(), inst: i, line: inst.line });
                 continue;
             }
-            Outcome::Nothing => continue,
-        };
-        let dname = inst.dest.as_ref().map(|d| DestName::of(p, vregs, d));
-        for (w, (var, t)) in dest_vars.into_iter().zip(words).enumerate() {
-            if let Some(n) = &dname {
-                let word = (dest_size > 1).then_some(w as u8);
-                run.names.entry(t).or_insert_with(|| TermName::Dest(n.clone(), word));
-                run.def_line.entry(t).or_insert(inst.span.line);
+            Shape::Nothing => continue,
+        }
+        for (w, (var, t)) in dest.iter().zip(&out).enumerate() {
+            if let Some(n) = &inst.dest_name {
+                let word = (dest.len() > 1).then_some(w as u8);
+                run.defs.push((*t, TermName::Dest(n.clone(), word), inst.line));
             }
-            run.exit.insert(var, t);
+            run.exit.insert(*var, *t);
         }
     }
-    if let TermKind::Brnz { cond, .. } = &block.term.kind {
-        let v = src_operand(terms, &mut run, cond, vregs, at);
-        run.cond = v.first().copied();
+    if let Some(cond) = &block.cond {
+        args.clear();
+        src_operand(terms, &mut run, code, cond, at, &mut args);
+        args.end();
+        run.cond = args.get(0).first().copied();
     }
     run
 }
@@ -423,11 +531,16 @@ fn src_read(terms: &mut Terms, run: &mut SrcRun, var: Var, at: u32) -> Term {
     t
 }
 
-fn src_operand(terms: &mut Terms, run: &mut SrcRun, o: &Operand, vregs: &Vregs, at: u32) -> Vec<Term> {
-    match o {
-        Operand::Imm(i) => vec![terms.lit(i.bits)],
-        Operand::Label(_) => Vec::new(),
-        _ => operand_vars(o, vregs).into_iter().map(|v| src_read(terms, run, v, at)).collect(),
+fn src_operand(terms: &mut Terms, run: &mut SrcRun, code: &SrcCode, a: &Arg, at: u32, args: &mut Args) {
+    match a {
+        Arg::Imm(bits) => args.push(terms.lit(*bits)),
+        Arg::Label => {}
+        Arg::Vars(s) => {
+            for v in code.vars(*s) {
+                let t = src_read(terms, run, *v, at);
+                args.push(t);
+            }
+        }
     }
 }
 
@@ -751,7 +864,15 @@ fn bundle_line(op_line: u32, bundle_line: u32) -> u32 {
 fn issue_op(m: &mut Machine, desc: &'static OpDesc, inst: &Inst, cycle: u64, at: OpAt) -> Issued {
     let (vals, ids) = m.operands(inst, desc, cycle, &at);
     let dests = dest_regs(desc, inst);
-    let outcome = outcome(m.terms, desc, inst, &vals, dests.len());
+    let mut args = Args::default();
+    for v in &vals {
+        for t in v {
+            args.push(*t);
+        }
+        args.end();
+    }
+    let mut words = Vec::new();
+    let outcome = outcome(m.terms, desc, index_operand(inst, desc), &args, dests.len(), &mut words).with(words);
     let value_ids = || desc.operands.iter().zip(&ids).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v);
     let word_reads: Vec<Vec<ReadId>> = (0..dests.len())
         .map(|w| match desc.sem {
