@@ -19,6 +19,7 @@ use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
 use crate::ids::Vregs;
+use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
 use crate::symbolic::{namer, run_machine, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
@@ -45,6 +46,9 @@ struct Checker<'a> {
     /// Per source block, its id for symbols: the first block of its label.
     sym_at: Vec<u32>,
     code: SrcCode,
+    mcode: MachCode,
+    /// Per source block, the machine block of the same label.
+    mach_of: Vec<Option<usize>>,
     live: Liveness,
     succs: Vec<Vec<usize>>,
     tally: Obligations,
@@ -68,6 +72,8 @@ pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
         smt: Smt::new(mach.target, timeout_ms),
         vregs,
         code,
+        mcode: MachCode::of(mach),
+        mach_of: src.blocks.iter().map(|sb| mach.blocks.iter().position(|b| b.label == sb.label)).collect(),
         live,
         succs: successors(src),
         tally: Obligations::default(),
@@ -170,14 +176,16 @@ impl Checker<'_> {
     /// Run block `b` from `facts`; the exit facts per successor.
     fn step(&mut self, b: usize, facts: &Facts) -> ((SrcRun, MachRun), Vec<(usize, Facts)>) {
         let src = self.src;
-        let Some(sb) = src.blocks.get(b) else { return ((SrcRun::default(), MachRun::default()), Vec::new()) };
+        if src.blocks.get(b).is_none() {
+            return ((SrcRun::default(), MachRun::default()), Vec::new());
+        }
         let empty = BTreeSet::new();
         let live_in = self.live.live_in.get(b).unwrap_or(&empty);
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
         let (src_env, mach_env) = enter(&mut self.terms, &self.vregs, at, facts, live_in);
         let s = run_source(&mut self.terms, &self.code, b, at, src_env);
-        let m = match mach_block(self.mach, &sb.label) {
-            Some(mb) => run_machine(&mut self.terms, self.mach, mb, at, mach_env),
+        let m = match self.mach_of.get(b).copied().flatten() {
+            Some(mb) => run_machine(&mut self.terms, &self.mcode, mb, at, mach_env),
             None => MachRun::default(),
         };
         let mut exits = Vec::new();

@@ -180,7 +180,7 @@ impl Ctx<'_> {
     /// `None` when `w` does not compute `wanted`'s kind of operation.
     fn operand_pairs(&mut self, w: &WriteEvent, wanted: Term) -> Option<Vec<(ReadId, Term)>> {
         if w.copy {
-            return w.reads.first().map(|r| vec![(*r, wanted)]);
+            return self.mach.write_reads(w).first().map(|r| vec![(*r, wanted)]);
         }
         let (Node::App(f, margs), Node::App(g, sargs)) = (self.terms.node(w.term).clone(), self.terms.node(wanted).clone()) else {
             return None;
@@ -188,7 +188,7 @@ impl Ctx<'_> {
         if f != g || margs.len() != sargs.len() {
             return None;
         }
-        let got: Vec<(ReadId, Term)> = w.reads.iter().filter_map(|r| self.read(*r).map(|e| (*r, e.term))).collect();
+        let got: Vec<(ReadId, Term)> = self.mach.write_reads(w).iter().filter_map(|r| self.read(*r).map(|e| (*r, e.term))).collect();
         let mut pairs = Vec::new();
         if got.len() == sargs.len() && !matches!(f, crate::term::Fun::Alu(s) if s.commutative()) {
             for ((rid, t), s) in got.iter().zip(sargs.iter()) {

@@ -16,8 +16,8 @@
 //!    every refuted obligation classified by [`diagnose`].
 //! 4. [`report`] — the JSON object of `cli.md` and a human rendering.
 //!
-//! Modules: `ids` (integer ids for source names), `srccode` (the source
-//! program decoded once), `facts` (the dataflow
+//! Modules: `ids` (integer ids for source names), `srccode`, `machcode` (the
+//! source and machine programs decoded once), `facts` (the dataflow
 //! state), `term` (hash-consed terms), `symbolic` (both simulators),
 //! `dataflow` (liveness and the fixpoint), `sample` (concrete evaluation
 //! for quick refutations), `smt` (Z3 bridge), `rules`,
@@ -30,6 +30,7 @@ pub mod dataflow;
 pub mod diagnose;
 pub mod facts;
 pub mod ids;
+pub mod machcode;
 pub mod report;
 pub mod rules;
 pub mod sample;

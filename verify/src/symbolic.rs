@@ -23,10 +23,11 @@
 
 use crate::ids::{VregId, Vregs};
 use crate::regfile::RegTable;
+use crate::machcode::{MachArg, MachBlock, MachCode, MachCond, MachOp};
 use crate::srccode::{Arg, SrcCode};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
-use schedra_ir::{Block, Inst, Operand, PhysReg, Program, Reg, TermKind};
+use schedra_ir::{Inst, Operand, PhysReg, Program, Reg};
 use rustc_hash::FxHashMap;
 
 /// A source-form variable: one word of a value the source names. Ordered
@@ -229,9 +230,15 @@ impl Args {
 
     /// The words of operand `i` (empty past the last).
     pub fn get(&self, i: usize) -> &[Term] {
+        self.words.get(self.range(i)).unwrap_or(&[])
+    }
+
+    /// Where operand `i`'s words are in the flat list (empty past the
+    /// last operand).
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
         let start = if i == 0 { 0 } else { self.ends.get(i - 1).copied().unwrap_or(0) as usize };
         let end = self.ends.get(i).copied().unwrap_or(0) as usize;
-        self.words.get(start..end).unwrap_or(&[])
+        start..end.max(start)
     }
 }
 
@@ -590,8 +597,9 @@ pub struct WriteEvent {
     pub land: u64,
     /// The writing op.
     pub at: OpAt,
-    /// The reads this word was computed from (operand order).
-    pub reads: Vec<ReadId>,
+    /// The reads this word was computed from (operand order), as a range
+    /// of [`MachRun::write_reads`] (read them with that method).
+    pub reads: std::ops::Range<u32>,
     /// Whether the word is a copy of `reads[0]`'s value (moves, fills).
     pub copy: bool,
 }
@@ -643,6 +651,8 @@ pub struct MachRun {
     pub reads: Vec<ReadEvent>,
     /// Every register write.
     pub writes: Vec<WriteEvent>,
+    /// The reads behind the writes' words (see [`MachRun::write_reads`]).
+    pub write_reads: Vec<ReadId>,
     /// Block-entry contents of the registers that were read or overwritten.
     pub entry: FxHashMap<Reg, Term>,
     /// Timing problems.
@@ -664,15 +674,21 @@ impl MachRun {
         by_reg
     }
 
-    /// An empty run with room for the events of `block` (a read per operand
-    /// word, a write per op, as a rule), starting from `entry`.
-    fn sized_for(block: &Block, entry: FxHashMap<Reg, Term>) -> MachRun {
-        let ops: usize = block.bundles.iter().map(|b| b.ops.len()).sum();
+    /// The reads a write's word was computed from (operand order).
+    pub fn write_reads(&self, w: &WriteEvent) -> &[ReadId] {
+        self.write_reads.get(w.reads.start as usize..w.reads.end as usize).unwrap_or(&[])
+    }
+
+    /// An empty run with room for the events of a block of `ops` ops in
+    /// `bundles` bundles (a read per operand word, a write per op, as a
+    /// rule), starting from `entry`.
+    fn sized_for(ops: usize, bundles: usize, entry: FxHashMap<Reg, Term>) -> MachRun {
         MachRun {
             entry,
             reads: Vec::with_capacity(2 * ops + 1),
             writes: Vec::with_capacity(ops),
-            issue_cycle: Vec::with_capacity(block.bundles.len()),
+            write_reads: Vec::with_capacity(2 * ops),
+            issue_cycle: Vec::with_capacity(bundles),
             ..MachRun::default()
         }
     }
@@ -680,7 +696,7 @@ impl MachRun {
 
 struct Machine<'a> {
     terms: &'a mut Terms,
-    prog: &'a Program,
+    code: &'a MachCode,
     /// The block's id for its symbols.
     at: u32,
     run: MachRun,
@@ -692,9 +708,37 @@ struct Machine<'a> {
     mem: FxHashMap<u32, (Term, Option<ReadId>)>,
     pending: Vec<WriteId>,
     ready: RegTable<u64>,
+    bundle: BundleScratch<'a>,
 }
 
-impl Machine<'_> {
+/// One bundle's pending work, computed from its parallel reads: flat lists
+/// reused from bundle to bundle, so that an op costs no allocation.
+#[derive(Default)]
+struct BundleScratch<'a> {
+    /// The operand words of the op being issued, and the read behind each.
+    args: Args,
+    arg_reads: Vec<Option<ReadId>>,
+    /// Every issued op's outcome words.
+    words: Vec<Term>,
+    /// The reads behind each destination word (runs ending at `word_ends`).
+    word_reads: Vec<ReadId>,
+    word_ends: Vec<u32>,
+    /// The read behind each stored or output word.
+    store_reads: Vec<Option<ReadId>>,
+    issued: Vec<Issued<'a>>,
+}
+
+/// One op's pending work: ranges of [`BundleScratch`]'s lists.
+struct Issued<'a> {
+    op: &'a MachOp,
+    shape: Shape,
+    words: std::ops::Range<usize>,
+    /// Index of the op's first destination word in `word_ends`.
+    first_word: usize,
+    stores: std::ops::Range<usize>,
+}
+
+impl<'a> Machine<'a> {
     /// The junk symbol of a register at this block's entry.
     fn junk_reg(&mut self, r: Reg) -> Term {
         let key = SymKey { kind: SymKind::JunkReg, a: u32::from(r), b: 0 };
@@ -749,41 +793,135 @@ impl Machine<'_> {
         self.run.reads.len() - 1
     }
 
-    /// The operand values of one op and the read behind each word.
-    fn operands(&mut self, inst: &Inst, desc: &OpDesc, cycle: u64, at: &OpAt) -> (Vec<Vec<Term>>, Vec<Vec<Option<ReadId>>>) {
-        let mut vals = Vec::new();
-        let mut ids = Vec::new();
-        for (i, o) in inst.srcs.iter().enumerate() {
-            let kind = desc.operands.get(i).copied().unwrap_or(OperandKind::Value);
-            match o {
-                Operand::Phys(p) if kind != OperandKind::Index => {
-                    let (mut words, mut reads) = (Vec::with_capacity(p.size.into()), Vec::with_capacity(p.size.into()));
+    /// Read one op's operands (into `bundle.args` and `bundle.arg_reads`).
+    fn operands(&mut self, op: &MachOp, cycle: u64) {
+        self.bundle.args.clear();
+        self.bundle.arg_reads.clear();
+        for a in self.code.args(op) {
+            match *a {
+                MachArg::Regs(p) => {
                     for r in p.regs() {
-                        let id = self.read(r, cycle, at);
-                        words.extend(self.run.reads.get(id).map(|e| e.term));
-                        reads.push(Some(id));
+                        let id = self.read(r, cycle, &op.at);
+                        if let Some(e) = self.run.reads.get(id) {
+                            self.bundle.args.push(e.term);
+                            self.bundle.arg_reads.push(Some(id));
+                        }
                     }
-                    vals.push(words);
-                    ids.push(reads);
                 }
-                Operand::Imm(imm) if kind != OperandKind::Index => {
-                    vals.push(vec![self.terms.lit(imm.bits)]);
-                    ids.push(vec![None]);
+                MachArg::Imm(bits) => {
+                    let t = self.terms.lit(bits);
+                    self.bundle.args.push(t);
+                    self.bundle.arg_reads.push(None);
                 }
-                _ => {
-                    vals.push(Vec::new());
-                    ids.push(Vec::new());
-                }
+                MachArg::None => {}
             }
+            self.bundle.args.end();
         }
-        (vals, ids)
     }
 
-    /// Registers an op reads or writes (what an interlocked core waits on).
-    fn touched(&self, desc: &OpDesc, inst: &Inst) -> Vec<Reg> {
-        let mut regs: Vec<Reg> = inst.srcs.iter().filter_map(Operand::phys).flat_map(|p| p.regs()).collect();
-        regs.extend(dest_regs(desc, inst));
-        regs
+    /// Issue one op: read its operands, compute its outcome and the reads
+    /// behind each word it writes, stores or outputs.
+    fn issue(&mut self, op: &'a MachOp, cycle: u64) {
+        self.operands(op, cycle);
+        let desc = op.desc;
+        let dest_n = op.dest.map(|p| usize::from(p.size)).unwrap_or(0);
+        let b = &mut self.bundle;
+        let w0 = b.words.len();
+        let shape = outcome(self.terms, desc, op.idx, &b.args, dest_n, &mut b.words);
+        let n = desc.operands.len().min(b.args.len());
+        let value_ops = desc.operands.iter().take(n).enumerate().filter(|(_, k)| **k != OperandKind::Index).map(|(i, _)| i);
+        let reads = |i: usize| b.arg_reads.get(b.args.range(i)).unwrap_or(&[]);
+        let first_word = b.word_ends.len();
+        for w in 0..dest_n {
+            for i in value_ops.clone() {
+                let r = reads(i);
+                match desc.sem {
+                    Sem::Texture => b.word_reads.extend(r.iter().flatten()),
+                    _ => b.word_reads.extend(r.get(w).or(r.last()).copied().flatten()),
+                }
+            }
+            b.word_ends.push(b.word_reads.len() as u32);
+        }
+        let s0 = b.store_reads.len();
+        if matches!(shape, Shape::Store(..) | Shape::Effect(..)) {
+            for i in value_ops {
+                b.store_reads.extend_from_slice(reads(i));
+            }
+        }
+        let (w1, s1) = (b.words.len(), b.store_reads.len());
+        b.issued.push(Issued { op, shape, words: w0..w1, first_word, stores: s0..s1 });
+    }
+
+    /// Complete one issued op: stores and effects at once, register writes
+    /// as pending writes landing after the op's latency.
+    fn complete(&mut self, i: Issued<'a>, cycle: u64) {
+        let mut loaded: Vec<(Term, Option<ReadId>)> = Vec::new();
+        let copy = match i.shape {
+            Shape::Write => i.op.desc.sem == Sem::Mov,
+            Shape::Load(off, n) => {
+                for w in 0..n as u32 {
+                    let v = match self.mem.get(&(off + w)) {
+                        Some(v) => *v,
+                        None => {
+                            let t = self.junk_slot(off + w);
+                            self.mem.insert(off + w, (t, None));
+                            (t, None)
+                        }
+                    };
+                    loaded.push(v);
+                }
+                true
+            }
+            Shape::Store(off) => {
+                let words = self.bundle.words.get(i.words.clone()).unwrap_or(&[]);
+                let reads = self.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]);
+                for (w, t) in words.iter().enumerate() {
+                    let r = reads.get(w).copied().flatten();
+                    self.mem.insert(off + w as u32, (*t, r));
+                }
+                return;
+            }
+            Shape::Effect(channel) => {
+                let words = self.bundle.words.get(i.words.clone()).unwrap_or(&[]).to_vec();
+                let reads = self.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]).to_vec();
+                self.run.effects.push(MachEffect { channel, words, reads, at: i.op.at.clone() });
+                return;
+            }
+            Shape::Nothing => return,
+        };
+        let latency = u64::from(i.op.desc.latency.max(1));
+        let regs = i.op.dest.into_iter().flat_map(|p| p.regs());
+        for (k, reg) in regs.enumerate() {
+            let (term, reads) = if matches!(i.shape, Shape::Load(..)) {
+                let Some(&(t, r)) = loaded.get(k) else { break };
+                let start = self.run.write_reads.len();
+                self.run.write_reads.extend(r);
+                (t, start..self.run.write_reads.len())
+            } else {
+                let Some(&t) = self.bundle.words.get(i.words.start + k).filter(|_| i.words.start + k < i.words.end) else { break };
+                let at = i.first_word + k;
+                let ends = &self.bundle.word_ends;
+                let start = at.checked_sub(1).and_then(|j| ends.get(j)).copied().unwrap_or(0) as usize;
+                let end = ends.get(at).map(|e| *e as usize).unwrap_or(start);
+                let from = self.run.write_reads.len();
+                self.run.write_reads.extend_from_slice(self.bundle.word_reads.get(start..end).unwrap_or(&[]));
+                (t, from..self.run.write_reads.len())
+            };
+            let land = cycle + latency;
+            let id = self.run.writes.len();
+            if let Some(&other) = self.pending.iter().find(|&&o| self.run.writes.get(o).is_some_and(|e| e.reg == reg && e.land == land)) {
+                self.run.issues.push(TimingIssue::SameCycle { write: id, other });
+            }
+            let reads = reads.start as u32..reads.end as u32;
+            self.run.writes.push(WriteEvent { reg, term, issue: cycle, land, at: i.op.at.clone(), reads, copy });
+            self.pending.push(id);
+            let ready = self.ready.get(reg).unwrap_or(0);
+            self.ready.set(reg, ready.max(land));
+            if !self.run.entry.contains_key(&reg) {
+                let t = self.junk_reg(reg);
+                self.run.entry.insert(reg, t);
+            }
+        }
     }
 }
 
@@ -796,170 +934,69 @@ pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> Vec<Reg> {
     }
 }
 
-/// One op's pending work, computed from the bundle's parallel reads.
-struct Issued {
-    at: OpAt,
-    desc: &'static OpDesc,
-    dests: Vec<Reg>,
-    outcome: Outcome,
-    word_reads: Vec<Vec<ReadId>>,
-    copy: bool,
-    store_reads: Vec<Option<ReadId>>,
-}
-
-/// Run one machine block from `entry` (terms of the known locations at block
-/// entry). Registers and slots not in `entry` hold junk; `at` is the
+/// Run block `b` of `code` from `entry` (terms of the known locations at
+/// block entry). Registers and slots not in `entry` hold junk; `at` is the
 /// block's id for its symbols (see [`namer`]).
-pub fn run_machine(terms: &mut Terms, p: &Program, block: &Block, at: u32, entry: MachEntry) -> MachRun {
+pub fn run_machine(terms: &mut Terms, code: &MachCode, b: usize, at: u32, entry: MachEntry) -> MachRun {
+    let Some(block) = code.block(b) else { return MachRun::default() };
     let mut m = Machine {
         terms,
-        prog: p,
+        code,
         at,
-        run: MachRun::sized_for(block, entry.regs),
+        run: MachRun::sized_for(code.op_count(block), block.len, entry.regs),
         cur: RegTable::with_capacity(64),
         mem: entry.slots.into_iter().map(|(s, t)| (s, (t, None))).collect(),
         pending: Vec::with_capacity(8),
         ready: RegTable::with_capacity(64),
+        bundle: BundleScratch::default(),
     };
     let mut cycle = 0u64;
-    // Per-bundle scratch, reused across bundles.
-    let mut descs: Vec<Option<&'static OpDesc>> = Vec::new();
-    let mut issued = Vec::new();
-    for (bi, bundle) in block.bundles.iter().enumerate() {
-        descs.clear();
-        descs.extend(bundle.ops.iter().map(|op| p.target.op(&op.inst.opcode)));
-        if p.target.interlocked {
-            for (op, d) in bundle.ops.iter().zip(&descs) {
-                if let Some(d) = d {
-                    for r in m.touched(d, &op.inst) {
-                        cycle = cycle.max(m.ready.get(r).unwrap_or(0));
-                    }
+    for ops in code.bundles(block) {
+        if code.interlocked {
+            for op in ops {
+                for r in code.touched(op) {
+                    cycle = cycle.max(m.ready.get(r).unwrap_or(0));
                 }
             }
         }
         m.land(cycle);
         m.run.issue_cycle.push(cycle);
-        for (oi, (op, d)) in bundle.ops.iter().zip(&descs).enumerate() {
-            let Some(desc) = *d else { continue };
-            let at = OpAt { bundle: bi, op: oi, line: bundle_line(op.inst.span.line, bundle.span.line), opcode: desc.name };
-            issued.push(issue_op(&mut m, desc, &op.inst, cycle, at));
+        for op in ops {
+            m.issue(op, cycle);
         }
+        let mut issued = std::mem::take(&mut m.bundle.issued);
         for i in issued.drain(..) {
-            complete_op(&mut m, i, cycle);
+            m.complete(i, cycle);
         }
+        m.bundle.issued = issued;
+        let b = &mut m.bundle;
+        b.words.clear();
+        b.word_reads.clear();
+        b.word_ends.clear();
+        b.store_reads.clear();
         cycle += 1;
     }
     finish(&mut m, block, cycle);
     m.run
 }
 
-fn bundle_line(op_line: u32, bundle_line: u32) -> u32 {
-    if op_line != 0 {
-        op_line
-    } else {
-        bundle_line
-    }
-}
-
-fn issue_op(m: &mut Machine, desc: &'static OpDesc, inst: &Inst, cycle: u64, at: OpAt) -> Issued {
-    let (vals, ids) = m.operands(inst, desc, cycle, &at);
-    let dests = dest_regs(desc, inst);
-    let mut args = Args::default();
-    for v in &vals {
-        for t in v {
-            args.push(*t);
-        }
-        args.end();
-    }
-    let mut words = Vec::new();
-    let outcome = outcome(m.terms, desc, index_operand(inst, desc), &args, dests.len(), &mut words).with(words);
-    let value_ids = || desc.operands.iter().zip(&ids).filter(|(k, _)| **k != OperandKind::Index).map(|(_, v)| v);
-    let word_reads: Vec<Vec<ReadId>> = (0..dests.len())
-        .map(|w| match desc.sem {
-            Sem::Texture => value_ids().flat_map(|v| v.iter().flatten().copied()).collect(),
-            _ => value_ids().filter_map(|v| v.get(w).or(v.last()).copied().flatten()).collect(),
-        })
-        .collect();
-    // Only stores and effects report the read behind each word.
-    let store_reads = match outcome {
-        Outcome::Store(..) | Outcome::Effect(..) => value_ids().flat_map(|v| v.iter().copied()).collect(),
-        _ => Vec::new(),
-    };
-    Issued { at, desc, dests, outcome, word_reads, copy: desc.sem == Sem::Mov, store_reads }
-}
-
-fn complete_op(m: &mut Machine, i: Issued, cycle: u64) {
-    let (words, word_reads, copy) = match i.outcome {
-        Outcome::Write(w) => (w, i.word_reads, i.copy),
-        Outcome::Load(off, n) => {
-            let mut words = Vec::new();
-            let mut reads = Vec::new();
-            for w in 0..n as u32 {
-                let (t, r) = match m.mem.get(&(off + w)) {
-                    Some(v) => *v,
-                    None => {
-                        let t = m.junk_slot(off + w);
-                        m.mem.insert(off + w, (t, None));
-                        (t, None)
-                    }
-                };
-                words.push(t);
-                reads.push(r.into_iter().collect());
+fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
+    let at = OpAt { bundle: block.len, op: 0, line: block.term_line, opcode: "brnz" };
+    match block.cond {
+        Some(MachCond::Reg(r)) => {
+            if m.code.interlocked {
+                cycle = cycle.max(m.ready.get(r).unwrap_or(0));
             }
-            (words, reads, true)
+            m.land(cycle);
+            let id = m.read(r, cycle, &at);
+            let t = m.run.reads.get(id).map(|e| e.term);
+            m.run.cond = t.map(|t| (t, Some(id)));
         }
-        Outcome::Store(off, words) => {
-            for (w, t) in words.into_iter().enumerate() {
-                let r = i.store_reads.get(w).copied().flatten();
-                m.mem.insert(off + w as u32, (t, r));
-            }
-            return;
-        }
-        Outcome::Effect(channel, words) => {
-            m.run.effects.push(MachEffect { channel, words, reads: i.store_reads, at: i.at });
-            return;
-        }
-        Outcome::Nothing => return,
-    };
-    let latency = u64::from(i.desc.latency.max(1));
-    let mut word_reads = word_reads.into_iter();
-    for (reg, term) in i.dests.iter().zip(words) {
-        let land = cycle + latency;
-        let id = m.run.writes.len();
-        if let Some(&other) = m.pending.iter().find(|&&o| m.run.writes.get(o).is_some_and(|e| e.reg == *reg && e.land == land)) {
-            m.run.issues.push(TimingIssue::SameCycle { write: id, other });
-        }
-        let reads = word_reads.next().unwrap_or_default();
-        m.run.writes.push(WriteEvent { reg: *reg, term, issue: cycle, land, at: i.at.clone(), reads, copy });
-        m.pending.push(id);
-        let ready = m.ready.get(*reg).unwrap_or(0);
-        m.ready.set(*reg, ready.max(land));
-        if !m.run.entry.contains_key(reg) {
-            let t = m.junk_reg(*reg);
-            m.run.entry.insert(*reg, t);
-        }
-    }
-}
-
-fn finish(m: &mut Machine, block: &Block, mut cycle: u64) {
-    let at = OpAt { bundle: block.bundles.len(), op: 0, line: block.term.span.line, opcode: "brnz" };
-    if let TermKind::Brnz { cond, .. } = &block.term.kind {
-        match cond {
-            Operand::Phys(p) => {
-                if m.prog.target.interlocked {
-                    cycle = cycle.max(m.ready.get(p.base).unwrap_or(0));
-                }
-                m.land(cycle);
-                let r = m.read(p.base, cycle, &at);
-                let t = m.run.reads.get(r).map(|e| e.term);
-                m.run.cond = t.map(|t| (t, Some(r)));
-            }
-            Operand::Imm(i) => m.run.cond = Some((m.terms.lit(i.bits), None)),
-            _ => {}
-        }
+        Some(MachCond::Imm(bits)) => m.run.cond = Some((m.terms.lit(bits), None)),
+        None => {}
     }
     m.land(cycle);
-    if !m.prog.target.interlocked {
+    if !m.code.interlocked {
         for &w in &m.pending {
             m.run.issues.push(TimingIssue::InFlight { write: w, end: cycle });
         }
@@ -986,7 +1023,7 @@ mod tests {
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
         let entry = MachEntry::from_locs([(Loc::R(4), x), (Loc::R(5), y)]);
-        let run = run_machine(&mut t, &p, &p.blocks[0], 0, entry);
+        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, entry);
         assert_eq!((run.regs.get(&4), run.regs.get(&5)), (Some(&y), Some(&x)));
         assert!(run.issues.is_empty());
     }
@@ -996,7 +1033,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &p, &p.blocks[0], 0, MachEntry::from_locs([(Loc::R(0), old)]));
+        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, MachEntry::from_locs([(Loc::R(0), old)]));
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(&4), Some(&old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(&5), Some(&vary), "two cycles after, it has landed");
@@ -1007,7 +1044,7 @@ mod tests {
     fn writes_landing_together_and_writes_in_flight_are_reported() {
         let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
         let mut t = Terms::new();
-        let run = run_machine(&mut t, &p, &p.blocks[0], 0, MachEntry::default());
+        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, MachEntry::default());
         assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
     }
 
@@ -1016,7 +1053,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &p, &p.blocks[0], 0, MachEntry::from_locs([(Loc::R(2), g2)]));
+        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, MachEntry::from_locs([(Loc::R(2), g2)]));
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(&11), Some(&want));

@@ -1,0 +1,185 @@
+//! The machine program decoded once per verification.
+//!
+//! The fixpoint runs every machine block once per visit of its source
+//! block. Looking up each op's description by its opcode string, finding
+//! the block by its label and re-deriving destination registers and
+//! operand kinds on every visit was a fixed cost per op; [`MachCode`]
+//! does it once. Per op it keeps the `&'static OpDesc`, the operands as the
+//! simulator reads them, the destination registers, the index operand and
+//! where the op sits ([`OpAt`]); ops with an unknown opcode are left out
+//! (the simulator skips them).
+//!
+//! Invariant: running the decoded form is running the program — an
+//! operand reads registers exactly when it is a register operand that is
+//! not an index operand, an immediate is a value exactly when it is not an
+//! index operand, and the destination registers are [`dest_regs`].
+//!
+//! [`dest_regs`]: crate::symbolic::dest_regs
+
+use crate::symbolic::{index_operand, OpAt};
+use schedra_ir::target::{Dest, OpDesc, OperandKind};
+use schedra_ir::{Operand, PhysReg, Program, Reg, TermKind};
+
+/// A range of one of [`MachCode`]'s flat lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    fn of(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+
+    fn get<T>(self, v: &[T]) -> &[T] {
+        v.get(self.start as usize..self.end as usize).unwrap_or(&[])
+    }
+}
+
+/// One operand of a machine op, as the simulator reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MachArg {
+    /// A register operand read at issue (one read per register).
+    Regs(PhysReg),
+    /// An immediate value.
+    Imm(u32),
+    /// No value (an index operand, or anything else).
+    None,
+}
+
+/// One decoded machine op.
+#[derive(Clone, Debug)]
+pub struct MachOp {
+    /// The opcode's description.
+    pub desc: &'static OpDesc,
+    args: Span,
+    /// The registers the op writes (explicit or implicit destination).
+    pub dest: Option<PhysReg>,
+    /// Register operands, whatever their kind (an interlocked core waits on
+    /// them and on `dest`).
+    touched: Span,
+    /// The index operand (0 when there is none).
+    pub idx: u32,
+    /// Where the op sits.
+    pub at: OpAt,
+}
+
+/// The branch condition of a machine block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MachCond {
+    /// Word 0 of a register.
+    Reg(Reg),
+    /// An immediate.
+    Imm(u32),
+}
+
+/// One decoded machine block.
+#[derive(Clone, Debug, Default)]
+pub struct MachBlock {
+    bundles: Span,
+    /// Number of bundles.
+    pub len: usize,
+    /// The terminator's line.
+    pub term_line: u32,
+    /// The branch condition, for a `brnz` on a register or an immediate.
+    pub cond: Option<MachCond>,
+}
+
+/// A machine program, decoded (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct MachCode {
+    /// Whether the target interlocks (stalls instead of reading old
+    /// values).
+    pub interlocked: bool,
+    blocks: Vec<MachBlock>,
+    /// Per bundle, its ops.
+    bundles: Vec<Span>,
+    ops: Vec<MachOp>,
+    args: Vec<MachArg>,
+    touched: Vec<PhysReg>,
+}
+
+fn op_line(op_line: u32, bundle_line: u32) -> u32 {
+    if op_line != 0 {
+        op_line
+    } else {
+        bundle_line
+    }
+}
+
+impl MachCode {
+    /// Decode every block of `p`.
+    pub fn of(p: &Program) -> MachCode {
+        let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
+        let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
+        let mut c = MachCode { interlocked: p.target.interlocked, blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n) };
+        for b in &p.blocks {
+            let first = c.bundles.len();
+            for (bi, bundle) in b.bundles.iter().enumerate() {
+                let o0 = c.ops.len();
+                for (oi, op) in bundle.ops.iter().enumerate() {
+                    let Some(desc) = p.target.op(&op.inst.opcode) else { continue };
+                    let at = OpAt { bundle: bi, op: oi, line: op_line(op.inst.span.line, bundle.span.line), opcode: desc.name };
+                    c.push_op(desc, &op.inst, at);
+                }
+                c.bundles.push(Span::of(o0, c.ops.len()));
+            }
+            let cond = match &b.term.kind {
+                TermKind::Brnz { cond: Operand::Phys(r), .. } => Some(MachCond::Reg(r.base)),
+                TermKind::Brnz { cond: Operand::Imm(i), .. } => Some(MachCond::Imm(i.bits)),
+                _ => None,
+            };
+            c.blocks.push(MachBlock { bundles: Span::of(first, c.bundles.len()), len: b.bundles.len(), term_line: b.term.span.line, cond });
+        }
+        c
+    }
+
+    fn push_op(&mut self, desc: &'static OpDesc, inst: &schedra_ir::Inst, at: OpAt) {
+        let (a0, t0) = (self.args.len(), self.touched.len());
+        for (i, o) in inst.srcs.iter().enumerate() {
+            let kind = desc.operands.get(i).copied().unwrap_or(OperandKind::Value);
+            self.args.push(match o {
+                Operand::Phys(p) if kind != OperandKind::Index => MachArg::Regs(*p),
+                Operand::Imm(imm) if kind != OperandKind::Index => MachArg::Imm(imm.bits),
+                _ => MachArg::None,
+            });
+            if let Operand::Phys(p) = o {
+                self.touched.push(*p);
+            }
+        }
+        let dest = match desc.dest {
+            Dest::Explicit => inst.dest.as_ref().and_then(Operand::phys),
+            Dest::Implicit(r) => Some(PhysReg::one(r)),
+            Dest::None => None,
+        };
+        let idx = index_operand(inst, desc);
+        self.ops.push(MachOp { desc, args: Span::of(a0, self.args.len()), dest, touched: Span::of(t0, self.touched.len()), idx, at });
+    }
+
+    /// Block `b` (`None` past the last block).
+    pub fn block(&self, b: usize) -> Option<&MachBlock> {
+        self.blocks.get(b)
+    }
+
+    /// The ops of each bundle of a block, in order.
+    pub fn bundles<'c>(&'c self, b: &MachBlock) -> impl Iterator<Item = &'c [MachOp]> + 'c {
+        b.bundles.get(&self.bundles).iter().map(|s| s.get(&self.ops))
+    }
+
+    /// An op's operands, in order.
+    pub fn args(&self, op: &MachOp) -> &[MachArg] {
+        op.args.get(&self.args)
+    }
+
+    /// The registers an op reads or writes (what an interlocked core waits
+    /// on), with repetitions.
+    pub fn touched<'c>(&'c self, op: &'c MachOp) -> impl Iterator<Item = Reg> + 'c {
+        op.touched.get(&self.touched).iter().chain(&op.dest).flat_map(|p| p.regs())
+    }
+
+    /// Number of ops in a block.
+    pub fn op_count(&self, b: &MachBlock) -> usize {
+        b.bundles.get(&self.bundles).iter().map(|s| (s.end - s.start) as usize).sum()
+    }
+}
