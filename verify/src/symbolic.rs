@@ -280,7 +280,7 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
         }
         Sem::Texture => {
             let coords: Vec<Term> = value_ops().flat_map(|v| v.iter().copied()).collect();
-            out.extend((0..dest_size).map(|w| terms.app(Fun::Tex(w as u8), coords.clone())));
+            out.extend((0..dest_size).map(|w| terms.app_of(Fun::Tex(w as u8), &coords)));
             Shape::Write
         }
         Sem::ScratchRead => Shape::Load(idx, dest_size),
@@ -296,9 +296,27 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
         Sem::ThreadSwitch => Shape::Nothing,
         sem => {
             let zero = terms.lit(0);
+            let mut args: Vec<Term> = Vec::new();
             for w in 0..dest_size {
-                let args: Vec<Term> = value_ops().map(|v| word(v, w).unwrap_or(zero)).collect();
-                out.push(terms.app(Fun::Alu(sem), args));
+                let mut small = [zero; 4];
+                let mut n = 0;
+                for v in value_ops() {
+                    match small.get_mut(n) {
+                        Some(slot) => *slot = word(v, w).unwrap_or(zero),
+                        None => break,
+                    }
+                    n += 1;
+                }
+                let t = if n < small.len() {
+                    terms.app_of(Fun::Alu(sem), small.get(..n).unwrap_or(&[]))
+                } else {
+                    // More than 4 value operands (no target has them): the
+                    // general path.
+                    args.clear();
+                    args.extend(value_ops().map(|v| word(v, w).unwrap_or(zero)));
+                    terms.app_of(Fun::Alu(sem), &args)
+                };
+                out.push(t);
             }
             Shape::Write
         }

@@ -1,7 +1,8 @@
 //! Hash-consed terms over the program inputs.
 //!
 //! Every value the two programs compute is a [`Term`]: an index into one
-//! [`Terms`] arena (a `Vec` of nodes plus an `FxHashMap` from node to index).
+//! [`Terms`] arena (a `Vec` of nodes plus a hash table of indices keyed by
+//! node).
 //! Building a node that already exists returns the existing index, so two
 //! values built the same way are the *same* term and syntactic equality is
 //! an integer comparison.
@@ -102,7 +103,8 @@ enum SymName {
 pub struct Terms {
     nodes: Vec<Node>,
     closed: Vec<bool>,
-    index: FxHashMap<Node, Term>,
+    /// The terms, found by the hash of their node ([`hash_view`]).
+    index: hashbrown::HashTable<Term>,
     names: Vec<SymName>,
     given: Vec<String>,
     by_name: FxHashMap<String, Term>,
@@ -177,19 +179,39 @@ impl Terms {
 
     /// Build (or find) a node.
     pub fn intern(&mut self, node: Node) -> Term {
-        if let Some(&t) = self.index.get(&node) {
+        let hash = hash_view(View::Node(&node));
+        let nodes = &self.nodes;
+        if let Some(&t) = self.index.find(hash, |t| nodes.get(t.0 as usize) == Some(&node)) {
             return t;
         }
+        self.push(hash, node)
+    }
+
+    /// Add a node not in the arena yet (`hash` is its [`hash_view`]).
+    fn push(&mut self, hash: u64, node: Node) -> Term {
         let closed = match &node {
             Node::Sym { .. } => false,
             Node::App(_, args) => args.iter().all(|a| self.closed(*a)),
             _ => true,
         };
         let t = Term(self.nodes.len() as u32);
-        self.nodes.push(node.clone());
+        self.nodes.push(node);
         self.closed.push(closed);
-        self.index.insert(node, t);
+        let nodes = &self.nodes;
+        self.index.insert_unique(hash, t, |u| nodes.get(u.0 as usize).map(|n| hash_view(View::Node(n))).unwrap_or(0));
         t
+    }
+
+    /// Find or build the application of `fun` to `args` exactly (no
+    /// normalisation), allocating only for a new node.
+    fn intern_app(&mut self, fun: Fun, args: &[Term]) -> Term {
+        let hash = hash_view(View::App(fun, args));
+        let nodes = &self.nodes;
+        let same = |t: &Term| matches!(nodes.get(t.0 as usize), Some(Node::App(f, a)) if *f == fun && **a == *args);
+        if let Some(&t) = self.index.find(hash, same) {
+            return t;
+        }
+        self.push(hash, Node::App(fun, args.into()))
     }
 
     /// A literal word.
@@ -248,25 +270,45 @@ impl Terms {
 
     /// Apply an operation: moves return their argument, commutative
     /// arguments are sorted, integer operations on literals fold.
-    pub fn app(&mut self, fun: Fun, mut args: Vec<Term>) -> Term {
-        if let Fun::Alu(sem) = fun {
-            if sem == Sem::Mov {
-                if let Some(&a) = args.first() {
-                    return a;
-                }
+    pub fn app(&mut self, fun: Fun, args: Vec<Term>) -> Term {
+        self.app_of(fun, &args)
+    }
+
+    /// [`Terms::app`] on borrowed arguments (no allocation unless the
+    /// term is new or has more than 8 arguments to sort).
+    pub fn app_of(&mut self, fun: Fun, args: &[Term]) -> Term {
+        let Fun::Alu(sem) = fun else { return self.intern_app(fun, args) };
+        if sem == Sem::Mov {
+            if let Some(&a) = args.first() {
+                return a;
             }
-            if sem.commutative() {
-                args.sort_unstable();
-            }
-            if is_integer(sem) {
-                let words: Option<Vec<u32>> =
-                    args.iter().map(|a| if let Node::Lit(w) = self.node(*a) { Some(*w) } else { None }).collect();
-                if let Some(v) = words.and_then(|w| eval_integer(sem, &w)) {
-                    return self.lit(v);
+        }
+        if is_integer(sem) {
+            if let [a, b] = args {
+                if let (Node::Lit(x), Node::Lit(y)) = (self.node(*a), self.node(*b)) {
+                    if let Some(v) = eval_integer(sem, &[*x, *y]) {
+                        return self.lit(v);
+                    }
                 }
             }
         }
-        self.intern(Node::App(fun, args.into_boxed_slice()))
+        if !sem.commutative() || args.is_sorted() {
+            return self.intern_app(fun, args);
+        }
+        let mut small = [Term(0); 8];
+        match small.get_mut(..args.len()) {
+            Some(buf) => {
+                buf.copy_from_slice(args);
+                buf.sort_unstable();
+                let buf = &small[..args.len()];
+                self.intern_app(fun, buf)
+            }
+            None => {
+                let mut v = args.to_vec();
+                v.sort_unstable();
+                self.intern_app(fun, &v)
+            }
+        }
     }
 
     /// A short human-readable rendering (at most about `budget` characters;
@@ -301,6 +343,31 @@ impl Terms {
             }
         }
     }
+}
+
+/// A node, or an application given by its parts: both hash alike.
+enum View<'n> {
+    Node(&'n Node),
+    App(Fun, &'n [Term]),
+}
+
+/// The hash of a node (an application hashes as its function and
+/// arguments, however it is given).
+fn hash_view(v: View) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    let (f, a): (Fun, &[Term]) = match v {
+        View::App(f, a) => (f, a),
+        View::Node(Node::App(f, a)) => (*f, a),
+        View::Node(n) => {
+            n.hash(&mut h);
+            return h.finish();
+        }
+    };
+    h.write_u8(0xa9);
+    f.hash(&mut h);
+    a.hash(&mut h);
+    h.finish()
 }
 
 fn word_name(kind: &str, i: u32, w: u8) -> String {
