@@ -15,7 +15,6 @@
 //! table's true latencies (never the scheduler's assumptions).
 
 use crate::Stats;
-use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::Sem;
 use schedra_ir::{Operand, Program, Reg, TermKind};
 
@@ -27,7 +26,7 @@ fn issue(
     desc: &schedra_ir::target::OpDesc,
     inst: &schedra_ir::Inst,
     clock: usize,
-    (ready, sfu_until): (&mut HashMap<Reg, (usize, bool)>, &mut usize),
+    (ready, sfu_until): (&mut Landing, &mut usize),
     st: &mut Stats,
 ) {
     match desc.sem {
@@ -36,16 +35,37 @@ fn issue(
         _ => {}
     }
     let land = clock + desc.latency as usize;
-    let dest: Vec<Reg> = match (&inst.dest, desc.dest) {
-        (Some(Operand::Phys(p)), _) => p.regs().collect(),
-        (None, schedra_ir::target::Dest::Implicit(r)) => vec![r],
-        _ => vec![],
-    };
-    for r in dest {
-        ready.insert(r, (land, desc.sfu));
+    match (&inst.dest, desc.dest) {
+        (Some(Operand::Phys(p)), _) => p.regs().for_each(|r| ready.set(r, (land, desc.sfu))),
+        (None, schedra_ir::target::Dest::Implicit(r)) => ready.set(r, (land, desc.sfu)),
+        _ => {}
     }
     if desc.sfu {
         *sfu_until = (*sfu_until).max(land);
+    }
+}
+
+/// For each register, when its latest write lands and whether an SFU op
+/// wrote it (a dense table over register numbers, grown on demand).
+#[derive(Default)]
+struct Landing(Vec<Option<(usize, bool)>>);
+
+impl Landing {
+    fn set(&mut self, r: Reg, v: (usize, bool)) {
+        let i = r as usize;
+        if i >= self.0.len() {
+            self.0.resize(i + 1, None);
+        }
+        if let Some(e) = self.0.get_mut(i) {
+            *e = Some(v);
+        }
+    }
+    fn get(&self, r: Reg) -> Option<(usize, bool)> {
+        self.0.get(r as usize).copied().flatten()
+    }
+    /// Forget every write (keeping the table's size).
+    fn clear(&mut self) {
+        self.0.iter_mut().for_each(|e| *e = None);
     }
 }
 
@@ -56,11 +76,12 @@ pub fn machine_stats(prog: &Program) -> Stats {
     let t = prog.target;
     let mut st = Stats::default();
     let mut clock = 0usize;
+    let mut ready = Landing::default();
     for b in &prog.blocks {
         // register -> (cycle its latest write lands, written by an SFU op);
         // each block is costed from a quiet machine, like the verifier's
         // per-block cycle count.
-        let mut ready: HashMap<Reg, (usize, bool)> = HashMap::default();
+        ready.clear();
         let mut sfu_until = 0usize;
         for bundle in &b.bundles {
             st.instructions += 1;
@@ -104,7 +125,7 @@ pub fn machine_stats(prog: &Program) -> Stats {
 /// Advance `clock` until every register in `reads` has landed; count the
 /// stall, as SFU stall when an SFU write was awaited.
 fn wait_for(
-    ready: &HashMap<Reg, (usize, bool)>,
+    ready: &Landing,
     reads: impl Iterator<Item = Reg>,
     clock: usize,
     st: &mut Stats,
@@ -112,7 +133,7 @@ fn wait_for(
     let mut until = clock;
     let mut sfu = false;
     for r in reads {
-        if let Some(&(land, s)) = ready.get(&r) {
+        if let Some((land, s)) = ready.get(r) {
             if land > until {
                 until = land;
                 sfu = s;
