@@ -330,16 +330,20 @@ fn pick_scratch(
         .rev()
         .copied()
         .find(|r| {
-            let rule_ok = check.is_none_or(|d| {
-                let inst = Inst {
-                    opcode: d.name.to_string(),
-                    dest: Some(Operand::Phys(*r)),
-                    srcs: vec![Operand::Imm(Imm::int(0))],
-                    span: Span::default(),
-                };
-                f.target.rules.op_regs_ok(d, &inst).is_ok()
-            });
-            !busy.overlaps(*r) && env.cons.allowed(v, *r) && rule_ok
+            // The rule probe builds an instruction: asked last, only of a
+            // register that is free and allowed.
+            let rule_ok = || {
+                check.is_none_or(|d| {
+                    let inst = Inst {
+                        opcode: d.name.to_string(),
+                        dest: Some(Operand::Phys(*r)),
+                        srcs: vec![Operand::Imm(Imm::int(0))],
+                        span: Span::default(),
+                    };
+                    f.target.rules.op_regs_ok(d, &inst).is_ok()
+                })
+            };
+            !busy.overlaps(*r) && env.cons.allowed(v, *r) && rule_ok()
         })
         .ok_or_else(|| {
             CompileError::Allocation(format!(
@@ -386,6 +390,10 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
         env,
     };
     for b in 0..f.blocks.len() {
+        if !f.blocks.get(b).is_some_and(|blk| mentions_any(blk, &plans)) {
+            // Nothing to rewrite: the block stays as it is.
+            continue;
+        }
         let occ = liveness::occupancy(f, &vm, &lv, b);
         let old = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(old.len() + 4);
@@ -406,14 +414,29 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
     Ok(plans.iter().filter(|p| p.remat.is_some()).count())
 }
 
+/// Whether block `b` reads or writes any value of `plans` (its terminator
+/// included).
+fn mentions_any(b: &crate::ra_ir::RBlock, plans: &[Plan]) -> bool {
+    let victim = |l: Loc| plans.iter().any(|p| l == Loc::Val(p.v));
+    let cond = b.cond.as_ref().and_then(ROperand::loc);
+    cond.is_some_and(victim)
+        || b.insts
+            .iter()
+            .any(|i| i.dest.into_iter().chain(i.use_locs()).any(victim))
+}
+
 /// How each value of `vs` is replaced: rematerialised when [`remat_defs`]
 /// allows it, else given the next free stack slot (advancing
 /// `f.next_slot` by the value's size).
 fn plan_spills(f: &mut Func, vs: &[ValId]) -> Vec<Plan> {
-    let defs = remat_defs(f);
+    let sites = remat_sites(f);
     let mut plans = Vec::with_capacity(vs.len());
     for &v in vs {
-        let remat = defs.get(v as usize).cloned().flatten();
+        let remat = sites
+            .get(v as usize)
+            .copied()
+            .flatten()
+            .and_then(|(b, k)| f.blocks.get(b)?.insts.get(k).cloned());
         let slot = ROperand::Imm(Imm::int(f.next_slot as i64));
         if remat.is_none() {
             f.next_slot += f.size(Loc::Val(v)) as u32;
