@@ -142,13 +142,11 @@ pub struct DepGraph {
     pub edges: Vec<Edge>,
     /// Number of ops.
     n: usize,
-    /// Incoming edges of op `i`: `pred_list[pred_start[i]..pred_start[i + 1]]`
-    /// (indices into `edges`, in creation order).
-    pred_start: Vec<usize>,
-    pred_list: Vec<usize>,
-    /// Outgoing edges, laid out like the incoming ones.
-    succ_start: Vec<usize>,
-    succ_list: Vec<usize>,
+    /// The edge lists by op, in one buffer: `[pred_start | succ_start |
+    /// pred_list | succ_list]`. The incoming edges of op `i` are
+    /// `pred_list[pred_start[i]..pred_start[i + 1]]` (indices into `edges`,
+    /// in creation order); the outgoing ones are laid out alike.
+    lists: Vec<u32>,
 }
 
 /// What the forward pass remembers of one location.
@@ -407,26 +405,47 @@ impl DepGraph {
     }
 
     /// Lay out the incoming and outgoing edge lists (counting sort by op,
-    /// stable, so each list keeps creation order).
+    /// stable, so each list keeps creation order) in one buffer.
     fn index(&mut self) {
-        let lay = |key: &dyn Fn(&Edge) -> usize, n: usize, edges: &[Edge]| {
-            let mut start = vec![0usize; n + 1];
-            for e in edges {
-                start[key(e) + 1] += 1;
+        let (n, m) = (self.n, self.edges.len());
+        let mut lists = vec![0u32; 2 * (n + 1) + 2 * m];
+        let mut next = vec![0u32; n + 1];
+        for (part, key) in [(0, edge_to as fn(&Edge) -> usize), (1, edge_from)] {
+            let (starts, rest) = lists.split_at_mut(2 * (n + 1));
+            let start = &mut starts[part * (n + 1)..(part + 1) * (n + 1)];
+            let list = &mut rest[part * m..(part + 1) * m];
+            for e in &self.edges {
+                if let Some(c) = start.get_mut(key(e) + 1) {
+                    *c += 1;
+                }
             }
             for i in 0..n {
                 start[i + 1] += start[i];
             }
-            let mut next = start.clone();
-            let mut list = vec![0usize; edges.len()];
-            for (k, e) in edges.iter().enumerate() {
-                list[next[key(e)]] = k;
-                next[key(e)] += 1;
+            next.copy_from_slice(start);
+            for (k, e) in self.edges.iter().enumerate() {
+                if let Some(c) = next.get_mut(key(e)) {
+                    if let Some(slot) = list.get_mut(*c as usize) {
+                        *slot = k as u32;
+                    }
+                    *c += 1;
+                }
             }
-            (start, list)
-        };
-        (self.pred_start, self.pred_list) = lay(&|e| e.to, self.n, &self.edges);
-        (self.succ_start, self.succ_list) = lay(&|e| e.from, self.n, &self.edges);
+        }
+        self.lists = lists;
+    }
+
+    /// The edge indices of op `i` in part `part` (0 incoming, 1 outgoing).
+    fn edge_ids(&self, part: usize, i: usize) -> std::slice::Iter<'_, u32> {
+        let (n, m) = (self.n, self.edges.len());
+        let starts = self.lists.get(..2 * (n + 1)).unwrap_or(&[]);
+        let lists = self.lists.get(2 * (n + 1)..).unwrap_or(&[]);
+        let start = starts.get(part * (n + 1)..(part + 1) * (n + 1)).unwrap_or(&[]);
+        let list = lists.get(part * m..(part + 1) * m).unwrap_or(&[]);
+        match (start.get(i), start.get(i + 1)) {
+            (Some(&a), Some(&b)) => list.get(a as usize..b as usize).unwrap_or(&[]).iter(),
+            _ => [].iter(),
+        }
     }
 
     /// Number of ops.
@@ -451,12 +470,12 @@ impl DepGraph {
 
     /// The incoming edges of op `i`.
     pub fn preds_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        edge_list(&self.pred_start, &self.pred_list, i).filter_map(|&k| self.edges.get(k))
+        self.edge_ids(0, i).filter_map(|&k| self.edges.get(k as usize))
     }
 
     /// The outgoing edges of op `i`.
     pub fn succs_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        edge_list(&self.succ_start, &self.succ_list, i).filter_map(|&k| self.edges.get(k))
+        self.edge_ids(1, i).filter_map(|&k| self.edges.get(k as usize))
     }
 
     /// For each op, the longest delay-weighted path from it to the end of
@@ -492,12 +511,12 @@ impl DepGraph {
     }
 }
 
-/// The slice `list[start[i]..start[i + 1]]` (empty when out of range).
-fn edge_list<'a>(start: &[usize], list: &'a [usize], i: usize) -> std::slice::Iter<'a, usize> {
-    match (start.get(i), start.get(i + 1)) {
-        (Some(&a), Some(&b)) => list.get(a..b).unwrap_or(&[]).iter(),
-        _ => [].iter(),
-    }
+fn edge_to(e: &Edge) -> usize {
+    e.to
+}
+
+fn edge_from(e: &Edge) -> usize {
+    e.from
 }
 
 /// Whether two effects must keep their relative order.
