@@ -33,6 +33,7 @@ pub mod ra_ir;
 pub mod regalloc;
 pub mod sched_post;
 pub mod sched_pre;
+pub mod source_ids;
 pub mod spill;
 pub mod stats;
 
@@ -140,17 +141,18 @@ pub enum CompileError {
     Allocation(String),
 }
 
-/// [`regalloc::allocate_ordered`]; under `stress_regalloc = Some(n)` a
+/// [`regalloc::allocate_resolved`]; under `stress_regalloc = Some(n)` a
 /// failure is retried with 2n registers, and finally without the limit,
 /// whose result (success or the real error) is returned.
 fn allocate_stressed(
     p: &Program,
+    ids: &source_ids::SourceIds,
     orders: &[Vec<usize>],
     opts: &Options,
 ) -> Result<regalloc::Allocated, CompileError> {
     let mut o = *opts;
     while let Some(n) = o.stress_regalloc {
-        match regalloc::allocate_ordered(p, Some(orders), &o) {
+        match regalloc::allocate_resolved(p, ids, Some(orders), &o) {
             Ok(a) => return Ok(a),
             Err(_) => {
                 let more = n.checked_mul(2);
@@ -158,7 +160,7 @@ fn allocate_stressed(
             }
         }
     }
-    regalloc::allocate_ordered(p, Some(orders), &o)
+    regalloc::allocate_resolved(p, ids, Some(orders), &o)
 }
 
 /// Compile a source-form program: validate → pre-RA scheduling → register
@@ -175,8 +177,9 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
         .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
     // The pre-RA order goes straight into the allocator's IR (no reordered
     // copy of the program is built).
-    let orders = sched_pre::block_orders(src, opts);
-    let alloc = allocate_stressed(src, &orders, opts)?;
+    let ids = source_ids::SourceIds::new(src);
+    let orders = sched_pre::block_orders_with(src, &ids, opts);
+    let alloc = allocate_stressed(src, &ids, &orders, opts)?;
     let hints = bundle::Hints::from_source(src);
     let (program, mut stats) = bundle::bundle_program_owned(alloc.program, opts, &hints)?;
     stats.spills = alloc.spills;

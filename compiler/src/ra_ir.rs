@@ -11,6 +11,7 @@
 //! [`Loc::Scratch`]; [`Func::to_program`] then yields the *allocated program*
 //! (source form, physical operands only) that the bundler consumes.
 
+use crate::source_ids::SourceIds;
 use crate::CompileError;
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{Dest, OpDesc, Sem};
@@ -218,33 +219,59 @@ pub fn desc_by_sem(t: &'static Target, sem: Sem) -> Result<&'static OpDesc, Comp
         .ok_or_else(|| unsupported(format!("target {} has no op for {:?}", t.name, sem)))
 }
 
-/// Collects value names and sizes while lowering.
-struct Names {
-    ids: HashMap<String, ValId>,
+/// Numbers the values while lowering: each program name (by its id in
+/// [`SourceIds`]) becomes a value when declared; synthesised names
+/// (`#immN`) that are not program names are kept by text.
+struct Names<'a, 'p> {
+    ids: &'a SourceIds<'p>,
+    /// The value of each name id, once declared.
+    val_of: Vec<Option<ValId>>,
+    /// Values of synthesised names that are not names of the program.
+    synth: HashMap<String, ValId>,
     vals: Vec<ValInfo>,
 }
 
-impl Names {
-    fn declare(&mut self, name: &str, size: u8) {
-        if !self.ids.contains_key(name) {
-            self.ids.insert(name.to_string(), self.vals.len() as ValId);
+impl Names<'_, '_> {
+    /// The value of name `id`, made (with `size`) if not declared yet.
+    fn declare(&mut self, id: u32, size: u8) -> Option<ValId> {
+        let next = self.vals.len() as ValId;
+        let slot = self.val_of.get_mut(id as usize)?;
+        if let Some(v) = *slot {
+            return Some(v);
+        }
+        *slot = Some(next);
+        self.vals.push(ValInfo {
+            name: self.ids.name(id).to_string(),
+            size: size.max(1),
+        });
+        Some(next)
+    }
+    /// The value named `name` (a synthesised name), made if new.
+    fn declare_text(&mut self, name: String, size: u8) -> ValId {
+        if let Some(v) = self.ids.id_of(&name).and_then(|id| self.declare(id, size)) {
+            return v;
+        }
+        let next = self.vals.len() as ValId;
+        let v = *self.synth.entry(name.clone()).or_insert(next);
+        if v == next {
             self.vals.push(ValInfo {
-                name: name.to_string(),
+                name,
                 size: size.max(1),
             });
         }
+        v
     }
-    fn get(&self, name: &str) -> Result<ValId, CompileError> {
-        self.ids
-            .get(name)
-            .copied()
+    /// The value of name `id` (whose text is `name`), which must be declared.
+    fn get(&self, id: Option<u32>, name: &str) -> Result<ValId, CompileError> {
+        id.and_then(|id| self.val_of.get(id as usize).copied().flatten())
             .ok_or_else(|| unsupported(format!("%{name} is used but never defined")))
     }
 }
 
-fn lower_operand(o: &Operand, names: &Names) -> Result<ROperand, CompileError> {
+/// Lower operand `o`, whose name id (when it is a virtual register) is `id`.
+fn lower_operand(o: &Operand, id: Option<u32>, names: &Names) -> Result<ROperand, CompileError> {
     Ok(match o {
-        Operand::Virt(v) => ROperand::Loc(Loc::Val(names.get(&v.name)?)),
+        Operand::Virt(v) => ROperand::Loc(Loc::Val(names.get(id, &v.name)?)),
         Operand::Phys(p) => ROperand::Loc(Loc::Phys(*p)),
         Operand::Imm(i) => ROperand::Imm(*i),
         Operand::Label(l) => ROperand::Label(l.clone()),
@@ -267,32 +294,42 @@ impl Func {
         p: &Program,
         orders: Option<&[Vec<usize>]>,
     ) -> Result<Func, CompileError> {
+        Func::from_resolved(p, &SourceIds::new(p), orders)
+    }
+
+    /// [`Func::from_program_ordered`] with `p`'s opcodes and names already
+    /// resolved (`ids` must be `SourceIds::new(p)`).
+    pub fn from_resolved(
+        p: &Program,
+        ids: &SourceIds,
+        orders: Option<&[Vec<usize>]>,
+    ) -> Result<Func, CompileError> {
         if p.form != Form::Source {
             return Err(CompileError::NotSource);
         }
         if p.target.regs.count as usize > RegSet::CAP {
             return Err(unsupported("register file too large"));
         }
-        let block_insts: Vec<Vec<&Inst>> = p
+        let block_insts: Vec<Vec<(usize, &Inst)>> = p
             .blocks
             .iter()
             .enumerate()
             .map(|(bi, b)| ordered_insts(b, orders.and_then(|o| o.get(bi))))
             .collect();
-        let mut names = declare_names(p, &block_insts);
+        let mut names = declare_names(p, ids, &block_insts);
         let mov = mov_desc(p.target)?;
         let mut blocks = Vec::with_capacity(p.blocks.len());
         let labels = crate::liveness::BlockIndex::new(p);
         for ((bi, b), order) in p.blocks.iter().enumerate().zip(&block_insts) {
-            let mut insts = Vec::new();
+            let mut insts = Vec::with_capacity(order.len());
             if bi == 0 {
                 input_copies(p, mov, &names, &mut insts)?;
             }
-            for i in order {
-                let inst = lower_inst(p.target, i, &names)?;
+            for &(k, i) in order {
+                let inst = lower_inst(p.target, (bi, k), i, &names)?;
                 legalize_imms(p.target, inst, &mut names, &mut insts);
             }
-            blocks.push(lower_block_end(&labels, b, insts, &names)?);
+            blocks.push(lower_block_end(&labels, (bi, b), insts, &names)?);
         }
         Ok(Func {
             name: p.name.clone(),
@@ -356,26 +393,32 @@ impl Func {
     }
 }
 
-/// `b`'s instructions in `order` (indices into `b.insts`), or as written.
 /// Every value name of `p` with its size: the inputs' names, then each
 /// destination of `block_insts` (the blocks' instructions in lowering
-/// order), numbered in that order.
-fn declare_names(p: &Program, block_insts: &[Vec<&Inst>]) -> Names {
+/// order, with their indices in their blocks), numbered in that order.
+fn declare_names<'a, 'p>(
+    p: &Program,
+    ids: &'a SourceIds<'p>,
+    block_insts: &[Vec<(usize, &Inst)>],
+) -> Names<'a, 'p> {
     // At most one value per input and per instruction: sized once.
     let bound = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
     let mut names = Names {
-        ids: HashMap::default(),
+        ids,
+        val_of: vec![None; ids.len()],
+        synth: HashMap::default(),
         vals: Vec::with_capacity(bound),
     };
-    names.ids.reserve(bound);
-    for i in &p.inputs {
-        if let Some(v) = &i.vreg {
-            names.declare(&v.name, v.size.unwrap_or(i.reg.size));
+    for (n, i) in p.inputs.iter().enumerate() {
+        if let (Some(v), Some(id)) = (&i.vreg, ids.input(n)) {
+            names.declare(id, v.size.unwrap_or(i.reg.size));
         }
     }
-    for i in block_insts.iter().flatten() {
-        if let Some(Operand::Virt(v)) = &i.dest {
-            names.declare(&v.name, v.size.unwrap_or(1));
+    for (bi, insts) in block_insts.iter().enumerate() {
+        for &(k, i) in insts {
+            if let (Some(Operand::Virt(v)), Some(id)) = (&i.dest, ids.operand(bi, k, 0)) {
+                names.declare(id, v.size.unwrap_or(1));
+            }
         }
     }
     names
@@ -389,11 +432,11 @@ fn input_copies(
     names: &Names,
     insts: &mut Vec<RInst>,
 ) -> Result<(), CompileError> {
-    for i in &p.inputs {
+    for (n, i) in p.inputs.iter().enumerate() {
         if let Some(v) = &i.vreg {
             insts.push(RInst {
                 desc: mov,
-                dest: Some(Loc::Val(names.get(&v.name)?)),
+                dest: Some(Loc::Val(names.get(names.ids.input(n), &v.name)?)),
                 srcs: vec![ROperand::Loc(Loc::Phys(i.reg))],
                 span: i.span,
                 kind: Kind::InputCopy,
@@ -408,7 +451,7 @@ fn input_copies(
 /// branch condition lowered.
 fn lower_block_end(
     labels: &crate::liveness::BlockIndex,
-    b: &Block,
+    (bi, b): (usize, &Block),
     insts: Vec<RInst>,
     names: &Names,
 ) -> Result<RBlock, CompileError> {
@@ -420,7 +463,7 @@ fn lower_block_end(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let cond = match &b.term.kind {
-        TermKind::Brnz { cond, .. } => Some(lower_operand(cond, names)?),
+        TermKind::Brnz { cond, .. } => Some(lower_operand(cond, names.ids.cond(bi), names)?),
         _ => None,
     };
     Ok(RBlock {
@@ -433,20 +476,32 @@ fn lower_block_end(
     })
 }
 
-fn ordered_insts<'p>(b: &'p Block, order: Option<&Vec<usize>>) -> Vec<&'p Inst> {
+/// `b`'s instructions in `order` (indices into `b.insts`), or as written,
+/// each with its index.
+fn ordered_insts<'p>(b: &'p Block, order: Option<&Vec<usize>>) -> Vec<(usize, &'p Inst)> {
     match order {
-        Some(order) => order.iter().filter_map(|&i| b.insts.get(i)).collect(),
-        None => b.insts.iter().collect(),
+        Some(order) => order
+            .iter()
+            .filter_map(|&i| b.insts.get(i).map(|x| (i, x)))
+            .collect(),
+        None => b.insts.iter().enumerate().collect(),
     }
 }
 
-fn lower_inst(t: &'static Target, i: &Inst, names: &Names) -> Result<RInst, CompileError> {
-    let desc = t
-        .op(&i.opcode)
+/// Lower instruction `k` of block `b` (`i`).
+fn lower_inst(
+    t: &'static Target,
+    (b, k): (usize, usize),
+    i: &Inst,
+    names: &Names,
+) -> Result<RInst, CompileError> {
+    let ids = names.ids;
+    let desc = ids
+        .desc(b, k)
         .ok_or_else(|| unsupported(format!("unknown opcode `{}` for {}", i.opcode, t.name)))?;
     let dest = match &i.dest {
         None => None,
-        Some(o) => match lower_operand(o, names)? {
+        Some(o) => match lower_operand(o, ids.operand(b, k, 0), names)? {
             ROperand::Loc(l) => Some(l),
             _ => {
                 return Err(unsupported(format!(
@@ -459,7 +514,8 @@ fn lower_inst(t: &'static Target, i: &Inst, names: &Names) -> Result<RInst, Comp
     let srcs = i
         .srcs
         .iter()
-        .map(|o| lower_operand(o, names))
+        .enumerate()
+        .map(|(s, o)| lower_operand(o, ids.operand(b, k, 1 + s), names))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(RInst {
         desc,
@@ -563,9 +619,7 @@ fn legalize_imms(t: &'static Target, mut i: RInst, names: &mut Names, out: &mut 
             seen.push(imm.bits);
             continue;
         }
-        let name = format!("#imm{}", names.vals.len());
-        names.declare(&name, 1);
-        let Ok(v) = names.get(&name) else { continue };
+        let v = names.declare_text(format!("#imm{}", names.vals.len()), 1);
         out.push(RInst {
             desc: konst,
             dest: Some(Loc::Val(v)),

@@ -24,6 +24,7 @@
 use crate::interference::{self, Constraints, Graph};
 use crate::liveness::{self, Liveness, VarMap};
 use crate::ra_ir::{mov_desc, Func, Kind, Loc, RBlock, ROperand, RegSet, ValId};
+use crate::source_ids::SourceIds;
 use crate::{color, linear_scan, spill, CompileError, Fault, Options, Ra};
 use schedra_ir::{PhysReg, Program, Reg};
 
@@ -109,7 +110,18 @@ pub fn allocate_ordered(
     orders: Option<&[Vec<usize>]>,
     opts: &Options,
 ) -> Result<Allocated, CompileError> {
-    let mut f = Func::from_program_ordered(p, orders)?;
+    allocate_resolved(p, &SourceIds::new(p), orders, opts)
+}
+
+/// [`allocate_ordered`] with `p`'s opcodes and names already resolved
+/// (`ids` must be `SourceIds::new(p)`).
+pub fn allocate_resolved(
+    p: &Program,
+    ids: &SourceIds,
+    orders: Option<&[Vec<usize>]>,
+    opts: &Options,
+) -> Result<Allocated, CompileError> {
+    let mut f = Func::from_resolved(p, ids, orders)?;
     let env = Env::new(&f, opts);
     if env.allocatable.is_empty() {
         return Err(CompileError::Unsupported(

@@ -37,8 +37,8 @@ use crate::depgraph::{DepGraph, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
 use crate::liveness::{BitSet, UseDef};
-use rustc_hash::FxHashMap as HashMap;
-use schedra_ir::{Block, Inst, Operand, Program, Target, TermKind};
+use crate::source_ids::SourceIds;
+use schedra_ir::{Inst, Operand, Program, Target};
 
 /// The same source program with the instructions of each block reordered by
 /// the scheduler `opts.sched` (see the module doc). Never changes meaning.
@@ -59,78 +59,59 @@ pub fn schedule_program(src: &Program, opts: &Options) -> Program {
 /// The order [`schedule_program`] gives each block's instructions (indices
 /// into the block's `insts`, a permutation), without building the program.
 pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
-    let mut names = Names::default();
+    block_orders_with(src, &SourceIds::new(src), opts)
+}
+
+/// [`block_orders`] with `src`'s opcodes and names already resolved
+/// (`ids` must be `SourceIds::new(src)`).
+pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
     let deps: Vec<Vec<OpDeps>> = src
         .blocks
         .iter()
-        .map(|b| {
+        .enumerate()
+        .map(|(bi, b)| {
             b.insts
                 .iter()
-                .map(|i| source_deps(src.target, i, &mut names))
+                .enumerate()
+                .map(|(k, i)| source_deps(src.target, ids, (bi, k), i))
                 .collect()
         })
         .collect();
-    let conds: Vec<Option<u32>> = src.blocks.iter().map(|b| cond_virt(b, &mut names)).collect();
-    let live = live_out(src, &deps, &conds, names.len());
+    let conds: Vec<Option<u32>> = (0..src.blocks.len()).map(|b| ids.cond(b)).collect();
+    let live = live_out(src, &deps, &conds, ids.len());
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     let empty = BitSet::new(0);
     let mut orders = Vec::with_capacity(src.blocks.len());
-    for (bi, b) in src.blocks.iter().enumerate() {
+    for bi in 0..src.blocks.len() {
         let lo = live.get(bi).unwrap_or(&empty);
         let bd = deps.get(bi).map(Vec::as_slice).unwrap_or(&[]);
-        orders.push(order_block(b, bd, lo, limit, opts.sched, &mut names));
+        orders.push(order_block(bd, ids.cond(bi), lo, limit, opts.sched, ids));
     }
     orders
 }
 
-/// Interned virtual register names, with their sizes.
-#[derive(Default)]
-struct Names {
-    ids: HashMap<String, u32>,
-    sizes: Vec<u32>,
-}
+/// Interned virtual register names with their sizes: the program's
+/// [`SourceIds`].
+type Names<'p> = SourceIds<'p>;
 
-impl Names {
-    fn id(&mut self, name: &str, size: Option<u8>) -> u32 {
-        let next = self.ids.len() as u32;
-        let id = match self.ids.get(name) {
-            Some(&id) => id,
-            None => *self.ids.entry(name.to_string()).or_insert(next),
-        };
-        if id as usize == self.sizes.len() {
-            self.sizes.push(1);
-        }
-        if let (Some(s), Some(slot)) = (size, self.sizes.get_mut(id as usize)) {
-            *slot = (*slot).max(s as u32);
-        }
-        id
-    }
-    fn size(&self, id: u32) -> u32 {
-        self.sizes.get(id as usize).copied().unwrap_or(1)
-    }
-    /// How many names are interned (ids are `0..len`).
-    fn len(&self) -> usize {
-        self.sizes.len()
-    }
-}
-
-/// The dependency summary of a source instruction.
-fn source_deps(target: &Target, inst: &Inst, names: &mut Names) -> OpDeps {
+/// The dependency summary of instruction `k` of block `b` (`inst`), its
+/// opcode and names resolved in `ids`.
+fn source_deps(target: &Target, ids: &SourceIds, (b, k): (usize, usize), inst: &Inst) -> OpDeps {
     let mut d = OpDeps::default();
-    let Some(desc) = target.op(&inst.opcode) else {
+    let Some(desc) = ids.desc(b, k) else {
         d.effects.push(crate::depgraph::Effect::Barrier);
         return d;
     };
     let lat = desc.latency.max(1);
-    for o in &inst.srcs {
+    for (s, o) in inst.srcs.iter().enumerate() {
         match o {
-            Operand::Virt(v) => d.reads.push(Loc::Virt(names.id(&v.name, v.size))),
+            Operand::Virt(_) => d.reads.extend(ids.operand(b, k, 1 + s).map(Loc::Virt)),
             Operand::Phys(p) => d.reads.extend(p.regs().map(Loc::Phys)),
             _ => {}
         }
     }
     match &inst.dest {
-        Some(Operand::Virt(v)) => d.writes.push((Loc::Virt(names.id(&v.name, v.size)), lat)),
+        Some(Operand::Virt(_)) => d.writes.extend(ids.operand(b, k, 0).map(|v| (Loc::Virt(v), lat))),
         Some(Operand::Phys(p)) => d.writes.extend(p.regs().map(|r| (Loc::Phys(r), lat))),
         _ => {}
     }
@@ -172,46 +153,18 @@ fn live_out(p: &Program, deps: &[Vec<OpDeps>], conds: &[Option<u32>], n: usize) 
     crate::liveness::program_live_out(p, &ud, n)
 }
 
-fn cond_virt(b: &Block, names: &mut Names) -> Option<u32> {
-    match &b.term.kind {
-        TermKind::Brnz {
-            cond: Operand::Virt(v),
-            ..
-        } => Some(names.id(&v.name, v.size)),
-        _ => None,
-    }
-}
-
-/// The new order of one block's instructions (indices into `b.insts`).
-#[cfg(test)]
-fn schedule_block(
-    target: &Target,
-    b: &Block,
-    live_out: &BitSet,
-    limit: usize,
-    dir: Sched,
-    names: &mut Names,
-) -> Vec<usize> {
-    let deps: Vec<OpDeps> = b
-        .insts
-        .iter()
-        .map(|i| source_deps(target, i, names))
-        .collect();
-    order_block(b, &deps, live_out, limit, dir, names)
-}
-
-/// The new order of one block's instructions (indices into `b.insts`),
-/// given their dependency summaries `deps`.
+/// The new order of one block's instructions (indices into its `insts`),
+/// given their dependency summaries `deps` and the name its branch reads
+/// (`cond`).
 fn order_block(
-    b: &Block,
     deps: &[OpDeps],
+    cond: Option<u32>,
     live_out: &BitSet,
     limit: usize,
     dir: Sched,
-    names: &mut Names,
+    names: &Names,
 ) -> Vec<usize> {
     let g = DepGraph::build(deps, |_| true);
-    let cond = cond_virt(b, names);
     let mut live_out_b = BitSet::new(names.len());
     live_out_b.union_with(live_out);
     if let Some(c) = cond {
@@ -631,7 +584,7 @@ fn list_schedule<D: Direction>(
 mod tests {
     use super::*;
     use schedra_ir::target::v3d71::V3D71;
-    use schedra_ir::{Form, Imm, PhysReg, Span, Stage, Terminator, VirtReg};
+    use schedra_ir::{Block, Form, Imm, PhysReg, Span, Stage, TermKind, Terminator, VirtReg};
 
     fn v(n: &str) -> Operand {
         Operand::Virt(VirtReg {
@@ -684,11 +637,12 @@ mod tests {
             .collect()
     }
     fn is_topological(src: &Program, out: &Program) -> bool {
-        let mut names = Names::default();
+        let ids = SourceIds::new(src);
         let deps: Vec<OpDeps> = src.blocks[0]
             .insts
             .iter()
-            .map(|i| source_deps(src.target, i, &mut names))
+            .enumerate()
+            .map(|(k, i)| source_deps(src.target, &ids, (0, k), i))
             .collect();
         let g = DepGraph::build(&deps, |_| true);
         let pos: Vec<usize> = src.blocks[0]
@@ -761,24 +715,15 @@ mod tests {
             insts.push(inst("tlbw", None, vec![v(&format!("u{k}"))]));
         }
         let p = prog(insts);
-        let mut names = Names::default();
-        let b = &p.blocks[0];
-        let wide = schedule_block(
-            &V3D71,
-            b,
-            &BitSet::new(0),
-            64,
-            Sched::TopDown,
-            &mut names,
-        );
-        let tight = schedule_block(
-            &V3D71,
-            b,
-            &BitSet::new(0),
-            2,
-            Sched::TopDown,
-            &mut names,
-        );
+        let ids = SourceIds::new(&p);
+        let deps: Vec<OpDeps> = p.blocks[0]
+            .insts
+            .iter()
+            .enumerate()
+            .map(|(k, i)| source_deps(&V3D71, &ids, (0, k), i))
+            .collect();
+        let wide = order_block(&deps, None, &BitSet::new(0), 64, Sched::TopDown, &ids);
+        let tight = order_block(&deps, None, &BitSet::new(0), 2, Sched::TopDown, &ids);
         let max_live = |o: &[usize]| {
             let (mut live, mut best) = (0i32, 0i32);
             for &i in o {

@@ -1,0 +1,210 @@
+//! A source program with its opcodes and virtual register names resolved
+//! once per compile, for the pre-RA scheduler and the allocator's lowering
+//! (which otherwise each hashed every opcode and every name again).
+//!
+//! Every distinct virtual register name gets a number (its *name id*), in
+//! order of first occurrence: block by block, within an instruction its
+//! sources before its destination; then the branch conditions of the blocks
+//! in order; then the `input` lines. Every instruction gets its
+//! `&'static OpDesc` (`None` for an opcode the target lacks) and the name id
+//! of each operand that is a virtual register.
+//!
+//! Invariant: `name(id)` is the text of name id `id`, and for every
+//! instruction `k` of block `b`, `operand(b, k, j)` is the id of operand `j`
+//! (0 the destination, `1 + s` source `s`) exactly when that operand is a
+//! virtual register.
+
+use rustc_hash::FxHashMap as HashMap;
+use schedra_ir::target::OpDesc;
+use schedra_ir::{Inst, Operand, Program, TermKind};
+
+/// Operand slot holding no virtual register.
+const NONE: u32 = u32::MAX;
+
+/// A program's opcodes and names resolved (see the module doc).
+pub struct SourceIds<'p> {
+    /// The text of each name id.
+    names: Vec<&'p str>,
+    /// Each name by its text.
+    by_name: HashMap<&'p str, u32>,
+    /// The largest size any block occurrence of each name writes (1 when
+    /// none is written): the size the pre-RA scheduler counts.
+    sizes: Vec<u32>,
+    /// Index of each block's first instruction in `descs` and `starts`.
+    block_first: Vec<usize>,
+    /// Each instruction's op description (block-major order).
+    descs: Vec<Option<&'static OpDesc>>,
+    /// Where each instruction's operand ids begin in `operands` (one more
+    /// entry than instructions: the last is the end).
+    starts: Vec<u32>,
+    /// Operand ids: per instruction, the destination then each source.
+    operands: Vec<u32>,
+    /// Each block's branch condition, if it is a virtual register.
+    conds: Vec<Option<u32>>,
+    /// Each input's name id, if it names a value.
+    inputs: Vec<Option<u32>>,
+}
+
+impl<'p> SourceIds<'p> {
+    /// Resolve every opcode and name of `p`.
+    pub fn new(p: &'p Program) -> SourceIds<'p> {
+        let ninsts: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
+        let mut ids = SourceIds {
+            names: Vec::with_capacity(ninsts),
+            by_name: HashMap::default(),
+            sizes: Vec::with_capacity(ninsts),
+            block_first: Vec::with_capacity(p.blocks.len() + 1),
+            descs: Vec::with_capacity(ninsts),
+            starts: Vec::with_capacity(ninsts + 1),
+            operands: Vec::with_capacity(ninsts * 3),
+            conds: Vec::with_capacity(p.blocks.len()),
+            inputs: Vec::with_capacity(p.inputs.len()),
+        };
+        ids.by_name.reserve(ninsts);
+        for b in &p.blocks {
+            ids.block_first.push(ids.descs.len());
+            for i in &b.insts {
+                ids.add_inst(p, i);
+            }
+        }
+        ids.block_first.push(ids.descs.len());
+        ids.starts.push(ids.operands.len() as u32);
+        for b in &p.blocks {
+            let cond = match &b.term.kind {
+                TermKind::Brnz {
+                    cond: Operand::Virt(v),
+                    ..
+                } => Some(ids.intern(&v.name, v.size)),
+                _ => None,
+            };
+            ids.conds.push(cond);
+        }
+        for i in &p.inputs {
+            let id = i.vreg.as_ref().map(|v| ids.intern(&v.name, None));
+            ids.inputs.push(id);
+        }
+        ids
+    }
+
+    /// Resolve instruction `i`. Sizes written on an instruction whose
+    /// opcode the target lacks are not counted (the scheduler treats it as
+    /// a barrier without operands).
+    fn add_inst(&mut self, p: &'p Program, i: &'p Inst) {
+        let desc = p.target.op(&i.opcode);
+        let size = |s: Option<u8>| s.filter(|_| desc.is_some());
+        self.descs.push(desc);
+        self.starts.push(self.operands.len() as u32);
+        let at = self.operands.len();
+        self.operands.push(NONE);
+        for o in &i.srcs {
+            let id = match o {
+                Operand::Virt(v) => self.intern(&v.name, size(v.size)),
+                _ => NONE,
+            };
+            self.operands.push(id);
+        }
+        if let Some(Operand::Virt(v)) = &i.dest {
+            let id = self.intern(&v.name, size(v.size));
+            if let Some(slot) = self.operands.get_mut(at) {
+                *slot = id;
+            }
+        }
+    }
+
+    /// The id of `name`, numbering it if new; `size` (when written)
+    /// raises the name's size.
+    fn intern(&mut self, name: &'p str, size: Option<u8>) -> u32 {
+        let next = self.names.len() as u32;
+        let id = *self.by_name.entry(name).or_insert(next);
+        if id == next {
+            self.names.push(name);
+            self.sizes.push(1);
+        }
+        if let (Some(s), Some(slot)) = (size, self.sizes.get_mut(id as usize)) {
+            *slot = (*slot).max(s as u32);
+        }
+        id
+    }
+
+    /// How many names there are (ids are `0..len`).
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether the program names no virtual register.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The text of name `id` (empty for an unknown id).
+    pub fn name(&self, id: u32) -> &'p str {
+        self.names.get(id as usize).copied().unwrap_or("")
+    }
+
+    /// The id of the name `name`, if the program has it.
+    pub fn id_of(&self, name: &str) -> Option<u32> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The largest size written for name `id` (1 when none is).
+    pub fn size(&self, id: u32) -> u32 {
+        self.sizes.get(id as usize).copied().unwrap_or(1)
+    }
+
+    fn inst_index(&self, b: usize, k: usize) -> Option<usize> {
+        let first = *self.block_first.get(b)?;
+        let end = *self.block_first.get(b + 1)?;
+        (first + k < end).then_some(first + k)
+    }
+
+    /// The op description of instruction `k` of block `b` (`None` when the
+    /// target lacks its opcode or there is no such instruction).
+    pub fn desc(&self, b: usize, k: usize) -> Option<&'static OpDesc> {
+        self.inst_index(b, k).and_then(|i| self.descs.get(i).copied().flatten())
+    }
+
+    /// The name id of operand `j` of instruction `k` of block `b` (`0` the
+    /// destination, `1 + s` source `s`), when it is a virtual register.
+    pub fn operand(&self, b: usize, k: usize, j: usize) -> Option<u32> {
+        let i = self.inst_index(b, k)?;
+        let start = *self.starts.get(i)? as usize;
+        let end = *self.starts.get(i + 1)? as usize;
+        (start + j < end)
+            .then(|| self.operands.get(start + j).copied())
+            .flatten()
+            .filter(|&id| id != NONE)
+    }
+
+    /// The name id of block `b`'s branch condition, if it is a virtual
+    /// register.
+    pub fn cond(&self, b: usize) -> Option<u32> {
+        self.conds.get(b).copied().flatten()
+    }
+
+    /// The name id of input `i`, if it names a value.
+    pub fn input(&self, i: usize) -> Option<u32> {
+        self.inputs.get(i).copied().flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_numbered_in_first_occurrence_order_with_operand_slots() {
+        let src = "target v3d71\ninput %w = $rf2\nb0:\n %a = fadd %w, 1\n %b:1 = fmul %a, %a\n brnz %b, b1, b1\nb1:\n tlbw %a\n end\n";
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        let ids = SourceIds::new(&p);
+        assert_eq!((ids.name(0), ids.name(1), ids.name(2)), ("w", "a", "b"));
+        assert_eq!(ids.operand(0, 0, 0), Some(1));
+        assert_eq!(ids.operand(0, 0, 1), Some(0));
+        assert_eq!(ids.operand(0, 0, 2), None);
+        assert_eq!(ids.operand(1, 0, 1), Some(1));
+        assert_eq!(ids.cond(0), Some(2));
+        assert_eq!(ids.input(0), Some(0));
+        assert_eq!(ids.desc(0, 1).map(|d| d.name), Some("fmul"));
+        assert!(ids.desc(0, 5).is_none());
+        assert_eq!(ids.id_of("b"), Some(2));
+    }
+}
