@@ -68,13 +68,20 @@ pub fn arity(sem: Sem) -> Option<usize> {
 /// operand order. Returns `None` when `sem` is not arithmetic or `args` has
 /// the wrong length.
 pub fn word(sem: Sem, args: &[u32]) -> Option<u32> {
-    use Sem::*;
     if arity(sem) != Some(args.len()) {
         return None;
     }
     let a = *args.first()?;
     let b = args.get(1).copied().unwrap_or(0);
     let c = args.get(2).copied().unwrap_or(0);
+    apply(sem, a, b, c)
+}
+
+/// [`word`] for an arithmetic `sem` whose arity is already known to be
+/// right: its operands `a`, `b`, `c` in order, the ones past its arity
+/// ignored. `None` when `sem` is not arithmetic.
+pub fn apply(sem: Sem, a: u32, b: u32, c: u32) -> Option<u32> {
+    use Sem::*;
     Some(match sem {
         FAdd => canon(f(a) + f(b)),
         FSub => canon(f(a) - f(b)),

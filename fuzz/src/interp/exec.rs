@@ -127,11 +127,12 @@ impl Fast {
     /// The result word, reading each operand with `word` (`None` from
     /// `word`: not one word here, take the general path).
     pub fn eval(&self, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
-        let mut buf = [0u32; MAX_ARITY];
-        for (b, &s) in buf.iter_mut().zip(&self.srcs).take(self.n) {
-            *b = word(s)?;
-        }
-        eval::word(self.sem, buf.get(..self.n)?)
+        let [s0, s1, s2] = self.srcs;
+        let a = word(s0)?;
+        let b = if self.n > 1 { word(s1)? } else { 0 };
+        let c = if self.n > 2 { word(s2)? } else { 0 };
+        // `plan` made `n` the sem's arity.
+        eval::apply(self.sem, a, b, c)
     }
 }
 

@@ -120,12 +120,18 @@ fn bad(at: Loc<'_>, message: String) -> RunError {
 }
 
 /// Check that every register of `r` exists.
+#[inline]
 fn in_range(p: &Program, r: PhysReg, at: Loc<'_>) -> Result<(), RunError> {
     if p.target.regs.contains(r) {
         Ok(())
     } else {
-        Err(bad(at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size)))
+        Err(out_of_range(p, r, at))
     }
+}
+
+#[cold]
+fn out_of_range(p: &Program, r: PhysReg, at: Loc<'_>) -> RunError {
+    bad(at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size))
 }
 
 /// Look up an op and find its destination registers.
@@ -152,6 +158,13 @@ fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, Ru
     Ok(DOp { desc, inst, dest, fast })
 }
 
+/// Append the registers of `r` to `touched`.
+fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
+    for i in 0..r.size as u32 {
+        touched.push((r.base as u32 + i) as Reg);
+    }
+}
+
 /// Decode every op of a bundle into `ops` and its registers into
 /// `touched` (the first failing op's error wins; then nothing is added).
 fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
@@ -167,7 +180,14 @@ fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bu
         }
     }
     for d in ops.get(first_op..).unwrap_or(&[]) {
-        touched.extend(d.inst.srcs.iter().filter_map(Operand::phys).chain(d.dest).flat_map(PhysReg::regs));
+        for o in &d.inst.srcs {
+            if let Operand::Phys(r) = o {
+                touch(touched, *r);
+            }
+        }
+        if let Some(r) = d.dest {
+            touch(touched, r);
+        }
     }
     Ok(DBundle { at, ops: first_op..ops.len(), touched: first_reg..touched.len() })
 }
@@ -224,6 +244,8 @@ struct Machine<'p> {
     world: World,
     regs: Vec<Option<u32>>,
     pending: Vec<Pending<'p>>,
+    /// The earliest landing cycle in `pending` (`u64::MAX` when empty).
+    next_land: u64,
     now: u64,
     stalls: u64,
     scratch: Scratch,
@@ -279,6 +301,7 @@ impl<'p> Machine<'p> {
             world,
             regs,
             pending,
+            next_land: u64::MAX,
             now: 0,
             stalls: 0,
             scratch: Scratch::new(world),
@@ -295,18 +318,22 @@ impl<'p> Machine<'p> {
     /// order (queue order among writes landing together).
     fn land(&mut self) {
         let now = self.now;
-        if self.pending.iter().all(|w| w.land > now) {
+        if self.next_land > now {
             return;
         }
         let mut due = std::mem::take(&mut self.due);
         due.clear();
+        let mut next = u64::MAX;
         self.pending.retain(|w| {
             let keep = w.land > now;
-            if !keep {
+            if keep {
+                next = next.min(w.land);
+            } else {
                 due.push(*w);
             }
             keep
         });
+        self.next_land = next;
         due.sort_by_key(|w| w.land);
         for w in &due {
             if let Some(slot) = self.regs.get_mut(w.reg as usize) {
@@ -394,6 +421,7 @@ impl<'p> Machine<'p> {
             );
             return Err(RunError::Hazard { at: w.at.place(), message });
         }
+        self.next_land = self.next_land.min(w.land);
         self.pending.push(w);
         Ok(())
     }

@@ -31,6 +31,7 @@ pub mod exec;
 pub mod machine;
 #[cfg(test)]
 mod naive;
+mod optable;
 #[cfg(test)]
 mod robust;
 pub mod scratch;
@@ -43,10 +44,10 @@ pub use effects::Effects;
 pub use error::{Place, RunError};
 pub use trace::Trace;
 pub use world::World;
+pub(crate) use optable::op_desc;
 
 use rustc_hash::FxHashMap;
-use schedra_ir::target::OpDesc;
-use schedra_ir::{Form, Program, Target};
+use schedra_ir::{Form, Program};
 
 /// The fuel `schedra run` gives a program when none is named.
 pub const DEFAULT_FUEL: u64 = 1_000_000;
@@ -129,38 +130,21 @@ impl Fuel {
     }
 }
 
-/// The description of `opcode` on `t`, as `t.op(opcode)` finds it, through
-/// a name → description map built once per target and process (`Target::op`
-/// compares the name with every row of the table).
-pub(crate) fn op_desc(t: &'static Target, opcode: &str) -> Option<&'static OpDesc> {
-    type Table = FxHashMap<&'static str, &'static OpDesc>;
-    static TABLES: std::sync::OnceLock<Vec<Table>> = std::sync::OnceLock::new();
-    let tables = TABLES.get_or_init(|| {
-        schedra_ir::target::all()
-            .iter()
-            .map(|t| {
-                let mut m = Table::default();
-                for o in t.ops {
-                    m.entry(o.name).or_insert(o);
-                }
-                m
-            })
-            .collect()
-    });
-    match schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)).and_then(|i| tables.get(i)) {
-        Some(m) => m.get(opcode).copied(),
-        None => t.op(opcode),
-    }
+/// A program's labels resolved: each label's block index (first wins;
+/// labels are unique in valid programs) and each block's
+/// [`trace::label_hash`].
+pub(crate) struct Labels<'p> {
+    index: FxHashMap<&'p str, usize>,
+    hashes: Vec<u64>,
 }
 
-/// Map each label to its block index (first wins; labels are unique in
-/// valid programs).
-pub(crate) fn label_map(p: &Program) -> FxHashMap<&str, usize> {
-    let mut m = FxHashMap::with_capacity_and_hasher(p.blocks.len(), Default::default());
+/// Resolve the labels of `p`.
+pub(crate) fn label_map(p: &Program) -> Labels<'_> {
+    let mut index = FxHashMap::with_capacity_and_hasher(p.blocks.len(), Default::default());
     for (i, b) in p.blocks.iter().enumerate() {
-        m.entry(b.label.as_str()).or_insert(i);
+        index.entry(b.label.as_str()).or_insert(i);
     }
-    m
+    Labels { index, hashes: p.blocks.iter().map(|b| trace::label_hash(&b.label)).collect() }
 }
 
 /// The blocks a terminator can pass control to, resolved once per program:
@@ -170,22 +154,24 @@ pub(crate) fn label_map(p: &Program) -> FxHashMap<&str, usize> {
 pub(crate) struct Exits {
     first: Option<usize>,
     second: Option<usize>,
-    /// [`trace::label_hash`] of the `first` and `second` labels.
+    /// [`trace::label_hash`] of the `first` and `second` labels (where
+    /// they resolve; an unresolved label is never traced).
     hashes: [u64; 2],
 }
 
 impl Exits {
     /// Resolve the labels of `term` with `labels`.
-    pub(crate) fn of(term: &schedra_ir::Terminator, labels: &FxHashMap<&str, usize>) -> Exits {
+    pub(crate) fn of(term: &schedra_ir::Terminator, labels: &Labels) -> Exits {
         use schedra_ir::TermKind;
-        let find = |l: &String| labels.get(l.as_str()).copied();
-        match &term.kind {
-            TermKind::End => Exits::default(),
-            TermKind::Jmp(l) => Exits { first: find(l), second: None, hashes: [trace::label_hash(l), 0] },
-            TermKind::Brnz { nonzero, zero, .. } => {
-                Exits { first: find(nonzero), second: find(zero), hashes: [trace::label_hash(nonzero), trace::label_hash(zero)] }
-            }
-        }
+        let find = |l: &String| labels.index.get(l.as_str()).copied();
+        // The block a label resolves to carries that very label.
+        let hash = |i: Option<usize>| i.and_then(|i| labels.hashes.get(i)).copied().unwrap_or(0);
+        let (first, second) = match &term.kind {
+            TermKind::End => return Exits::default(),
+            TermKind::Jmp(l) => (find(l), None),
+            TermKind::Brnz { nonzero, zero, .. } => (find(nonzero), find(zero)),
+        };
+        Exits { first, second, hashes: [hash(first), hash(second)] }
     }
 }
 

@@ -75,26 +75,76 @@ pub struct Decoded<'p> {
     phys: usize,
 }
 
-/// Numbers virtual register names in order of first appearance.
+/// Names that are plain decimal numbers below this are numbered through a
+/// dense table instead of the map.
+const DENSE: u32 = 1 << 16;
+
+/// The number a register name spells if it is a plain decimal number
+/// below [`DENSE`] (digits only, no leading zero: `"7"` and `"07"` are
+/// different names, so only one of them may take the number).
+fn plain_number(name: &str) -> Option<u32> {
+    let b = name.as_bytes();
+    if b.is_empty() || b.len() > 5 || (b.len() > 1 && b.first() == Some(&b'0')) {
+        return None;
+    }
+    let mut n = 0u32;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u32::from(c - b'0');
+    }
+    (n < DENSE).then_some(n)
+}
+
+/// Numbers virtual register names in order of first appearance: names
+/// that are plain numbers (the generator's, the compiler's) through the
+/// dense table `by_number`, any other name through `map`.
 #[derive(Default)]
 struct Slots<'p> {
+    by_number: Vec<u32>,
     map: FxHashMap<&'p str, u32>,
+    /// How many slots are numbered.
+    count: u32,
     phys: usize,
 }
 
 impl<'p> Slots<'p> {
     fn of(&mut self, op: &'p Operand) -> u32 {
         match op {
-            Operand::Virt(v) => {
-                let next = self.map.len() as u32;
-                *self.map.entry(v.name.as_str()).or_insert(next)
-            }
+            Operand::Virt(v) => self.name(&v.name),
             Operand::Phys(r) => {
                 self.phys_run(*r);
                 NO_SLOT
             }
             _ => NO_SLOT,
         }
+    }
+
+    /// The slot of the register named `name` (a new one at its first
+    /// appearance).
+    fn name(&mut self, name: &'p str) -> u32 {
+        let next = self.count;
+        let slot = match plain_number(name) {
+            Some(n) => {
+                if self.by_number.len() <= n as usize {
+                    self.by_number.resize(n as usize + 1, NO_SLOT);
+                }
+                match self.by_number.get_mut(n as usize) {
+                    Some(s) if *s == NO_SLOT => {
+                        *s = next;
+                        next
+                    }
+                    Some(s) => *s,
+                    None => NO_SLOT,
+                }
+            }
+            None => *self.map.entry(name).or_insert(next),
+        };
+        if slot == next {
+            self.count += 1;
+        }
+        slot
     }
 
     /// Note that the registers of `r` are named.
@@ -108,17 +158,14 @@ impl<'p> Decoded<'p> {
     /// Decode `p` (never fails: an unknown opcode or label fails when run).
     pub fn new(p: &'p Program) -> Decoded<'p> {
         let mut slots = Slots::default();
-        slots.map.reserve(p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>());
+        let n: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
+        slots.by_number.reserve(p.inputs.len() + n);
         let labels = label_map(p);
         let mut inputs = Vec::with_capacity(p.inputs.len());
         for input in &p.inputs {
             slots.phys_run(input.reg);
-            inputs.push(input.vreg.as_ref().map_or(NO_SLOT, |v| {
-                let next = slots.map.len() as u32;
-                *slots.map.entry(v.name.as_str()).or_insert(next)
-            }));
+            inputs.push(input.vreg.as_ref().map_or(NO_SLOT, |v| slots.name(&v.name)));
         }
-        let n: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
         let mut insts = Vec::with_capacity(n);
         let mut src_slots = Vec::with_capacity(2 * n);
         let mut blocks = Vec::with_capacity(p.blocks.len());
@@ -139,7 +186,7 @@ impl<'p> Decoded<'p> {
             };
             blocks.push(DBlock { block, insts: start..insts.len(), cond, exits: Exits::of(&block.term, &labels) });
         }
-        Decoded { p, blocks, insts, src_slots, inputs, slots: slots.map.len(), phys: slots.phys }
+        Decoded { p, blocks, insts, src_slots, inputs, slots: slots.count as usize, phys: slots.phys }
     }
 
     /// Run on `world` with `fuel`.
