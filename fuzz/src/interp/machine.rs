@@ -244,8 +244,10 @@ struct Machine<'p> {
     world: World,
     regs: Vec<Option<u32>>,
     pending: Vec<Pending<'p>>,
-    /// The earliest landing cycle in `pending` (`u64::MAX` when empty).
+    /// The earliest and latest landing cycles in `pending` (`u64::MAX`
+    /// and 0 when it is empty).
     next_land: u64,
+    last_land: u64,
     now: u64,
     stalls: u64,
     scratch: Scratch,
@@ -254,7 +256,7 @@ struct Machine<'p> {
     fuel: Fuel,
     /// Buffers reused by every bundle: operands, actions, landed writes.
     args: Vec<Arg>,
-    actions: Vec<(usize, Action)>,
+    actions: Vec<Action>,
     due: Vec<Pending<'p>>,
 }
 
@@ -302,6 +304,7 @@ impl<'p> Machine<'p> {
             regs,
             pending,
             next_land: u64::MAX,
+            last_land: 0,
             now: 0,
             stalls: 0,
             scratch: Scratch::new(world),
@@ -321,20 +324,32 @@ impl<'p> Machine<'p> {
         if self.next_land > now {
             return;
         }
+        if self.last_land <= now {
+            self.land_all();
+            return;
+        }
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         let mut next = u64::MAX;
-        self.pending.retain(|w| {
-            let keep = w.land > now;
-            if keep {
+        let mut kept = 0;
+        for i in 0..self.pending.len() {
+            let Some(&w) = self.pending.get(i) else { break };
+            if w.land > now {
                 next = next.min(w.land);
+                if let Some(slot) = self.pending.get_mut(kept) {
+                    *slot = w;
+                }
+                kept += 1;
             } else {
-                due.push(*w);
+                due.push(w);
             }
-            keep
-        });
+        }
+        self.pending.truncate(kept);
         self.next_land = next;
-        due.sort_by_key(|w| w.land);
+        // `last_land` is still the latest of what is left.
+        if due.len() > 1 {
+            due.sort_by_key(|w| w.land);
+        }
         for w in &due {
             if let Some(slot) = self.regs.get_mut(w.reg as usize) {
                 *slot = Some(w.word);
@@ -343,7 +358,24 @@ impl<'p> Machine<'p> {
         self.due = due;
     }
 
+    /// [`Machine::land`] when every pending write has landed: apply them
+    /// all in landing order (a stable sort keeps queue order among writes
+    /// landing together; no sort when they all land in one cycle).
+    fn land_all(&mut self) {
+        if self.next_land != self.last_land {
+            self.pending.sort_by_key(|w| w.land);
+        }
+        for w in &self.pending {
+            if let Some(slot) = self.regs.get_mut(w.reg as usize) {
+                *slot = Some(w.word);
+            }
+        }
+        self.pending.clear();
+        (self.next_land, self.last_land) = (u64::MAX, 0);
+    }
+
     /// Interlocked targets: wait until no write to any of `regs` is pending.
+    #[inline]
     fn wait_for(&mut self, regs: &[Reg]) -> Result<(), RunError> {
         if !self.p.target.interlocked {
             return Ok(());
@@ -370,22 +402,21 @@ impl<'p> Machine<'p> {
         // Parallel reads: compute every op's action before applying any.
         let mut actions = std::mem::take(&mut self.actions);
         actions.clear();
-        for (k, d) in ops.iter().enumerate() {
+        for d in ops {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
             if let Some(w) = d.fast.and_then(|f| f.eval(|s| fast_word(world, regs, s))) {
-                actions.push((k, Action::Write(Words::one(w))));
+                actions.push(Action::Write(Words::one(w)));
                 continue;
             }
             exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
             let width = d.dest.map_or_else(|| value_width(&self.args), |r| r.size as usize);
             let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
-            actions.push((k, action));
+            actions.push(action);
         }
-        for (k, action) in actions.drain(..) {
-            if let Some(d) = ops.get(k) {
-                self.apply(d, action, at)?;
-            }
+        // One action per op, in op order.
+        for (d, action) in ops.iter().zip(actions.drain(..)) {
+            self.apply(d, action, at)?;
         }
         self.actions = actions;
         self.now += 1;
@@ -422,6 +453,7 @@ impl<'p> Machine<'p> {
             return Err(RunError::Hazard { at: w.at.place(), message });
         }
         self.next_land = self.next_land.min(w.land);
+        self.last_land = self.last_land.max(w.land);
         self.pending.push(w);
         Ok(())
     }

@@ -1,46 +1,82 @@
 //! Opcode name → description, per target: what `Target::op` finds, through
 //! a small hash table built once per target and process.
 //!
-//! Algorithm: 256 buckets keyed by the name's length and three of its
-//! bytes (first, middle, last); each bucket lists `(name, description)` in
-//! table order and a lookup takes the first entry whose name is equal, so a
-//! name the table spells twice finds its first row, as `Target::op` does.
-//! Opcode names are short, so hashing three bytes and comparing the few
-//! candidates byte by byte is cheaper than hashing the whole string.
+//! Algorithm: a name of at most 16 bytes is packed, zero-padded, into one
+//! `u128`; with its length that is its key (the length keeps `"add"` and
+//! `"add\0"` apart). Keys live in an open-addressing table (linear probing,
+//! at most a quarter full) and are compared as two integers, which for
+//! short opcode names is much cheaper than hashing and comparing strings.
+//! A key is inserted only if absent, so a name the target's table spells
+//! twice finds its first row, as `Target::op` does. Names longer than 16
+//! bytes (none today) are looked up with `Target::op`.
 
 use schedra_ir::target::OpDesc;
 use schedra_ir::Target;
 
-/// How many buckets a table has (a power of two).
-const BUCKETS: usize = 256;
+/// The longest name that is packed into a key.
+const PACKED: usize = 16;
 
-/// One target's opcodes by name.
-struct Table {
-    buckets: Vec<Vec<(&'static [u8], &'static OpDesc)>>,
+/// A name's key: its length and its bytes, zero-padded.
+type Key = (usize, u128);
+
+/// The key of `name`, if it is short enough to pack.
+fn key(name: &[u8]) -> Option<Key> {
+    let mut buf = [0u8; PACKED];
+    buf.get_mut(..name.len())?.copy_from_slice(name);
+    Some((name.len(), u128::from_le_bytes(buf)))
 }
 
-/// The bucket of `name`.
-fn bucket(name: &[u8]) -> usize {
-    let n = name.len();
-    let (first, mid, last) = (name.first(), name.get(n / 2), name.last());
-    let byte = |b: Option<&u8>| b.copied().unwrap_or(0) as usize;
-    (n.wrapping_mul(0x9e) ^ byte(first) ^ (byte(mid) << 2) ^ (byte(last) << 4).wrapping_add(byte(last) >> 3)) % BUCKETS
+/// One target's opcodes by name: `slots.len()` is a power of two.
+struct Table {
+    slots: Vec<Option<(Key, &'static OpDesc)>>,
 }
 
 impl Table {
     fn of(t: &'static Target) -> Table {
-        let mut buckets = vec![Vec::new(); BUCKETS];
+        let size = (4 * t.ops.len()).next_power_of_two().max(64);
+        let mut table = Table { slots: vec![None; size] };
         for o in t.ops {
-            if let Some(b) = buckets.get_mut(bucket(o.name.as_bytes())) {
-                b.push((o.name.as_bytes(), o));
+            if let Some(k) = key(o.name.as_bytes()) {
+                table.insert(k, o);
             }
         }
-        Table { buckets }
+        table
     }
 
-    fn get(&self, name: &[u8]) -> Option<&'static OpDesc> {
-        let b = self.buckets.get(bucket(name))?;
-        b.iter().find(|(n, _)| n.len() == name.len() && n.iter().zip(name).all(|(x, y)| x == y)).map(|&(_, o)| o)
+    /// The first slot to probe for `k`.
+    fn home(&self, k: Key) -> usize {
+        let (len, bits) = k;
+        let h = (bits as u64 ^ (bits >> 64) as u64 ^ len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 32) as usize & (self.slots.len() - 1)
+    }
+
+    /// Put `k` in, unless it is there already (the first row wins).
+    fn insert(&mut self, k: Key, o: &'static OpDesc) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(k);
+        for _ in 0..self.slots.len() {
+            match self.slots.get_mut(i) {
+                Some(slot @ None) => {
+                    *slot = Some((k, o));
+                    return;
+                }
+                Some(Some((x, _))) if *x == k => return,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn get(&self, k: Key) -> Option<&'static OpDesc> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(k);
+        for _ in 0..self.slots.len() {
+            match self.slots.get(i)? {
+                None => return None,
+                Some((x, o)) if *x == k => return Some(o),
+                Some(_) => i = (i + 1) & mask,
+            }
+        }
+        None
     }
 }
 
@@ -48,9 +84,10 @@ impl Table {
 pub(crate) fn op_desc(t: &'static Target, opcode: &str) -> Option<&'static OpDesc> {
     static TABLES: std::sync::OnceLock<Vec<Table>> = std::sync::OnceLock::new();
     let tables = TABLES.get_or_init(|| schedra_ir::target::all().iter().map(|t| Table::of(t)).collect());
-    match schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)).and_then(|i| tables.get(i)) {
-        Some(table) => table.get(opcode.as_bytes()),
-        None => t.op(opcode),
+    let table = schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)).and_then(|i| tables.get(i));
+    match (table, key(opcode.as_bytes())) {
+        (Some(table), Some(k)) => table.get(k),
+        _ => t.op(opcode),
     }
 }
 
@@ -62,12 +99,16 @@ mod tests {
     fn finds_what_target_op_finds() {
         for t in schedra_ir::target::all() {
             let names = t.ops.iter().map(|o| o.name.to_string());
-            let others = ["", "x", "fadd.", "tlbw2", "mov ", "addd", "send.tex.eot.x"].map(String::from);
+            let others = ["", "x", "fadd.", "tlbw2", "mov ", "mov\0", "addd", "send.tex.eot.x", "a-name-longer-than-sixteen"].map(String::from);
             for name in names.chain(others) {
-                assert!(match (op_desc(t, &name), t.op(&name)) {
-                    (Some(a), Some(b)) => std::ptr::eq(a, b),
-                    (a, b) => a.is_none() && b.is_none(),
-                }, "{}: {name}", t.name);
+                assert!(
+                    match (op_desc(t, &name), t.op(&name)) {
+                        (Some(a), Some(b)) => std::ptr::eq(a, b),
+                        (a, b) => a.is_none() && b.is_none(),
+                    },
+                    "{}: {name}",
+                    t.name
+                );
             }
         }
     }
