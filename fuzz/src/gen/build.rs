@@ -69,10 +69,12 @@ fn decimal(prefix: &str, n: u32) -> String {
             break;
         }
     }
-    let digits = digits.get(start..).and_then(|d| std::str::from_utf8(d).ok()).unwrap_or("0");
+    let digits = digits.get(start..).unwrap_or(&[]);
     let mut s = String::with_capacity(prefix.len() + digits.len());
     s.push_str(prefix);
-    s.push_str(digits);
+    for &d in digits {
+        s.push(char::from(d));
+    }
     s
 }
 
@@ -98,11 +100,11 @@ impl<'a, 'u> Gen<'a, 'u> {
             t,
             cfg,
             prof,
-            blocks: Vec::new(),
+            blocks: Vec::with_capacity(16),
             label: "b0".to_string(),
             insts: Vec::new(),
-            scope: Scope::default(),
-            sizes: Vec::new(),
+            scope: Scope::with_capacity(cfg.insts()),
+            sizes: Vec::with_capacity(cfg.insts() + cfg.pressure_values() + 16),
             locked: Vec::new(),
             pool: Vec::new(),
             budget: cfg.insts(),
@@ -119,7 +121,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         if self.u.is_empty() {
             return Ok(false);
         }
-        Ok(self.u.int_in_range(0..=99u32)? < percent)
+        Ok(super::draw::percent(self.u) < percent)
     }
 
     /// An index below `n` (`n > 0`).
@@ -127,7 +129,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         if n <= 1 {
             return Ok(0);
         }
-        self.u.int_in_range(0..=n - 1)
+        Ok(super::draw::below(self.u, n))
     }
 
     /// Whether generation should wind down: no budget or no bytes left.

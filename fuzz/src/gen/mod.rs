@@ -17,6 +17,7 @@
 
 mod build;
 pub mod config;
+mod draw;
 pub mod features;
 mod profile;
 mod scope;

@@ -49,9 +49,22 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// An empty scope with room for `n` definitions.
+    pub fn with_capacity(n: usize) -> Scope {
+        Scope { defs: Vec::with_capacity(n), virt_at: Vec::with_capacity(2 * n), counts: [0; COUNTED] }
+    }
+    /// A copy with room to grow (the generator keeps defining in it).
+    pub fn snapshot(&self) -> Scope {
+        let mut defs = Vec::with_capacity(self.defs.len() + 32);
+        defs.extend_from_slice(&self.defs);
+        let mut virt_at = Vec::with_capacity(self.virt_at.len() + 64);
+        virt_at.extend_from_slice(&self.virt_at);
+        Scope { defs, virt_at, counts: self.counts }
+    }
     /// A scope of `defs` (each location at most once).
     fn of(defs: Vec<Def>) -> Scope {
-        let mut s = Scope { defs, virt_at: Vec::new(), counts: [0; COUNTED] };
+        let top = defs.iter().filter_map(|d| if let Loc::Virt(id) = d.loc { Some(id as usize + 1) } else { None }).max().unwrap_or(0);
+        let mut s = Scope { defs, virt_at: Vec::with_capacity(top + 64), counts: [0; COUNTED] };
         for i in 0..s.defs.len() {
             if let Some(&d) = s.defs.get(i) {
                 s.note(d, i);
@@ -121,11 +134,8 @@ impl Scope {
     /// The locations defined in both `self` and `other` (order and use
     /// counts of `self`, the larger use count kept).
     pub fn meet(&self, other: &Scope) -> Scope {
-        let defs = self
-            .defs
-            .iter()
-            .filter_map(|d| other.get(d.loc).map(|o| Def { uses: d.uses.max(o.uses), ..*d }))
-            .collect();
+        let mut defs = Vec::with_capacity(self.defs.len() + 32);
+        defs.extend(self.defs.iter().filter_map(|d| other.get(d.loc).map(|o| Def { uses: d.uses.max(o.uses), ..*d })));
         Scope::of(defs)
     }
     /// The definition of `loc`, if it is defined.

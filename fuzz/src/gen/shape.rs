@@ -81,7 +81,7 @@ impl<'a, 'u> Gen<'a, 'u> {
                 break;
             }
             let nest = depth < self.cfg.depth();
-            let roll = self.u.int_in_range(0..=99u32)?;
+            let roll = super::draw::percent(self.u);
             if roll < 6 && nest && self.cfg.branches {
                 self.if_else(depth)?;
             } else if roll < 10 && nest && self.cfg.loops && self.prof.counter.is_some() {
@@ -124,7 +124,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         let (then_l, else_l, join_l) = (self.new_label(), self.new_label(), self.new_label());
         self.close(TermKind::Brnz { cond, nonzero: then_l.clone(), zero: else_l.clone() }, then_l);
-        let before = self.scope.clone();
+        let before = self.scope.snapshot();
         self.region(depth + 1)?;
         self.close(TermKind::Jmp(join_l.clone()), else_l);
         let after_then: Scope = std::mem::replace(&mut self.scope, before);
