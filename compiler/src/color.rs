@@ -32,7 +32,20 @@ pub struct Problem<'a> {
     pub cost: &'a [f64],
 }
 
-fn available(p: &Problem, v: ValId) -> usize {
+/// The registers of the one-register candidates, when no register is a
+/// candidate twice (then counting free candidates is counting free
+/// registers of this set).
+fn single_cands(p: &Problem) -> Option<RegSet> {
+    let cands = p.cons.cands_for(1);
+    let mut set = RegSet::default();
+    cands.iter().for_each(|r| set.insert(r.base));
+    let exact = set.len() == cands.len() && cands.iter().all(|r| (r.base as usize) < RegSet::CAP);
+    exact.then_some(set)
+}
+
+/// How many candidate runs value `v` could take before any neighbour is
+/// coloured (`single`: [`single_cands`]).
+fn available(p: &Problem, single: Option<&RegSet>, v: ValId) -> usize {
     let size = p.sizes.get(v as usize).copied().unwrap_or(1);
     let phys = p.graph.phys.get(v as usize).copied().unwrap_or_default();
     let no_partial = p.cons.no_partial.get(v as usize).is_none_or(Vec::is_empty);
@@ -43,6 +56,9 @@ fn available(p: &Problem, v: ValId) -> usize {
         let mut blocked = phys;
         if let Some(f) = p.cons.forbid.get(v as usize) {
             blocked.union_with(f);
+        }
+        if let Some(set) = single {
+            return set.difference_len(&blocked);
         }
         return p
             .cons
@@ -72,10 +88,11 @@ fn simplify(p: &Problem) -> Vec<ValId> {
             .map(|&m| size(m) + size(v) - 1)
             .sum();
     }
+    let single = single_cands(p);
     let avail: Vec<usize> = (0..nv)
         .map(|v| {
             if in_graph[v] {
-                available(p, v as ValId)
+                available(p, single.as_ref(), v as ValId)
             } else {
                 0
             }

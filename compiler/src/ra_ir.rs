@@ -53,6 +53,14 @@ impl RegSet {
             *a |= b;
         }
     }
+    /// Number of registers in the set that are not in `o`.
+    pub fn difference_len(&self, o: &RegSet) -> usize {
+        self.0
+            .iter()
+            .zip(o.0.iter())
+            .map(|(a, b)| (a & !b).count_ones() as usize)
+            .sum()
+    }
     /// Number of registers in the set.
     pub fn len(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
