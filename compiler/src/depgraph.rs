@@ -206,7 +206,9 @@ impl Locs {
         let key = dense_key(l);
         let k = if key < DENSE_KEYS {
             if key >= self.near.len() {
-                self.near.resize(key + 1, NO_SLOT);
+                // Grown in large steps: a block's keys arrive in no order.
+                let len = (key + 1).max(2 * self.near.len()).clamp(128, DENSE_KEYS);
+                self.near.resize(len, NO_SLOT);
             }
             match self.near.get_mut(key) {
                 Some(s) if *s == NO_SLOT => {
