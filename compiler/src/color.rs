@@ -82,7 +82,7 @@ fn simplify(p: &Problem) -> Vec<ValId> {
     let size = |v: ValId| p.sizes.get(v as usize).copied().unwrap_or(1) as usize;
     let mut weight = vec![0usize; nv];
     for &v in p.nodes {
-        weight[v as usize] = p.graph.adj[v as usize]
+        weight[v as usize] = p.graph.adj(v)
             .iter()
             .filter(|m| in_graph[**m as usize])
             .map(|&m| size(m) + size(v) - 1)
@@ -122,7 +122,7 @@ fn simplify(p: &Problem) -> Vec<ValId> {
         };
         let v = left.swap_remove(pick);
         in_graph[v as usize] = false;
-        for &m in &p.graph.adj[v as usize] {
+        for &m in p.graph.adj(v) {
             if in_graph[m as usize] {
                 weight[m as usize] = weight[m as usize].saturating_sub(size(v) + size(m) - 1);
             }
@@ -140,7 +140,7 @@ pub fn color(p: &Problem) -> Result<Vec<Option<PhysReg>>, Vec<ValId>> {
     for v in simplify(p).into_iter().rev() {
         let size = p.sizes.get(v as usize).copied().unwrap_or(1);
         let mut busy = p.graph.phys.get(v as usize).copied().unwrap_or_default();
-        for &m in &p.graph.adj[v as usize] {
+        for &m in p.graph.adj(v) {
             if let Some(r) = assign[m as usize] {
                 busy.insert_run(r);
             }

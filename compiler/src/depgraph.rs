@@ -289,6 +289,8 @@ impl DepGraph {
     pub fn build<T: AsRef<OpDeps>>(ops: &[T], keep: impl Fn(&Edge) -> bool) -> DepGraph {
         let mut g = DepGraph {
             n: ops.len(),
+            // About three edges per op in practice: sized once.
+            edges: Vec::with_capacity(3 * ops.len()),
             ..DepGraph::default()
         };
         let mut locs = Locs::with_capacity(2 * ops.len());

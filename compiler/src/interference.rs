@@ -32,8 +32,13 @@ pub struct Graph {
     /// `b` set when `a` and `b` interfere (word-aligned rows, so a row is
     /// compared with a set of variables a word at a time).
     rows: Vec<u64>,
-    /// Neighbours of each value.
-    pub adj: Vec<Vec<ValId>>,
+    /// Every edge as (value, neighbour), both directions, in the order
+    /// found; laid out by value into `adj_start`/`adj_list` by [`build`].
+    pairs: Vec<(ValId, ValId)>,
+    /// The neighbours of value `v` are `adj_list[adj_start[v]..adj_start[v + 1]]`,
+    /// in the order they were found.
+    adj_start: Vec<u32>,
+    adj_list: Vec<ValId>,
     /// Physical registers each value may not use (live or written where the
     /// value occupies a register).
     pub phys: Vec<RegSet>,
@@ -42,6 +47,40 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// The neighbours of value `v`, in the order they were found.
+    pub fn adj(&self, v: ValId) -> &[ValId] {
+        let v = v as usize;
+        match (self.adj_start.get(v), self.adj_start.get(v + 1)) {
+            (Some(&a), Some(&b)) => self.adj_list.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+    /// Lay the edges found out by value (a stable counting sort, so each
+    /// value's neighbours keep the order they were found in).
+    fn lay_out(&mut self) {
+        let mut start = vec![0u32; self.nv + 1];
+        for &(a, _) in &self.pairs {
+            if let Some(c) = start.get_mut(a as usize + 1) {
+                *c += 1;
+            }
+        }
+        for i in 0..self.nv {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut list = vec![0; self.pairs.len()];
+        for &(a, b) in &self.pairs {
+            if let Some(c) = next.get_mut(a as usize) {
+                if let Some(slot) = list.get_mut(*c as usize) {
+                    *slot = b;
+                }
+                *c += 1;
+            }
+        }
+        self.adj_start = start;
+        self.adj_list = list;
+        self.pairs = Vec::new();
+    }
     /// Whether values `a` and `b` interfere.
     pub fn interferes(&self, a: ValId, b: ValId) -> bool {
         let (a, b) = (a as usize, b as usize);
@@ -85,8 +124,8 @@ impl Graph {
                 if x != d {
                     self.set(d, x);
                     self.set(x, d);
-                    self.adj[d].push(x as ValId);
-                    self.adj[x].push(d as ValId);
+                    self.pairs.push((d as ValId, x as ValId));
+                    self.pairs.push((x as ValId, d as ValId));
                 }
             }
         }
@@ -149,7 +188,9 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
         nv,
         stride,
         rows: vec![0; nv * stride],
-        adj: vec![Vec::new(); nv],
+        pairs: Vec::with_capacity(8 * nv),
+        adj_start: Vec::new(),
+        adj_list: Vec::new(),
         phys: vec![RegSet::default(); nv],
         global: vec![false; nv],
     };
@@ -173,6 +214,7 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
             }
         }
     }
+    g.lay_out();
     g
 }
 

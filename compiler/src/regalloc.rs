@@ -221,7 +221,7 @@ fn choose_victims(graph: &Graph, costs: &spill::Costs, failed: Vec<ValId>) -> Ve
         let pick = if costs.span[v as usize] > 2 {
             v
         } else {
-            graph.adj[v as usize]
+            graph.adj(v)
                 .iter()
                 .copied()
                 .filter(|m| costs.span[*m as usize] > 2 && !out.contains(m))
