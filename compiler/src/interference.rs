@@ -208,10 +208,7 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
             g.add_all(vm, x, &occ[0], true);
         }
         for (k, inst) in f.blocks[b].insts.iter().enumerate() {
-            let defs = vm.defs(inst);
-            for &d in &defs {
-                g.add_all(vm, d, &occ[k + 1], false);
-            }
+            vm.each_def(inst, |d| g.add_all(vm, d, &occ[k + 1], false));
         }
     }
     g.lay_out();

@@ -189,48 +189,60 @@ impl VarMap {
     pub fn as_val(&self, x: usize) -> Option<u32> {
         (x < self.nv).then_some(x as u32)
     }
-    /// Push the variables of `l` onto `out`.
-    pub fn loc_vars(&self, l: Loc, out: &mut Vars) {
+    /// Call `f` with each variable of `l`, in order.
+    pub fn each_loc_var(&self, l: Loc, mut f: impl FnMut(usize)) {
         match l {
             Loc::Val(v) => {
                 if (v as usize) < self.nv {
-                    out.push(v as usize)
+                    f(v as usize)
                 }
             }
             Loc::Phys(p) => p
                 .regs()
                 .filter(|r| (*r as usize) < self.nregs)
-                .for_each(|r| out.push(self.phys_var(r))),
+                .for_each(|r| f(self.phys_var(r))),
             Loc::Scratch(p) => {
                 if self.track_scratch {
                     p.regs()
                         .filter(|r| (*r as usize) < self.nregs)
-                        .for_each(|r| out.push(self.phys_var(r)));
+                        .for_each(|r| f(self.phys_var(r)));
                 }
+            }
+        }
+    }
+    /// Push the variables of `l` onto `out`.
+    pub fn loc_vars(&self, l: Loc, out: &mut Vars) {
+        self.each_loc_var(l, |x| out.push(x));
+    }
+    /// Call `f` with each variable `i` reads, in the order of [`VarMap::uses`].
+    pub fn each_use(&self, i: &RInst, mut f: impl FnMut(usize)) {
+        for l in i.use_locs() {
+            self.each_loc_var(l, &mut f);
+        }
+    }
+    /// Call `f` with each variable `i` writes, in the order of [`VarMap::defs`].
+    pub fn each_def(&self, i: &RInst, mut f: impl FnMut(usize)) {
+        if let Some(d) = i.dest {
+            self.each_loc_var(d, &mut f);
+        }
+        if let (Dest::Implicit(r), true) = (i.desc.dest, self.implicit_writes) {
+            let dest_is_r =
+                matches!(i.dest.and_then(Loc::phys), Some(p) if p.base == r && p.size == 1);
+            if !dest_is_r && (r as usize) < self.nregs {
+                f(self.phys_var(r));
             }
         }
     }
     /// Variables read by `i`.
     pub fn uses(&self, i: &RInst) -> Vars {
         let mut out = Vars::default();
-        for l in i.use_locs() {
-            self.loc_vars(l, &mut out);
-        }
+        self.each_use(i, |x| out.push(x));
         out
     }
     /// Variables written by `i` (its destination and implicit writes).
     pub fn defs(&self, i: &RInst) -> Vars {
         let mut out = Vars::default();
-        if let Some(d) = i.dest {
-            self.loc_vars(d, &mut out);
-        }
-        if let (Dest::Implicit(r), true) = (i.desc.dest, self.implicit_writes) {
-            let dest_is_r =
-                matches!(i.dest.and_then(Loc::phys), Some(p) if p.base == r && p.size == 1);
-            if !dest_is_r && (r as usize) < self.nregs {
-                out.push(self.phys_var(r));
-            }
-        }
+        self.each_def(i, |x| out.push(x));
         out
     }
     /// Variables read by the terminator.
@@ -280,17 +292,15 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
     let mut kill = vec![BitSet::new(n); nb];
     for (b, blk) in f.blocks.iter().enumerate() {
         let (g, k) = (&mut gen[b], &mut kill[b]);
-        for &x in &vm.term_uses(blk.cond.as_ref()) {
-            g.insert(x);
+        if let Some(l) = blk.cond.as_ref().and_then(ROperand::loc) {
+            vm.each_loc_var(l, |x| g.insert(x));
         }
         for i in blk.insts.iter().rev() {
-            for &x in &vm.defs(i) {
+            vm.each_def(i, |x| {
                 g.remove(x);
                 k.insert(x);
-            }
-            for &x in &vm.uses(i) {
-                g.insert(x);
-            }
+            });
+            vm.each_use(i, |x| g.insert(x));
         }
     }
     let mut live_in = gen.clone();
@@ -345,26 +355,26 @@ fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitS
     let n = blk.insts.len();
     let mut occ = vec![BitSet::new(vm.nvars()); n + 1];
     let mut live = lv.live_out[b].clone();
-    for &x in &vm.term_uses(blk.cond.as_ref()) {
-        live.insert(x);
+    if let Some(l) = blk.cond.as_ref().and_then(ROperand::loc) {
+        vm.each_loc_var(l, |x| live.insert(x));
     }
     occ[n] = live.clone();
     for k in (0..n).rev() {
         let i = &blk.insts[k];
-        let defs = vm.defs(i);
-        for &x in &defs {
-            occ[k + 1].insert(x);
+        let after = &mut occ[k + 1];
+        vm.each_def(i, |x| {
+            after.insert(x);
             live.remove(x);
-        }
-        let uses = vm.uses(i);
-        if dest_excludes_srcs(f, i) {
-            for &x in uses.iter().filter(|&&x| x < vm.nv) {
-                occ[k + 1].insert(x);
+        });
+        // A destination that may not overlap its value sources keeps them
+        // occupied in the gap after it.
+        let exclude = dest_excludes_srcs(f, i);
+        vm.each_use(i, |x| {
+            if exclude && x < vm.nv {
+                after.insert(x);
             }
-        }
-        for &x in &uses {
             live.insert(x);
-        }
+        });
         occ[k].union_with(&live);
     }
     occ
