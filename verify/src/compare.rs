@@ -179,11 +179,10 @@ impl Checker<'_> {
         if src.blocks.get(b).is_none() {
             return ((SrcRun::default(), MachRun::default()), Vec::new());
         }
-        let empty = BTreeSet::new();
-        let live_in = self.live.live_in.get(b).unwrap_or(&empty);
+        let live_in = self.live.live_in.get(b).map(Vec::as_slice).unwrap_or(&[]);
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
-        let (src_env, mach_env) = enter(&mut self.terms, &self.vregs, at, facts, live_in);
-        let s = run_source(&mut self.terms, &self.code, b, at, src_env);
+        let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in);
+        let s = run_source(&mut self.terms, &self.code, b, at, src_env, names);
         let m = match self.mach_of.get(b).copied().flatten() {
             Some(mb) => run_machine(&mut self.terms, &self.mcode, mb, at, mach_env),
             None => MachRun::default(),
@@ -191,9 +190,9 @@ impl Checker<'_> {
         let mut exits = Vec::new();
         let succs = self.succs.get(b).cloned().unwrap_or_default();
         for succ in succs {
-            let live = self.live.live_in.get(succ).unwrap_or(&empty);
+            let live = self.live.live_in.get(succ).map(Vec::as_slice).unwrap_or(&[]);
             let smt = &mut self.smt;
-            let f = exit_facts(&mut self.terms, &s, &m, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
+            let f = exit_facts(&mut self.terms, &s, &m, &self.code, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
             exits.push((succ, f));
         }
         ((s, m), exits)
@@ -299,9 +298,10 @@ impl Checker<'_> {
         }
         for (succ, ex) in exits {
             let (Some(Some(se)), Some(sblock)) = (entry.get(*succ), src.blocks.get(*succ)) else { continue };
-            let vars: Vec<_> = self.live.live_in.get(*succ).map(|v| v.iter().cloned().collect()).unwrap_or_default();
-            for v in vars {
-                let Some(&want) = s.exit.get(&v) else { continue };
+            let vars: Vec<u32> = self.live.live_in.get(*succ).cloned().unwrap_or_default();
+            for i in vars {
+                let v = self.code.var(i);
+                let Some(want) = s.exit.get(i) else { continue };
                 if self.terms.is_junk(want) {
                     continue;
                 }

@@ -22,8 +22,8 @@
 //! The caller re-checks that the final states are a fixpoint.
 
 use crate::ids::Vregs;
-use crate::srccode::SrcCode;
-use crate::symbolic::{sized, Loc, MachEntry, MachRun, SrcRun, Var};
+use crate::srccode::{input_vars, SrcCode};
+use crate::symbolic::{sized, Env, Loc, MachEntry, MachRun, SrcRun, Var};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
 use rustc_hash::FxHashMap;
@@ -33,8 +33,9 @@ pub use crate::facts::Facts;
 
 /// Source liveness: the variables live into each block.
 pub struct Liveness {
-    /// Per source block index.
-    pub live_in: Vec<BTreeSet<Var>>,
+    /// Per source block index, the live variables as numbers of
+    /// [`SrcCode::universe`], ascending (so in variable order).
+    pub live_in: Vec<Vec<u32>>,
 }
 
 /// Strong (faint-variable) backward liveness over the source CFG, iterated
@@ -45,10 +46,11 @@ pub struct Liveness {
 /// after it. A value whose only uses feed dead computations is therefore
 /// not live: a compiler may drop those computations (an identity move, a
 /// dead copy) and keep the value in different places on different paths.
+/// Sets are bit sets over the variable numbers of `code`.
 pub fn liveness(src: &Program, code: &SrcCode) -> Liveness {
     let succs = successors(src);
     let prog = LiveProgram::of(code);
-    let words = prog.universe.len().div_ceil(64);
+    let words = code.universe().len().div_ceil(64);
     let n = code.blocks().len();
     let mut live_in = vec![0u64; n * words];
     let mut live = vec![0u64; words];
@@ -82,9 +84,17 @@ pub fn liveness(src: &Program, code: &SrcCode) -> Liveness {
             }
         }
     }
-    let set = |b: usize| -> BTreeSet<Var> {
+    let set = |b: usize| -> Vec<u32> {
         let bits = live_in.get(b * words..(b + 1) * words).unwrap_or(&[]);
-        prog.universe.iter().enumerate().filter(|(i, _)| bit(bits, *i as u32)).map(|(_, v)| *v).collect()
+        let mut out = Vec::new();
+        for (k, w) in bits.iter().enumerate() {
+            let mut w = *w;
+            while w != 0 {
+                out.push((k * 64) as u32 + w.trailing_zeros());
+                w &= w - 1;
+            }
+        }
+        out
     };
     Liveness { live_in: (0..n).map(set).collect() }
 }
@@ -109,11 +119,9 @@ struct BlockUses {
     cond: (u32, u32),
 }
 
-/// The program as liveness reads it: every variable it names numbered in
-/// variable order (bit `i` of a set stands for `universe[i]`), and per
-/// instruction the numbers it uses and defines. Built once.
+/// The program as liveness reads it: per instruction the variable numbers
+/// it uses and defines, as ranges of one list. Built once.
 struct LiveProgram {
-    universe: Vec<Var>,
     ids: Vec<u32>,
     insts: Vec<InstUses>,
     blocks: Vec<BlockUses>,
@@ -121,50 +129,24 @@ struct LiveProgram {
 
 impl LiveProgram {
     fn of(code: &SrcCode) -> LiveProgram {
-        let (mut uses, mut defs) = (Vec::new(), Vec::new());
-        let mut all: Vec<Var> = Vec::new();
-        let mut raw: Vec<(Vec<Var>, Vec<Var>, bool)> = Vec::new();
-        let mut blocks = Vec::with_capacity(code.blocks().len());
-        let mut conds: Vec<&[Var]> = Vec::with_capacity(code.blocks().len());
+        let mut p = LiveProgram { ids: Vec::new(), insts: Vec::new(), blocks: Vec::with_capacity(code.blocks().len()) };
+        let mut defs = Vec::new();
         for block in code.blocks() {
-            let first = raw.len();
+            let first = p.insts.len();
             for inst in code.insts(block) {
-                uses.clear();
                 defs.clear();
-                code.uses_defs(inst, &mut uses, &mut defs);
+                let u0 = p.ids.len() as u32;
+                code.uses_defs(inst, &mut p.ids, &mut defs);
+                let u1 = p.ids.len() as u32;
+                p.ids.extend_from_slice(&defs);
                 let root = defs.is_empty() || inst.desc.is_none_or(|d| matches!(d.sem, schedra_ir::target::Sem::Output(..)));
-                all.extend_from_slice(&uses);
-                all.extend_from_slice(&defs);
-                raw.push((uses.clone(), defs.clone(), root));
+                p.insts.push(InstUses { uses: (u0, u1), defs: (u1, p.ids.len() as u32), root });
             }
-            let cond = block.cond.as_ref().map(|a| code.arg_vars(a)).unwrap_or(&[]);
-            all.extend_from_slice(cond);
-            conds.push(cond);
-            blocks.push(first..raw.len());
-        }
-        all.sort_unstable();
-        all.dedup();
-        let mut p = LiveProgram { universe: all, ids: Vec::new(), insts: Vec::with_capacity(raw.len()), blocks: Vec::with_capacity(blocks.len()) };
-        for (u, d, root) in &raw {
-            let (uses, defs) = (p.number(u), p.number(d));
-            p.insts.push(InstUses { uses, defs, root: *root });
-        }
-        for (insts, cond) in blocks.into_iter().zip(conds) {
-            let cond = p.number(cond);
-            p.blocks.push(BlockUses { insts, cond });
+            let c0 = p.ids.len() as u32;
+            p.ids.extend_from_slice(block.cond.as_ref().map(|a| code.arg_vars(a)).unwrap_or(&[]));
+            p.blocks.push(BlockUses { insts: first..p.insts.len(), cond: (c0, p.ids.len() as u32) });
         }
         p
-    }
-
-    /// Append the numbers of `vars` to `ids`; their range.
-    fn number(&mut self, vars: &[Var]) -> (u32, u32) {
-        let start = self.ids.len() as u32;
-        for v in vars {
-            if let Ok(i) = self.universe.binary_search(v) {
-                self.ids.push(i as u32);
-            }
-        }
-        (start, self.ids.len() as u32)
     }
 
     fn ids(&self, (start, end): (u32, u32)) -> &[u32] {
@@ -191,21 +173,14 @@ pub fn successors(p: &Program) -> Vec<Vec<usize>> {
 /// register's entry word.
 pub fn input_facts(terms: &mut Terms, src: &Program, vregs: &Vregs) -> Facts {
     let (mut held, mut loc_closed, mut var_closed) = (Vec::new(), Vec::new(), Vec::new());
-    for input in &src.inputs {
-        for (w, r) in input.reg.regs().enumerate() {
-            let t = terms.intern(crate::term::Node::Reg(r));
-            let mut vars = vec![Var::P(r)];
-            if let Some((v, id)) = input.vreg.as_ref().and_then(|v| Some((v, vregs.id(&v.name)?))) {
-                let n = v.size.or_else(|| vregs.size(id)).unwrap_or(input.reg.size);
-                if (w as u8) < n {
-                    vars.push(Var::V(id, w as u8));
-                }
-            }
-            var_closed.extend(vars.iter().map(|v| (*v, t)));
-            held.extend(vars.iter().map(|v| (Loc::R(r), *v)));
+    input_vars(src, vregs, |r, v| {
+        let t = terms.intern(crate::term::Node::Reg(r));
+        if matches!(v, Var::P(_)) {
             loc_closed.push((Loc::R(r), t));
         }
-    }
+        var_closed.push((v, t));
+        held.push((Loc::R(r), v));
+    });
     Facts::from_parts(held, loc_closed, var_closed)
 }
 
@@ -214,64 +189,84 @@ pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
     crate::symbolic::var_label(p, vregs, v)
 }
 
-/// Block-entry terms from the facts: the source's live-in variables and the
-/// machine's known locations. Variables that share a location share one
-/// symbol (`%a@b1`); a class with a closed term (of one of its variables,
-/// or of a location holding it) uses it, and every location holding a
-/// class gets the class's term, so that source and machine agree
-/// syntactically on what an untouched location holds.
-/// `at` is the block's id for its symbols (see [`crate::symbolic::namer`]).
-pub fn enter(terms: &mut Terms, vregs: &Vregs, at: u32, facts: &Facts, live_in: &BTreeSet<Var>) -> (FxHashMap<Var, Term>, MachEntry) {
-    // Union-find over variables that share a location.
-    let mut parent: FxHashMap<Var, Var> = sized(facts.held().len());
-    fn find(parent: &FxHashMap<Var, Var>, v: Var) -> Var {
-        let mut cur = v;
-        while let Some(&p) = parent.get(&cur) {
-            if p == cur {
-                break;
-            }
-            cur = p;
+/// The class representative of variable number `v` in a union-find forest.
+fn find(parent: &[u32], v: u32) -> u32 {
+    let mut cur = v;
+    while let Some(&p) = parent.get(cur as usize) {
+        if p == cur {
+            break;
         }
-        cur
+        cur = p;
     }
+    cur
+}
+
+/// Block-entry terms from the facts: the source's live-in variables (as
+/// numbers of `code`, with their names for messages) and the machine's
+/// known locations. Variables that share a location share one symbol
+/// (`%a@b1`); a class with a closed term (of one of its variables, or of a
+/// location holding it) uses it, and every location holding a class gets
+/// the class's term, so that source and machine agree syntactically on
+/// what an untouched location holds. The union-find and the class terms
+/// are tables indexed by variable number. `at` is the block's id for its
+/// symbols (see [`crate::symbolic::namer`]).
+pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32]) -> (Env, Vec<(Var, Term)>, MachEntry) {
+    let u = code.universe().len();
+    // Union-find over variables that share a location (every variable a
+    // fact names is one the program names, so it has a number).
+    let mut parent: Vec<u32> = (0..u as u32).collect();
     let groups = || facts.held().chunk_by(|a, b| a.0 == b.0);
     for group in groups() {
-        let mut it = group.iter().map(|(_, v)| *v);
+        let mut it = group.iter().filter_map(|(_, v)| code.ix(v));
         if let Some(first) = it.next() {
             let root = find(&parent, first);
-            parent.entry(root).or_insert(root);
             for v in it {
                 let r = find(&parent, v);
-                if r != root {
-                    parent.insert(r, root);
+                if let Some(slot) = parent.get_mut(r as usize).filter(|_| r != root) {
+                    *slot = root;
                 }
             }
         }
     }
-    let mut class_term: FxHashMap<Var, Term> = sized(facts.held().len() + facts.closed_vars().len());
+    let mut class_term: Vec<Option<Term>> = vec![None; u];
+    let set_once = |class_term: &mut Vec<Option<Term>>, v: u32, t: Term| {
+        if let Some(slot) = class_term.get_mut(v as usize) {
+            slot.get_or_insert(t);
+        }
+    };
     for (v, t) in facts.closed_vars() {
-        class_term.entry(find(&parent, *v)).or_insert(*t);
+        if let Some(i) = code.ix(v) {
+            set_once(&mut class_term, find(&parent, i), *t);
+        }
     }
     // A location that holds a class on every path and equals a closed term
     // on every path makes the whole class equal to that term.
     for group in groups() {
         let Some(&(loc, v)) = group.first() else { continue };
-        if let Some(t) = facts.loc_closed(&loc) {
-            class_term.entry(find(&parent, v)).or_insert(t);
+        if let (Some(t), Some(i)) = (facts.loc_closed(&loc), code.ix(&v)) {
+            set_once(&mut class_term, find(&parent, i), t);
         }
     }
     let mut class_of = |terms: &mut Terms, v: Var| -> Term {
-        let r = find(&parent, v);
-        if let Some(t) = class_term.get(&r) {
-            return *t;
+        let Some(i) = code.ix(&v) else {
+            // Not a variable of the program (never the case): its own class.
+            return facts.var_closed(&v).unwrap_or_else(|| terms.symbol_for(v.entry_key(vregs), at, false));
+        };
+        let r = find(&parent, i);
+        if let Some(t) = class_term.get(r as usize).copied().flatten() {
+            return t;
         }
-        let t = terms.symbol_for(r.entry_key(vregs), at, false);
-        class_term.insert(r, t);
+        let t = terms.symbol_for(code.var(r).entry_key(vregs), at, false);
+        set_once(&mut class_term, r, t);
         t
     };
-    let mut src_env = sized(live_in.len() + 16);
-    for v in live_in {
-        src_env.insert(*v, class_of(terms, *v));
+    let mut env = Env::new(u);
+    let mut names = Vec::with_capacity(live_in.len());
+    for &i in live_in {
+        let v = code.var(i);
+        let t = class_of(terms, v);
+        env.set(i, t);
+        names.push((v, t));
     }
     let mut mach_env = MachEntry { regs: sized(facts.held().len() + facts.closed_locs().len()), slots: FxHashMap::default() };
     for group in groups() {
@@ -286,7 +281,7 @@ pub fn enter(terms: &mut Terms, vregs: &Vregs, at: u32, facts: &Facts, live_in: 
     for (loc, t) in facts.closed_locs() {
         mach_env.set_if_absent(*loc, *t);
     }
-    (src_env, mach_env)
+    (env, names, mach_env)
 }
 
 /// The facts at the end of a block, for the successor whose live-in set is
@@ -297,7 +292,8 @@ pub fn exit_facts(
     terms: &mut Terms,
     src_run: &SrcRun,
     mach: &MachRun,
-    live: &BTreeSet<Var>,
+    code: &SrcCode,
+    live: &[u32],
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
     let (mut held, mut loc_closed, mut var_closed) = (Vec::with_capacity(2 * live.len()), Vec::with_capacity(mach.regs.len()), Vec::with_capacity(live.len()));
@@ -313,8 +309,9 @@ pub fn exit_facts(
     }
     by_term.sort_unstable();
     let mut written: Option<Vec<(Loc, Term)>> = None;
-    for v in live {
-        let Some(&t) = src_run.exit.get(v) else { continue };
+    for &i in live {
+        let v = &code.var(i);
+        let Some(t) = src_run.exit.get(i) else { continue };
         if terms.is_junk(t) {
             continue;
         }
@@ -411,8 +408,9 @@ mod tests {
     fn live_in(text: &str) -> Vec<BTreeSet<String>> {
         let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
         let vregs = Vregs::of(&p);
-        let names = |s: &BTreeSet<Var>| s.iter().filter_map(|v| if let Var::V(id, 0) = v { Some(vregs.name(*id).to_string()) } else { None }).collect();
-        liveness(&p, &SrcCode::of(&p, &vregs)).live_in.iter().map(names).collect()
+        let code = SrcCode::of(&p, &vregs);
+        let names = |s: &Vec<u32>| s.iter().filter_map(|i| if let Var::V(id, 0) = code.var(*i) { Some(vregs.name(id).to_string()) } else { None }).collect();
+        liveness(&p, &code).live_in.iter().map(names).collect()
     }
 
     fn v(name: &str) -> String {

@@ -19,7 +19,7 @@
 use crate::ids::Vregs;
 use crate::symbolic::{index_operand, operand_vars, DestName, Var};
 use schedra_ir::target::{OpDesc, Sem};
-use schedra_ir::{Operand, Program, TermKind};
+use schedra_ir::{Operand, Program, Reg, TermKind};
 
 /// A range of one of [`SrcCode`]'s flat lists.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,7 +45,8 @@ pub enum Arg {
     Imm(u32),
     /// A label (no value).
     Label,
-    /// Registers: their variables, one per word (see [`SrcCode::vars`]).
+    /// Registers: their variables, one per word, as numbers (see
+    /// [`SrcCode::vars`]).
     Vars(Span),
 }
 
@@ -80,51 +81,115 @@ pub struct SrcCode {
     blocks: Vec<SrcBlock>,
     insts: Vec<SrcInst>,
     args: Vec<Arg>,
-    vars: Vec<Var>,
+    /// Operand and destination variables, as numbers.
+    vars: Vec<u32>,
+    /// Every variable the program can name, sorted: variable number `i`
+    /// is `universe[i]`, so numbers order as the variables do.
+    universe: Vec<Var>,
+}
+
+/// Every (register, variable) pair the program's inputs name at entry:
+/// each input register holds its physical-register variable and the
+/// source's name for it (the words the name covers).
+pub fn input_vars(p: &Program, vregs: &Vregs, mut f: impl FnMut(Reg, Var)) {
+    for input in &p.inputs {
+        let named = input.vreg.as_ref().and_then(|v| Some((v, vregs.id(&v.name)?)));
+        for (w, r) in input.reg.regs().enumerate() {
+            f(r, Var::P(r));
+            if let Some((v, id)) = named {
+                let n = v.size.or_else(|| vregs.size(id)).unwrap_or(input.reg.size);
+                if (w as u8) < n {
+                    f(r, Var::V(id, w as u8));
+                }
+            }
+        }
+    }
+}
+
+fn arg(o: &Operand, vregs: &Vregs, raw: &mut Vec<Var>) -> Arg {
+    match o {
+        Operand::Imm(i) => Arg::Imm(i.bits),
+        Operand::Label(_) => Arg::Label,
+        _ => {
+            let start = raw.len();
+            raw.extend(operand_vars(o, vregs));
+            Arg::Vars(Span::of(start, raw.len()))
+        }
+    }
 }
 
 impl SrcCode {
     /// Decode every block of `p` (registers numbered by `vregs`).
     pub fn of(p: &Program, vregs: &Vregs) -> SrcCode {
         let n: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
-        let mut c = SrcCode { blocks: Vec::with_capacity(p.blocks.len()), insts: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), vars: Vec::with_capacity(3 * n) };
+        let mut c = SrcCode { blocks: Vec::with_capacity(p.blocks.len()), insts: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), ..SrcCode::default() };
+        let mut raw: Vec<Var> = Vec::with_capacity(3 * n);
+        let mut extra: Vec<Var> = Vec::new();
         for b in &p.blocks {
             let first = c.insts.len();
             for inst in &b.insts {
                 let desc = p.target.op(&inst.opcode);
                 let a0 = c.args.len();
                 for o in &inst.srcs {
-                    let arg = c.arg(o, vregs);
+                    let arg = arg(o, vregs, &mut raw);
                     c.args.push(arg);
                 }
-                let d0 = c.vars.len();
+                let d0 = raw.len();
                 if let Some(d) = &inst.dest {
-                    c.vars.extend(operand_vars(d, vregs));
+                    raw.extend(operand_vars(d, vregs));
                 }
-                let dest = Span::of(d0, c.vars.len());
+                let dest = Span::of(d0, raw.len());
                 let dest_name = inst.dest.as_ref().map(|d| DestName::of(p, vregs, d));
                 let idx = desc.map(|d| index_operand(inst, d)).unwrap_or(0);
-                c.insts.push(SrcInst { desc, args: Span::of(a0, c.args.len()), dest, dest_name, idx, line: inst.span.line });
+                let i = SrcInst { desc, args: Span::of(a0, c.args.len()), dest, dest_name, idx, line: inst.span.line };
+                extra.extend(c.scratch_vars(&i));
+                c.insts.push(i);
             }
             let cond = match &b.term.kind {
-                TermKind::Brnz { cond, .. } => Some(c.arg(cond, vregs)),
+                TermKind::Brnz { cond, .. } => Some(arg(cond, vregs, &mut raw)),
                 _ => None,
             };
             c.blocks.push(SrcBlock { insts: Span::of(first, c.insts.len()), cond });
         }
+        input_vars(p, vregs, |_, v| extra.push(v));
+        let mut universe = raw.clone();
+        universe.extend(extra);
+        universe.sort_unstable();
+        universe.dedup();
+        c.vars = raw.iter().map(|v| universe.binary_search(v).unwrap_or(0) as u32).collect();
+        c.universe = universe;
         c
     }
 
-    fn arg(&mut self, o: &Operand, vregs: &Vregs) -> Arg {
-        match o {
-            Operand::Imm(i) => Arg::Imm(i.bits),
-            Operand::Label(_) => Arg::Label,
-            _ => {
-                let start = self.vars.len();
-                self.vars.extend(operand_vars(o, vregs));
-                Arg::Vars(Span::of(start, self.vars.len()))
-            }
-        }
+    /// The scratch slots a scratch instruction may touch (a superset of
+    /// what the simulator and liveness use: every operand word may be
+    /// stored, at least one slot is loaded).
+    fn scratch_vars(&self, i: &SrcInst) -> impl Iterator<Item = Var> {
+        let words: usize = self.args(i).iter().map(|a| if let Arg::Vars(s) = a { (s.end - s.start) as usize } else { 1 }).sum();
+        let n = match i.desc.map(|d| d.sem) {
+            Some(Sem::ScratchRead) => ((i.dest.end - i.dest.start) as usize).max(1),
+            Some(Sem::ScratchWrite) => words,
+            _ => 0,
+        };
+        let off = i.idx;
+        (0..n as u32).map(move |w| Var::S(off.wrapping_add(w)))
+    }
+
+    /// The number of a variable (`None` for a variable the program cannot
+    /// name).
+    pub fn ix(&self, v: &Var) -> Option<u32> {
+        self.universe.binary_search(v).ok().map(|i| i as u32)
+    }
+
+    /// The variable of a number (a scratch slot past `u32::MAX` for a
+    /// foreign number).
+    pub fn var(&self, ix: u32) -> Var {
+        self.universe.get(ix as usize).copied().unwrap_or(Var::S(u32::MAX))
+    }
+
+    /// Every variable the program can name, sorted (indexed by number).
+    pub fn universe(&self) -> &[Var] {
+        &self.universe
     }
 
     /// Block `b` (`None` past the last block).
@@ -147,18 +212,20 @@ impl SrcCode {
         i.args.get(&self.args)
     }
 
-    /// The variables of a register operand.
-    pub fn vars(&self, s: Span) -> &[Var] {
+    /// The variables of a register operand, as numbers.
+    pub fn vars(&self, s: Span) -> &[u32] {
         s.get(&self.vars)
     }
 
-    /// The variables an instruction's destination names (one per word).
-    pub fn dest(&self, i: &SrcInst) -> &[Var] {
+    /// The variables an instruction's destination names (one per word),
+    /// as numbers.
+    pub fn dest(&self, i: &SrcInst) -> &[u32] {
         i.dest.get(&self.vars)
     }
 
-    /// The variables an operand reads (none for immediates and labels).
-    pub fn arg_vars(&self, a: &Arg) -> &[Var] {
+    /// The variables an operand reads (none for immediates and labels), as
+    /// numbers.
+    pub fn arg_vars(&self, a: &Arg) -> &[u32] {
         match a {
             Arg::Vars(s) => self.vars(*s),
             _ => &[],
@@ -166,8 +233,8 @@ impl SrcCode {
     }
 
     /// The source variables an instruction reads and writes, scratch slots
-    /// included, appended to `uses` and `defs` (for liveness).
-    pub fn uses_defs(&self, i: &SrcInst, uses: &mut Vec<Var>, defs: &mut Vec<Var>) {
+    /// included, as numbers appended to `uses` and `defs` (for liveness).
+    pub fn uses_defs(&self, i: &SrcInst, uses: &mut Vec<u32>, defs: &mut Vec<u32>) {
         let (u0, d0) = (uses.len(), defs.len());
         for a in self.args(i) {
             uses.extend_from_slice(self.arg_vars(a));
@@ -175,14 +242,15 @@ impl SrcCode {
         defs.extend_from_slice(self.dest(i));
         if let Some(d) = i.desc {
             let off = i.idx;
+            let slots = |n: usize| (0..n as u32).filter_map(move |w| self.ix(&Var::S(off.wrapping_add(w))));
             match d.sem {
                 Sem::ScratchRead => {
-                    let n = (defs.len() - d0).max(1) as u32;
-                    uses.extend((0..n).map(|w| Var::S(off + w)));
+                    let n = (defs.len() - d0).max(1);
+                    uses.extend(slots(n));
                 }
                 Sem::ScratchWrite => {
-                    let n = (uses.len() - u0) as u32;
-                    defs.extend((0..n).map(|w| Var::S(off + w)));
+                    let n = uses.len() - u0;
+                    defs.extend(slots(n));
                 }
                 _ => {}
             }

@@ -336,6 +336,36 @@ pub struct SrcEffect {
     pub line: u32,
 }
 
+/// Terms of source variables by variable number (see
+/// [`SrcCode::universe`]); a table, not a map, since the numbers are dense.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    terms: Vec<Option<Term>>,
+}
+
+impl Env {
+    /// An environment for `n` variables, none set.
+    pub fn new(n: usize) -> Env {
+        Env { terms: vec![None; n] }
+    }
+
+    /// The term of variable `i`, if set.
+    pub fn get(&self, i: u32) -> Option<Term> {
+        self.terms.get(i as usize).copied().flatten()
+    }
+
+    /// Set variable `i` (growing the table if `i` is past its end).
+    pub fn set(&mut self, i: u32, t: Term) {
+        let i = i as usize;
+        if self.terms.len() <= i {
+            self.terms.resize(i + 1, None);
+        }
+        if let Some(slot) = self.terms.get_mut(i) {
+            *slot = Some(t);
+        }
+    }
+}
+
 /// The result of running one source block.
 #[derive(Clone, Debug, Default)]
 pub struct SrcRun {
@@ -343,10 +373,12 @@ pub struct SrcRun {
     pub effects: Vec<SrcEffect>,
     /// The branch condition (word 0 of the `brnz` operand), if any.
     pub cond: Option<Term>,
-    /// Every variable's term at the block end (entry values included).
-    pub exit: FxHashMap<Var, Term>,
-    /// The block-entry terms of the variables (names for entry values).
-    pub entry: FxHashMap<Var, Term>,
+    /// Every variable's term at the block end (entry values included), by
+    /// variable number ([`SrcCode::universe`]).
+    pub exit: Env,
+    /// The block-entry terms of the live-in variables, in variable order
+    /// (names for entry values).
+    pub entry: Vec<(Var, Term)>,
     /// Every word a named destination received, in program order: the
     /// term, the destination's name for it and the defining line. Only
     /// diagnoses read it ([`SrcRun::name`], [`SrcRun::def_line`]), so a
@@ -360,7 +392,7 @@ impl SrcRun {
     /// block (rendered by [`TermName::render`] only when a message needs
     /// it).
     pub fn name(&self, t: Term) -> Option<TermName> {
-        let var = self.entry.iter().filter(|(_, u)| **u == t).map(|(v, _)| *v).min();
+        let var = self.entry.iter().filter(|(_, u)| *u == t).map(|(v, _)| *v).min();
         var.map(TermName::Var).or_else(|| self.defs.iter().find(|d| d.0 == t).map(|d| d.1.clone()))
     }
 
@@ -458,13 +490,14 @@ impl TermName {
     }
 }
 
-/// Run source block `b` of `code` from `entry` (terms of the live-in
-/// variables). Variables read before any definition and not in `entry`
-/// read as junk. `at` is the block's id for its symbols (see [`namer`]).
-pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, entry: FxHashMap<Var, Term>) -> SrcRun {
-    let Some(block) = code.block(b) else { return SrcRun { entry: entry.clone(), exit: entry, ..SrcRun::default() } };
+/// Run source block `b` of `code` from `env` (terms of the live-in
+/// variables by number; `entry` lists them with their variables, for
+/// names). Variables read before any definition and not in `env` read as
+/// junk. `at` is the block's id for its symbols (see [`namer`]).
+pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env, entry: Vec<(Var, Term)>) -> SrcRun {
+    let Some(block) = code.block(b) else { return SrcRun { entry, exit: env, ..SrcRun::default() } };
     let insts = code.insts(block);
-    let mut run = SrcRun { entry: entry.clone(), exit: entry, defs: Vec::with_capacity(insts.len()), ..SrcRun::default() };
+    let mut run = SrcRun { entry, exit: env, defs: Vec::with_capacity(insts.len()), ..SrcRun::default() };
     let mut args = Args::default();
     let mut out = Vec::new();
     for (i, inst) in insts.iter().enumerate() {
@@ -480,13 +513,17 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, entry: F
             Shape::Write => {}
             Shape::Load(off, n) => {
                 for w in 0..n as u32 {
-                    let t = src_read(terms, &mut run, Var::S(off + w), at);
+                    let t = src_read_var(terms, &mut run, code, Var::S(off.wrapping_add(w)), at);
                     out.push(t);
                 }
             }
             Shape::Store(off) => {
                 for (w, t) in out.iter().enumerate() {
-                    run.exit.insert(Var::S(off + w as u32), *t);
+                    // Every slot a store may write has a number (see
+                    // `SrcCode::of`).
+                    if let Some(i) = code.ix(&Var::S(off.wrapping_add(w as u32))) {
+                        run.exit.set(i, *t);
+                    }
                 }
                 continue;
             }
@@ -501,7 +538,7 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, entry: F
                 let word = (dest.len() > 1).then_some(w as u8);
                 run.defs.push((*t, TermName::Dest(n.clone(), word), inst.line));
             }
-            run.exit.insert(*var, *t);
+            run.exit.set(*var, *t);
         }
     }
     if let Some(cond) = &block.cond {
@@ -547,13 +584,24 @@ fn var_debug(vregs: &Vregs, v: Var) -> String {
     }
 }
 
-fn src_read(terms: &mut Terms, run: &mut SrcRun, var: Var, at: u32) -> Term {
-    if let Some(t) = run.exit.get(&var) {
-        return *t;
+/// Read variable number `i`: its term, or (read before any definition)
+/// its undefined symbol.
+fn src_read(terms: &mut Terms, run: &mut SrcRun, code: &SrcCode, i: u32, at: u32) -> Term {
+    if let Some(t) = run.exit.get(i) {
+        return t;
     }
-    let t = terms.symbol_for(var.key(SymKind::Undefined), at, true);
-    run.exit.insert(var, t);
+    let t = terms.symbol_for(code.var(i).key(SymKind::Undefined), at, true);
+    run.exit.set(i, t);
     t
+}
+
+/// [`src_read`] by variable (every slot a load may read has a number; see
+/// `SrcCode::of`).
+fn src_read_var(terms: &mut Terms, run: &mut SrcRun, code: &SrcCode, v: Var, at: u32) -> Term {
+    match code.ix(&v) {
+        Some(i) => src_read(terms, run, code, i, at),
+        None => terms.symbol_for(v.key(SymKind::Undefined), at, true),
+    }
 }
 
 fn src_operand(terms: &mut Terms, run: &mut SrcRun, code: &SrcCode, a: &Arg, at: u32, args: &mut Args) {
@@ -561,8 +609,8 @@ fn src_operand(terms: &mut Terms, run: &mut SrcRun, code: &SrcCode, a: &Arg, at:
         Arg::Imm(bits) => args.push(terms.lit(*bits)),
         Arg::Label => {}
         Arg::Vars(s) => {
-            for v in code.vars(*s) {
-                let t = src_read(terms, run, *v, at);
+            for &i in code.vars(*s) {
+                let t = src_read(terms, run, code, i, at);
                 args.push(t);
             }
         }
