@@ -79,7 +79,7 @@ pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
         tally: Obligations::default(),
         out: Vec::new(),
     };
-    let start = input_facts(&mut c.terms, src, &c.vregs);
+    let start = input_facts(&mut c.terms, src, &c.code, &c.vregs);
     let (_, pos) = rpo(&c.succs);
     // The last run of each block during the iteration, with the facts it
     // ran from: the final pass reuses it when those facts are final
@@ -192,7 +192,7 @@ impl Checker<'_> {
         for succ in succs {
             let live = self.live.live_in.get(succ).map(Vec::as_slice).unwrap_or(&[]);
             let smt = &mut self.smt;
-            let f = exit_facts(&mut self.terms, &s, &m, &self.code, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
+            let f = exit_facts(&mut self.terms, &s, &m, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
             exits.push((succ, f));
         }
         ((s, m), exits)
@@ -308,15 +308,15 @@ impl Checker<'_> {
                 self.tally.total += 1;
                 self.tally.syntactic += 1;
                 let is_back = back.contains(succ);
-                if !is_back && se.has(&v) {
+                if !is_back && se.has(i) {
                     continue;
                 }
                 let what = describe_var(&v, src, &self.vregs);
-                let held_here: Vec<crate::symbolic::Loc> = ex.holders(v).collect();
+                let held_here: Vec<crate::symbolic::Loc> = ex.holders(i).collect();
                 if is_back {
-                    let expected: Vec<crate::symbolic::Loc> = se.holders(v).collect();
-                    let closed_ok = se.var_closed(&v).is_some_and(|t| ex.var_closed(&v) == Some(t));
-                    if closed_ok || !se.has(&v) || expected.iter().any(|l| held_here.contains(l)) {
+                    let expected: Vec<crate::symbolic::Loc> = se.holders(i).collect();
+                    let closed_ok = se.var_closed(i).is_some_and(|t| ex.var_closed(i) == Some(t));
+                    if closed_ok || !se.has(i) || expected.iter().any(|l| held_here.contains(l)) {
                         continue;
                     }
                     if !held_here.is_empty() {

@@ -171,15 +171,18 @@ pub fn successors(p: &Program) -> Vec<Vec<usize>> {
 /// The facts at the program entry: each input register holds its source
 /// variable (and the source's name for the register), both equal to the
 /// register's entry word.
-pub fn input_facts(terms: &mut Terms, src: &Program, vregs: &Vregs) -> Facts {
+pub fn input_facts(terms: &mut Terms, src: &Program, code: &SrcCode, vregs: &Vregs) -> Facts {
     let (mut held, mut loc_closed, mut var_closed) = (Vec::new(), Vec::new(), Vec::new());
     input_vars(src, vregs, |r, v| {
         let t = terms.intern(crate::term::Node::Reg(r));
         if matches!(v, Var::P(_)) {
             loc_closed.push((Loc::R(r), t));
         }
-        var_closed.push((v, t));
-        held.push((Loc::R(r), v));
+        // Every input variable has a number (see `SrcCode::of`).
+        if let Some(i) = code.ix(&v) {
+            var_closed.push((i, t));
+            held.push((Loc::R(r), i));
+        }
     });
     Facts::from_parts(held, loc_closed, var_closed)
 }
@@ -212,12 +215,11 @@ fn find(parent: &[u32], v: u32) -> u32 {
 /// symbols (see [`crate::symbolic::namer`]).
 pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32]) -> (Env, Vec<(Var, Term)>, MachEntry) {
     let u = code.universe().len();
-    // Union-find over variables that share a location (every variable a
-    // fact names is one the program names, so it has a number).
+    // Union-find over variables that share a location.
     let mut parent: Vec<u32> = (0..u as u32).collect();
     let groups = || facts.held().chunk_by(|a, b| a.0 == b.0);
     for group in groups() {
-        let mut it = group.iter().filter_map(|(_, v)| code.ix(v));
+        let mut it = group.iter().map(|(_, v)| *v);
         if let Some(first) = it.next() {
             let root = find(&parent, first);
             for v in it {
@@ -235,24 +237,18 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
         }
     };
     for (v, t) in facts.closed_vars() {
-        if let Some(i) = code.ix(v) {
-            set_once(&mut class_term, find(&parent, i), *t);
-        }
+        set_once(&mut class_term, find(&parent, *v), *t);
     }
     // A location that holds a class on every path and equals a closed term
     // on every path makes the whole class equal to that term.
     for group in groups() {
         let Some(&(loc, v)) = group.first() else { continue };
-        if let (Some(t), Some(i)) = (facts.loc_closed(&loc), code.ix(&v)) {
-            set_once(&mut class_term, find(&parent, i), t);
+        if let Some(t) = facts.loc_closed(&loc) {
+            set_once(&mut class_term, find(&parent, v), t);
         }
     }
-    let mut class_of = |terms: &mut Terms, v: Var| -> Term {
-        let Some(i) = code.ix(&v) else {
-            // Not a variable of the program (never the case): its own class.
-            return facts.var_closed(&v).unwrap_or_else(|| terms.symbol_for(v.entry_key(vregs), at, false));
-        };
-        let r = find(&parent, i);
+    let mut class_of = |terms: &mut Terms, v: u32| -> Term {
+        let r = find(&parent, v);
         if let Some(t) = class_term.get(r as usize).copied().flatten() {
             return t;
         }
@@ -263,10 +259,9 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
     let mut env = Env::new(u);
     let mut names = Vec::with_capacity(live_in.len());
     for &i in live_in {
-        let v = code.var(i);
-        let t = class_of(terms, v);
+        let t = class_of(terms, i);
         env.set(i, t);
-        names.push((v, t));
+        names.push((code.var(i), t));
     }
     let mut mach_env = MachEntry { regs: sized(facts.held().len() + facts.closed_locs().len()), slots: FxHashMap::default() };
     for group in groups() {
@@ -292,7 +287,6 @@ pub fn exit_facts(
     terms: &mut Terms,
     src_run: &SrcRun,
     mach: &MachRun,
-    code: &SrcCode,
     live: &[u32],
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
@@ -310,21 +304,20 @@ pub fn exit_facts(
     by_term.sort_unstable();
     let mut written: Option<Vec<(Loc, Term)>> = None;
     for &i in live {
-        let v = &code.var(i);
         let Some(t) = src_run.exit.get(i) else { continue };
         if terms.is_junk(t) {
             continue;
         }
         if terms.closed(t) {
-            var_closed.push((*v, t));
+            var_closed.push((i, t));
         }
         let start = by_term.partition_point(|(u, _)| *u < t);
         let before = held.len();
-        held.extend(by_term.get(start..).unwrap_or(&[]).iter().take_while(|(u, _)| *u == t).map(|(_, loc)| (*loc, *v)));
+        held.extend(by_term.get(start..).unwrap_or(&[]).iter().take_while(|(u, _)| *u == t).map(|(_, loc)| (*loc, i)));
         if held.len() == before {
             for (loc, mt) in written.get_or_insert_with(|| written_locs(mach)).iter().take(16) {
                 if !terms.is_junk(*mt) && equal(terms, t, *mt) {
-                    held.push((*loc, *v));
+                    held.push((*loc, i));
                 }
             }
         }

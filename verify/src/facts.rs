@@ -7,20 +7,26 @@
 //! sorted vectors of `Copy` pairs rather than nested ordered maps: the meet
 //! is a merge of two sorted lists and a copy is one allocation per list.
 //!
+//! Variables are numbers of [`crate::srccode::SrcCode::universe`], which
+//! order as the variables themselves do.
+//!
 //! Invariant: `held` is sorted by (location, variable) without duplicates,
 //! so its pairs group by location in location order with each location's
 //! variables in order (the iteration order of the map of sets it replaces);
 //! `loc_closed` and `var_closed` are sorted by key with one entry per key.
 
-use crate::symbolic::{Loc, Var};
+use crate::symbolic::Loc;
+
+/// A source variable, by number (see [`crate::srccode::SrcCode::universe`]).
+pub type VarNo = u32;
 use crate::term::Term;
 
 /// What is known at one block entry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Facts {
-    held: Vec<(Loc, Var)>,
+    held: Vec<(Loc, VarNo)>,
     loc_closed: Vec<(Loc, Term)>,
-    var_closed: Vec<(Var, Term)>,
+    var_closed: Vec<(VarNo, Term)>,
 }
 
 /// Sort by key and keep one entry per key: the one pushed last.
@@ -79,7 +85,7 @@ impl Facts {
     /// Facts from unordered parts: `held` pairs (duplicates allowed), and
     /// closed terms per location and per variable (for a key given twice,
     /// the later entry counts, as a map insertion would).
-    pub fn from_parts(mut held: Vec<(Loc, Var)>, loc_closed: Vec<(Loc, Term)>, var_closed: Vec<(Var, Term)>) -> Facts {
+    pub fn from_parts(mut held: Vec<(Loc, VarNo)>, loc_closed: Vec<(Loc, Term)>, var_closed: Vec<(VarNo, Term)>) -> Facts {
         held.sort_unstable();
         held.dedup();
         Facts { held, loc_closed: by_key_last(loc_closed), var_closed: by_key_last(var_closed) }
@@ -96,17 +102,17 @@ impl Facts {
 
     /// Whether the variable is available at this entry (held somewhere or
     /// known to be a closed term the machine can recompute).
-    pub fn has(&self, v: &Var) -> bool {
-        self.var_closed(v).is_some() || self.held.iter().any(|(_, w)| w == v)
+    pub fn has(&self, v: VarNo) -> bool {
+        self.var_closed(v).is_some() || self.held.iter().any(|(_, w)| *w == v)
     }
 
     /// Every (location, variable) pair, sorted by location then variable.
-    pub fn held(&self) -> &[(Loc, Var)] {
+    pub fn held(&self) -> &[(Loc, VarNo)] {
         &self.held
     }
 
     /// The locations holding `v`, in location order.
-    pub fn holders(&self, v: Var) -> impl Iterator<Item = Loc> + '_ {
+    pub fn holders(&self, v: VarNo) -> impl Iterator<Item = Loc> + '_ {
         self.held.iter().filter(move |(_, w)| *w == v).map(|(l, _)| *l)
     }
 
@@ -116,7 +122,7 @@ impl Facts {
     }
 
     /// Variables with a closed term, in variable order.
-    pub fn closed_vars(&self) -> &[(Var, Term)] {
+    pub fn closed_vars(&self) -> &[(VarNo, Term)] {
         &self.var_closed
     }
 
@@ -126,18 +132,16 @@ impl Facts {
     }
 
     /// The closed term a variable equals, if any.
-    pub fn var_closed(&self, v: &Var) -> Option<Term> {
-        self.var_closed.binary_search_by_key(v, |(k, _)| *k).ok().and_then(|i| self.var_closed.get(i)).map(|(_, t)| *t)
+    pub fn var_closed(&self, v: VarNo) -> Option<Term> {
+        self.var_closed.binary_search_by_key(&v, |(k, _)| *k).ok().and_then(|i| self.var_closed.get(i)).map(|(_, t)| *t)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::VregId;
-
-    fn v(i: u32) -> Var {
-        Var::V(VregId(i), 0)
+    fn v(i: u32) -> VarNo {
+        i
     }
 
     #[test]
@@ -147,8 +151,8 @@ mod tests {
         let m = a.meet(&b);
         assert_eq!(m.held(), &[(Loc::R(1), v(1)), (Loc::R(2), v(1))]);
         assert_eq!(m.loc_closed(&Loc::R(1)), None, "different closed terms do not survive");
-        assert_eq!((m.var_closed(&v(1)), m.var_closed(&v(0))), (Some(Term(6)), None));
-        assert!(m.has(&v(1)) && !m.has(&v(0)));
+        assert_eq!((m.var_closed(v(1)), m.var_closed(v(0))), (Some(Term(6)), None));
+        assert!(m.has(v(1)) && !m.has(v(0)));
         assert_eq!(m.holders(v(1)).collect::<Vec<_>>(), [Loc::R(1), Loc::R(2)]);
         assert_eq!(m, b.meet(&a), "the meet is symmetric");
     }
