@@ -21,7 +21,7 @@ use crate::smt::{Answer, Counterexample, Smt};
 use crate::ids::Vregs;
 use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
-use crate::symbolic::{namer, run_machine, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::symbolic::{namer, run_machine, MachScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::{Block, Program};
 use std::collections::BTreeSet;
@@ -47,6 +47,7 @@ struct Checker<'a> {
     sym_at: Vec<u32>,
     code: SrcCode,
     mcode: MachCode,
+    mscratch: MachScratch,
     /// Per source block, the machine block of the same label.
     mach_of: Vec<Option<usize>>,
     live: Liveness,
@@ -73,6 +74,7 @@ pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
         vregs,
         code,
         mcode: MachCode::of(mach),
+        mscratch: MachScratch::default(),
         mach_of: src.blocks.iter().map(|sb| mach.blocks.iter().position(|b| b.label == sb.label)).collect(),
         live,
         succs: successors(src),
@@ -184,7 +186,7 @@ impl Checker<'_> {
         let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in);
         let s = run_source(&mut self.terms, &self.code, b, at, src_env, names);
         let m = match self.mach_of.get(b).copied().flatten() {
-            Some(mb) => run_machine(&mut self.terms, &self.mcode, mb, at, mach_env),
+            Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env),
             None => MachRun::default(),
         };
         let mut exits = Vec::new();

@@ -162,9 +162,20 @@ impl MachCode {
         self.blocks.get(b)
     }
 
-    /// The ops of each bundle of a block, in order.
-    pub fn bundles<'c>(&'c self, b: &MachBlock) -> impl Iterator<Item = &'c [MachOp]> + 'c {
-        b.bundles.get(&self.bundles).iter().map(|s| s.get(&self.ops))
+    /// The ops of each bundle of a block, in order, as ranges of op
+    /// indices (see [`MachCode::ops`]).
+    pub fn bundle_ranges<'c>(&'c self, b: &MachBlock) -> impl Iterator<Item = std::ops::Range<usize>> + 'c {
+        b.bundles.get(&self.bundles).iter().map(|s| s.start as usize..s.end as usize)
+    }
+
+    /// The ops with indices in `r`.
+    pub fn ops(&self, r: std::ops::Range<usize>) -> &[MachOp] {
+        self.ops.get(r).unwrap_or(&[])
+    }
+
+    /// The op with index `i`.
+    pub fn op(&self, i: usize) -> Option<&MachOp> {
+        self.ops.get(i)
     }
 
     /// An op's operands, in order.

@@ -17,10 +17,22 @@ pub struct RegTable<T> {
     slots: Vec<Option<T>>,
 }
 
+impl<T> Default for RegTable<T> {
+    /// An empty table.
+    fn default() -> RegTable<T> {
+        RegTable { slots: Vec::new() }
+    }
+}
+
 impl<T: Copy> RegTable<T> {
     /// An empty table with room for registers `0..n` without growing.
     pub fn with_capacity(n: usize) -> RegTable<T> {
         RegTable { slots: Vec::with_capacity(n) }
+    }
+
+    /// Unset every register (keeping the room).
+    pub fn clear(&mut self) {
+        self.slots.clear();
     }
 
     /// The value of register `r`, if one was set.

@@ -766,21 +766,29 @@ struct Machine<'a> {
     /// The block's id for its symbols.
     at: u32,
     run: MachRun,
+    mem: FxHashMap<u32, (Term, Option<ReadId>)>,
+    s: &'a mut MachScratch,
+}
+
+/// The machine simulator's working tables, reused from run to run (a
+/// verification runs a few dozen blocks; allocating these per run was a
+/// visible cost). Every run starts by clearing them.
+#[derive(Default)]
+pub struct MachScratch {
     /// Registers a landed write changed, with their contents and that
     /// write; every other register holds its `run.entry` term (a register
     /// is in `cur` only after a write to it was issued, which puts it in
     /// `run.entry` first).
     cur: RegTable<(Term, Option<WriteId>)>,
-    mem: FxHashMap<u32, (Term, Option<ReadId>)>,
     pending: Vec<WriteId>,
     ready: RegTable<u64>,
-    bundle: BundleScratch<'a>,
+    bundle: BundleScratch,
 }
 
 /// One bundle's pending work, computed from its parallel reads: flat lists
 /// reused from bundle to bundle, so that an op costs no allocation.
 #[derive(Default)]
-struct BundleScratch<'a> {
+struct BundleScratch {
     /// The operand words of the op being issued, and the read behind each.
     args: Args,
     arg_reads: Vec<Option<ReadId>>,
@@ -791,12 +799,13 @@ struct BundleScratch<'a> {
     word_ends: Vec<u32>,
     /// The read behind each stored or output word.
     store_reads: Vec<Option<ReadId>>,
-    issued: Vec<Issued<'a>>,
+    issued: Vec<Issued>,
 }
 
 /// One op's pending work: ranges of [`BundleScratch`]'s lists.
-struct Issued<'a> {
-    op: &'a MachOp,
+struct Issued {
+    /// The op's index in [`MachCode`].
+    op: usize,
     shape: Shape,
     words: std::ops::Range<usize>,
     /// Index of the op's first destination word in `word_ends`.
@@ -819,11 +828,11 @@ impl<'a> Machine<'a> {
 
     fn land(&mut self, cycle: u64) {
         let lands = |w: &WriteId| self.run.writes.get(*w).map(|e| e.land).unwrap_or(0);
-        if !self.pending.iter().any(|w| lands(w) <= cycle) {
+        if !self.s.pending.iter().any(|w| lands(w) <= cycle) {
             return;
         }
         let mut due: Vec<WriteId> = Vec::new();
-        self.pending.retain(|&w| {
+        self.s.pending.retain(|&w| {
             let land = self.run.writes.get(w).map(|e| e.land).unwrap_or(0);
             if land <= cycle {
                 due.push(w);
@@ -835,14 +844,14 @@ impl<'a> Machine<'a> {
         due.sort_by_key(|&w| (self.run.writes.get(w).map(|e| e.land).unwrap_or(0), w));
         for w in due {
             if let Some(e) = self.run.writes.get(w) {
-                self.cur.set(e.reg, (e.term, Some(w)));
+                self.s.cur.set(e.reg, (e.term, Some(w)));
             }
         }
     }
 
     /// A register's current contents and the write they came from.
     fn current(&mut self, reg: Reg) -> (Term, Option<WriteId>) {
-        if let Some(v) = self.cur.get(reg) {
+        if let Some(v) = self.s.cur.get(reg) {
             return v;
         }
         if let Some(t) = self.run.entry.get(&reg) {
@@ -861,37 +870,39 @@ impl<'a> Machine<'a> {
 
     /// Read one op's operands (into `bundle.args` and `bundle.arg_reads`).
     fn operands(&mut self, op: &MachOp, cycle: u64) {
-        self.bundle.args.clear();
-        self.bundle.arg_reads.clear();
+        self.s.bundle.args.clear();
+        self.s.bundle.arg_reads.clear();
         for a in self.code.args(op) {
             match *a {
                 MachArg::Regs(p) => {
                     for r in p.regs() {
                         let id = self.read(r, cycle, &op.at);
                         if let Some(e) = self.run.reads.get(id) {
-                            self.bundle.args.push(e.term);
-                            self.bundle.arg_reads.push(Some(id));
+                            self.s.bundle.args.push(e.term);
+                            self.s.bundle.arg_reads.push(Some(id));
                         }
                     }
                 }
                 MachArg::Imm(bits) => {
                     let t = self.terms.lit(bits);
-                    self.bundle.args.push(t);
-                    self.bundle.arg_reads.push(None);
+                    self.s.bundle.args.push(t);
+                    self.s.bundle.arg_reads.push(None);
                 }
                 MachArg::None => {}
             }
-            self.bundle.args.end();
+            self.s.bundle.args.end();
         }
     }
 
     /// Issue one op: read its operands, compute its outcome and the reads
     /// behind each word it writes, stores or outputs.
-    fn issue(&mut self, op: &'a MachOp, cycle: u64) {
+    fn issue(&mut self, k: usize, cycle: u64) {
+        let code = self.code;
+        let Some(op) = code.op(k) else { return };
         self.operands(op, cycle);
         let desc = op.desc;
         let dest_n = op.dest.map(|p| usize::from(p.size)).unwrap_or(0);
-        let b = &mut self.bundle;
+        let b = &mut self.s.bundle;
         let w0 = b.words.len();
         let shape = outcome(self.terms, desc, op.idx, &b.args, dest_n, &mut b.words);
         let n = desc.operands.len().min(b.args.len());
@@ -915,15 +926,17 @@ impl<'a> Machine<'a> {
             }
         }
         let (w1, s1) = (b.words.len(), b.store_reads.len());
-        b.issued.push(Issued { op, shape, words: w0..w1, first_word, stores: s0..s1 });
+        b.issued.push(Issued { op: k, shape, words: w0..w1, first_word, stores: s0..s1 });
     }
 
     /// Complete one issued op: stores and effects at once, register writes
     /// as pending writes landing after the op's latency.
-    fn complete(&mut self, i: Issued<'a>, cycle: u64) {
+    fn complete(&mut self, i: Issued, cycle: u64) {
+        let code = self.code;
+        let Some(op) = code.op(i.op) else { return };
         let mut loaded: Vec<(Term, Option<ReadId>)> = Vec::new();
         let copy = match i.shape {
-            Shape::Write => i.op.desc.sem == Sem::Mov,
+            Shape::Write => op.desc.sem == Sem::Mov,
             Shape::Load(off, n) => {
                 for w in 0..n as u32 {
                     let v = match self.mem.get(&(off + w)) {
@@ -939,8 +952,8 @@ impl<'a> Machine<'a> {
                 true
             }
             Shape::Store(off) => {
-                let words = self.bundle.words.get(i.words.clone()).unwrap_or(&[]);
-                let reads = self.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]);
+                let words = self.s.bundle.words.get(i.words.clone()).unwrap_or(&[]);
+                let reads = self.s.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]);
                 for (w, t) in words.iter().enumerate() {
                     let r = reads.get(w).copied().flatten();
                     self.mem.insert(off + w as u32, (*t, r));
@@ -948,15 +961,15 @@ impl<'a> Machine<'a> {
                 return;
             }
             Shape::Effect(channel) => {
-                let words = self.bundle.words.get(i.words.clone()).unwrap_or(&[]).to_vec();
-                let reads = self.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]).to_vec();
-                self.run.effects.push(MachEffect { channel, words, reads, at: i.op.at.clone() });
+                let words = self.s.bundle.words.get(i.words.clone()).unwrap_or(&[]).to_vec();
+                let reads = self.s.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]).to_vec();
+                self.run.effects.push(MachEffect { channel, words, reads, at: op.at.clone() });
                 return;
             }
             Shape::Nothing => return,
         };
-        let latency = u64::from(i.op.desc.latency.max(1));
-        let regs = i.op.dest.into_iter().flat_map(|p| p.regs());
+        let latency = u64::from(op.desc.latency.max(1));
+        let regs = op.dest.into_iter().flat_map(|p| p.regs());
         for (k, reg) in regs.enumerate() {
             let (term, reads) = if matches!(i.shape, Shape::Load(..)) {
                 let Some(&(t, r)) = loaded.get(k) else { break };
@@ -964,25 +977,25 @@ impl<'a> Machine<'a> {
                 self.run.write_reads.extend(r);
                 (t, start..self.run.write_reads.len())
             } else {
-                let Some(&t) = self.bundle.words.get(i.words.start + k).filter(|_| i.words.start + k < i.words.end) else { break };
+                let Some(&t) = self.s.bundle.words.get(i.words.start + k).filter(|_| i.words.start + k < i.words.end) else { break };
                 let at = i.first_word + k;
-                let ends = &self.bundle.word_ends;
+                let ends = &self.s.bundle.word_ends;
                 let start = at.checked_sub(1).and_then(|j| ends.get(j)).copied().unwrap_or(0) as usize;
                 let end = ends.get(at).map(|e| *e as usize).unwrap_or(start);
                 let from = self.run.write_reads.len();
-                self.run.write_reads.extend_from_slice(self.bundle.word_reads.get(start..end).unwrap_or(&[]));
+                self.run.write_reads.extend_from_slice(self.s.bundle.word_reads.get(start..end).unwrap_or(&[]));
                 (t, from..self.run.write_reads.len())
             };
             let land = cycle + latency;
             let id = self.run.writes.len();
-            if let Some(&other) = self.pending.iter().find(|&&o| self.run.writes.get(o).is_some_and(|e| e.reg == reg && e.land == land)) {
+            if let Some(&other) = self.s.pending.iter().find(|&&o| self.run.writes.get(o).is_some_and(|e| e.reg == reg && e.land == land)) {
                 self.run.issues.push(TimingIssue::SameCycle { write: id, other });
             }
             let reads = reads.start as u32..reads.end as u32;
-            self.run.writes.push(WriteEvent { reg, term, issue: cycle, land, at: i.op.at.clone(), reads, copy });
-            self.pending.push(id);
-            let ready = self.ready.get(reg).unwrap_or(0);
-            self.ready.set(reg, ready.max(land));
+            self.run.writes.push(WriteEvent { reg, term, issue: cycle, land, at: op.at.clone(), reads, copy });
+            self.s.pending.push(id);
+            let ready = self.s.ready.get(reg).unwrap_or(0);
+            self.s.ready.set(reg, ready.max(land));
             if !self.run.entry.contains_key(&reg) {
                 let t = self.junk_reg(reg);
                 self.run.entry.insert(reg, t);
@@ -1003,39 +1016,40 @@ pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> Vec<Reg> {
 /// Run block `b` of `code` from `entry` (terms of the known locations at
 /// block entry). Registers and slots not in `entry` hold junk; `at` is the
 /// block's id for its symbols (see [`namer`]).
-pub fn run_machine(terms: &mut Terms, code: &MachCode, b: usize, at: u32, entry: MachEntry) -> MachRun {
+/// `scratch` holds the simulator's working tables between runs.
+pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch, b: usize, at: u32, entry: MachEntry) -> MachRun {
     let Some(block) = code.block(b) else { return MachRun::default() };
+    scratch.cur.clear();
+    scratch.ready.clear();
+    scratch.pending.clear();
     let mut m = Machine {
         terms,
         code,
         at,
         run: MachRun::sized_for(code.op_count(block), block.len, entry.regs),
-        cur: RegTable::with_capacity(64),
         mem: entry.slots.into_iter().map(|(s, t)| (s, (t, None))).collect(),
-        pending: Vec::with_capacity(8),
-        ready: RegTable::with_capacity(64),
-        bundle: BundleScratch::default(),
+        s: scratch,
     };
     let mut cycle = 0u64;
-    for ops in code.bundles(block) {
+    for ops in code.bundle_ranges(block) {
         if code.interlocked {
-            for op in ops {
+            for op in code.ops(ops.clone()) {
                 for r in code.touched(op) {
-                    cycle = cycle.max(m.ready.get(r).unwrap_or(0));
+                    cycle = cycle.max(m.s.ready.get(r).unwrap_or(0));
                 }
             }
         }
         m.land(cycle);
         m.run.issue_cycle.push(cycle);
-        for op in ops {
-            m.issue(op, cycle);
+        for k in ops {
+            m.issue(k, cycle);
         }
-        let mut issued = std::mem::take(&mut m.bundle.issued);
+        let mut issued = std::mem::take(&mut m.s.bundle.issued);
         for i in issued.drain(..) {
             m.complete(i, cycle);
         }
-        m.bundle.issued = issued;
-        let b = &mut m.bundle;
+        m.s.bundle.issued = issued;
+        let b = &mut m.s.bundle;
         b.words.clear();
         b.word_reads.clear();
         b.word_ends.clear();
@@ -1051,7 +1065,7 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
     match block.cond {
         Some(MachCond::Reg(r)) => {
             if m.code.interlocked {
-                cycle = cycle.max(m.ready.get(r).unwrap_or(0));
+                cycle = cycle.max(m.s.ready.get(r).unwrap_or(0));
             }
             m.land(cycle);
             let id = m.read(r, cycle, &at);
@@ -1063,14 +1077,14 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
     }
     m.land(cycle);
     if !m.code.interlocked {
-        for &w in &m.pending {
+        for &w in &m.s.pending {
             m.run.issues.push(TimingIssue::InFlight { write: w, end: cycle });
         }
     }
     m.land(u64::MAX);
     m.run.cycles = cycle;
     m.run.regs = m.run.entry.clone();
-    m.run.regs.extend(m.cur.iter().map(|(r, (t, _))| (r, t)));
+    m.run.regs.extend(m.s.cur.iter().map(|(r, (t, _))| (r, t)));
     m.run.mem = m.mem.iter().map(|(s, (t, _))| (*s, *t)).collect();
 }
 
@@ -1089,7 +1103,7 @@ mod tests {
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
         let entry = MachEntry::from_locs([(Loc::R(4), x), (Loc::R(5), y)]);
-        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, entry);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, entry);
         assert_eq!((run.regs.get(&4), run.regs.get(&5)), (Some(&y), Some(&x)));
         assert!(run.issues.is_empty());
     }
@@ -1099,7 +1113,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, MachEntry::from_locs([(Loc::R(0), old)]));
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(0), old)]));
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(&4), Some(&old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(&5), Some(&vary), "two cycles after, it has landed");
@@ -1110,7 +1124,7 @@ mod tests {
     fn writes_landing_together_and_writes_in_flight_are_reported() {
         let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
         let mut t = Terms::new();
-        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, MachEntry::default());
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::default());
         assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
     }
 
@@ -1119,7 +1133,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &MachCode::of(&p), 0, 0, MachEntry::from_locs([(Loc::R(2), g2)]));
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(2), g2)]));
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(&11), Some(&want));
