@@ -19,11 +19,12 @@ use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
 use crate::ids::Vregs;
+use crate::labels::Labels;
 use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
 use crate::symbolic::{namer, run_machine, MachScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
-use schedra_ir::{Block, Program};
+use schedra_ir::Program;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
@@ -59,12 +60,19 @@ struct Checker<'a> {
 /// Compare `mach` against `src` (both structurally sound, see
 /// [`crate::rules::structure`]).
 pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
+    check_in(src, mach, MachCode::of(mach), timeout_ms)
+}
+
+/// [`check`], with `mach` decoded as `mcode`.
+pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, timeout_ms: u64) -> Outcome {
     let vregs = Rc::new(Vregs::of(src));
     let code = SrcCode::of(src, &vregs);
-    let live = liveness(src, &code);
+    let succs = successors(src);
+    let live = liveness(&code, &succs);
+    let (src_labels, mach_labels) = (Labels::of(src), Labels::of(mach));
     let mut terms = Terms::new();
     terms.set_namer(namer(src, Rc::clone(&vregs)));
-    let sym_at = src.blocks.iter().enumerate().map(|(b, sb)| src.block_index(&sb.label).unwrap_or(b) as u32).collect();
+    let sym_at = src.blocks.iter().enumerate().map(|(b, sb)| src_labels.index(&sb.label).unwrap_or(b) as u32).collect();
     let mut c = Checker {
         src,
         mach,
@@ -73,11 +81,11 @@ pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
         smt: Smt::new(mach.target, timeout_ms),
         vregs,
         code,
-        mcode: MachCode::of(mach),
+        mcode,
         mscratch: MachScratch::default(),
-        mach_of: src.blocks.iter().map(|sb| mach.blocks.iter().position(|b| b.label == sb.label)).collect(),
+        mach_of: src.blocks.iter().map(|sb| mach_labels.index(&sb.label)).collect(),
         live,
-        succs: successors(src),
+        succs,
         tally: Obligations::default(),
         out: Vec::new(),
     };
@@ -169,9 +177,6 @@ fn rpo(succs: &[Vec<usize>]) -> (Vec<usize>, Vec<usize>) {
     (order, pos)
 }
 
-fn mach_block<'p>(mach: &'p Program, label: &str) -> Option<&'p Block> {
-    mach.blocks.iter().find(|b| b.label == label)
-}
 
 impl Checker<'_> {
 
@@ -288,7 +293,7 @@ impl Checker<'_> {
     fn compare_block(&mut self, b: usize, s: &SrcRun, m: &MachRun, exits: &[(usize, Facts)], entry: &[Option<Facts>], back: &[usize]) {
         let src = self.src;
         let Some(sb) = src.blocks.get(b) else { return };
-        let Some(mb) = mach_block(self.mach, &sb.label) else { return };
+        let Some(mb) = self.mach_of.get(b).copied().flatten().and_then(|i| self.mach.blocks.get(i)) else { return };
         let (label, end, end_line) = (mb.label.clone(), mb.bundles.len(), mb.term.span.line);
         self.timing(&label, m, end, end_line);
         self.effects(&label, s, m, end, end_line);

@@ -47,8 +47,8 @@ pub struct Liveness {
 /// not live: a compiler may drop those computations (an identity move, a
 /// dead copy) and keep the value in different places on different paths.
 /// Sets are bit sets over the variable numbers of `code`.
-pub fn liveness(src: &Program, code: &SrcCode) -> Liveness {
-    let succs = successors(src);
+/// `succs` are the source's [`successors`].
+pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
     let prog = LiveProgram::of(code);
     let words = code.universe().len().div_ceil(64);
     let n = code.blocks().len();
@@ -165,7 +165,8 @@ impl LiveProgram {
 
 /// Successor block indices of each source block (unknown labels skipped).
 pub fn successors(p: &Program) -> Vec<Vec<usize>> {
-    p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| p.block_index(l)).collect()).collect()
+    let labels = crate::labels::Labels::of(p);
+    p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| labels.index(l)).collect()).collect()
 }
 
 /// The facts at the program entry: each input register holds its source
@@ -403,7 +404,7 @@ mod tests {
         let vregs = Vregs::of(&p);
         let code = SrcCode::of(&p, &vregs);
         let names = |s: &Vec<u32>| s.iter().filter_map(|i| if let Var::V(id, 0) = code.var(*i) { Some(vregs.name(id).to_string()) } else { None }).collect();
-        liveness(&p, &code).live_in.iter().map(names).collect()
+        liveness(&code, &successors(&p)).live_in.iter().map(names).collect()
     }
 
     fn v(name: &str) -> String {

@@ -17,7 +17,8 @@
 //! 4. [`report`] — the JSON object of `cli.md` and a human rendering.
 //!
 //! Modules: `ids` (integer ids for source names), `srccode`, `machcode` (the
-//! source and machine programs decoded once), `facts` (the dataflow
+//! source and machine programs decoded once), `labels` (block indices by
+//! label), `facts` (the dataflow
 //! state), `term` (hash-consed terms), `symbolic` (both simulators),
 //! `dataflow` (liveness and the fixpoint), `sample` (concrete evaluation
 //! for quick refutations), `smt` (Z3 bridge), `rules`,
@@ -30,6 +31,7 @@ pub mod dataflow;
 pub mod diagnose;
 pub mod facts;
 pub mod ids;
+pub mod labels;
 pub mod machcode;
 pub mod report;
 pub mod rules;
@@ -77,15 +79,16 @@ pub fn verify(src: &Program, machine: &Program, opts: &VerifyOptions) -> Report 
         cycles: 0,
         time_ms: 0.0,
     };
-    let structure = rules::structure(src, machine);
+    let code = machcode::MachCode::of(machine);
+    let structure = rules::structure_in(src, machine, &code);
     let comparable = structure.is_empty();
     report.violations.extend(structure);
     if src.target.name == machine.target.name {
-        report.violations.extend(rules::bundles(machine));
-        report.violations.extend(rules::hazards(machine));
+        report.violations.extend(rules::bundles_in(machine, &code));
+        report.violations.extend(rules::hazards_in(machine, &code));
     }
     if comparable {
-        let out = compare::check(src, machine, opts.timeout_ms);
+        let out = compare::check_in(src, machine, code, opts.timeout_ms);
         report.violations.extend(out.violations);
         report.obligations = out.obligations;
         report.cycles = out.cycles;

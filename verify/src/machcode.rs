@@ -98,6 +98,12 @@ pub struct MachCode {
     ops: Vec<MachOp>,
     args: Vec<MachArg>,
     touched: Vec<PhysReg>,
+    /// Every op's description in program order, unknown opcodes included
+    /// (`None`), for the rules; per bundle (in program order) its range,
+    /// and per block its first bundle.
+    descs: Vec<Option<&'static OpDesc>>,
+    desc_spans: Vec<Span>,
+    first_bundle: Vec<u32>,
 }
 
 fn op_line(op_line: u32, bundle_line: u32) -> u32 {
@@ -113,13 +119,19 @@ impl MachCode {
     pub fn of(p: &Program) -> MachCode {
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
         let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
-        let mut c = MachCode { interlocked: p.target.interlocked, blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n) };
+        let mut c = MachCode { interlocked: p.target.interlocked, blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
+        c.descs.reserve(n);
+        c.desc_spans.reserve(nb);
         for b in &p.blocks {
             let first = c.bundles.len();
+            c.first_bundle.push(first as u32);
             for (bi, bundle) in b.bundles.iter().enumerate() {
                 let o0 = c.ops.len();
+                let d0 = c.descs.len();
+                c.descs.extend(bundle.ops.iter().map(|op| p.target.op(&op.inst.opcode)));
+                c.desc_spans.push(Span::of(d0, c.descs.len()));
                 for (oi, op) in bundle.ops.iter().enumerate() {
-                    let Some(desc) = p.target.op(&op.inst.opcode) else { continue };
+                    let Some(desc) = c.descs.get(d0 + oi).copied().flatten() else { continue };
                     let at = OpAt { bundle: bi, op: oi, line: op_line(op.inst.span.line, bundle.span.line), opcode: desc.name };
                     c.push_op(desc, &op.inst, at);
                 }
@@ -155,6 +167,16 @@ impl MachCode {
         };
         let idx = index_operand(inst, desc);
         self.ops.push(MachOp { desc, args: Span::of(a0, self.args.len()), dest, touched: Span::of(t0, self.touched.len()), idx, at });
+    }
+
+    /// The descriptions of the ops of bundle `bi` of block `b`, in op
+    /// order (`None`: unknown opcode; empty past the program's bundles).
+    pub fn bundle_descs(&self, b: usize, bi: usize) -> &[Option<&'static OpDesc>] {
+        if self.blocks.get(b).is_none_or(|k| bi >= k.len) {
+            return &[];
+        }
+        let gb = self.first_bundle.get(b).map(|f| *f as usize + bi);
+        gb.and_then(|g| self.desc_spans.get(g)).map(|s| s.get(&self.descs)).unwrap_or(&[])
     }
 
     /// Block `b` (`None` past the last block).

@@ -16,6 +16,8 @@
 //!   ops that are not last (`ends_thread`).
 
 use crate::report::{Kind, Violation};
+use crate::labels::Labels;
+use crate::machcode::MachCode;
 use crate::symbolic::dest_regs;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Block, Bundle, Form, Inst, Op, Operand, Program, Reg, TermKind};
@@ -33,8 +35,22 @@ fn input_regs(p: &Program) -> BTreeSet<Reg> {
     p.inputs.iter().flat_map(|i| i.reg.regs()).collect()
 }
 
+/// The description of op `oi` of bundle `bi` of block `b`, from the
+/// decoded program (looked up by name only if the indices are foreign).
+fn desc_of(code: &MachCode, p: &Program, (b, bi, oi): (usize, usize, usize), inst: &Inst) -> Option<&'static OpDesc> {
+    match code.bundle_descs(b, bi).get(oi) {
+        Some(d) => *d,
+        None => p.target.op(&inst.opcode),
+    }
+}
+
 /// Problems that make the programs incomparable (kind `structure`).
 pub fn structure(src: &Program, mach: &Program) -> Vec<Violation> {
+    structure_in(src, mach, &MachCode::of(mach))
+}
+
+/// [`structure`], with `mach` decoded as `code`.
+pub fn structure_in(src: &Program, mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
     let entry = mach.blocks.first().map(|b| (b.label.clone(), b.span.line)).unwrap_or_default();
     let at_entry = |msg: String| Violation::new(Kind::Structure, &entry.0, 0, entry.1, msg);
@@ -58,10 +74,10 @@ pub fn structure(src: &Program, mach: &Program) -> Vec<Violation> {
         out.push(at_entry(format!("the machine program declares input ${} that the source does not have", mach.reg_name(*r))));
     }
     blocks_and_edges(src, mach, &mut out);
-    for b in &mach.blocks {
+    for (bn, b) in mach.blocks.iter().enumerate() {
         for (bi, bundle) in b.bundles.iter().enumerate() {
-            for op in &bundle.ops {
-                if let Err(msg) = op_shape(mach, &op.inst) {
+            for (oi, op) in bundle.ops.iter().enumerate() {
+                if let Err(msg) = shape_ok(mach, &op.inst, desc_of(code, mach, (bn, bi, oi), &op.inst)) {
                     out.push(Violation::new(Kind::Structure, &b.label, bi, op_line(op, bundle), msg));
                 }
             }
@@ -76,8 +92,9 @@ fn blocks_and_edges(src: &Program, mach: &Program, out: &mut Vec<Violation>) {
             out.push(Violation::new(Kind::Structure, &m.label, 0, m.span.line, format!("the machine program starts at block {} but the source at {}", m.label, s.label)));
         }
     }
+    let (src_labels, mach_labels) = (Labels::of(src), Labels::of(mach));
     for sb in &src.blocks {
-        let Some(mb) = mach.blocks.iter().find(|b| b.label == sb.label) else {
+        let Some(mb) = mach_labels.index(&sb.label).and_then(|i| mach.blocks.get(i)) else {
             let (label, line) = mach.blocks.first().map(|b| (b.label.as_str(), b.span.line)).unwrap_or(("", 0));
             let mut v = Violation::new(Kind::Structure, label, 0, line, format!("block {} of the source is missing from the machine program", sb.label));
             v.src_line = Some(sb.span.line);
@@ -97,7 +114,7 @@ fn blocks_and_edges(src: &Program, mach: &Program, out: &mut Vec<Violation>) {
         }
     }
     for mb in &mach.blocks {
-        if src.block_index(&mb.label).is_none() {
+        if src_labels.index(&mb.label).is_none() {
             out.push(Violation::new(Kind::Structure, &mb.label, 0, mb.span.line, format!("block {} does not exist in the source", mb.label)));
         }
     }
@@ -115,8 +132,13 @@ fn same_edges(a: &TermKind, b: &TermKind) -> bool {
 /// Whether a machine op is a known opcode with the operand shape its
 /// description requires; `Err` says what is wrong.
 pub fn op_shape(p: &Program, inst: &Inst) -> Result<(), String> {
+    shape_ok(p, inst, p.target.op(&inst.opcode))
+}
+
+/// [`op_shape`], given the opcode's description.
+fn shape_ok(p: &Program, inst: &Inst, desc: Option<&OpDesc>) -> Result<(), String> {
     let t = p.target;
-    let desc = t.op(&inst.opcode).ok_or_else(|| format!("`{}` is not an opcode of {}", inst.opcode, t.name))?;
+    let desc = desc.ok_or_else(|| format!("`{}` is not an opcode of {}", inst.opcode, t.name))?;
     let name = desc.name;
     match (desc.dest, &inst.dest) {
         (Dest::Explicit, Some(Operand::Phys(_))) | (Dest::None | Dest::Implicit(_), None) => {}
@@ -174,8 +196,13 @@ fn sizes_ok(p: &Program, desc: &OpDesc, inst: &Inst) -> Result<(), String> {
 
 /// Kind `slot` and kind `register` problems of every bundle.
 pub fn bundles(mach: &Program) -> Vec<Violation> {
+    bundles_in(mach, &MachCode::of(mach))
+}
+
+/// [`bundles`], with `mach` decoded as `code`.
+pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
-    for b in &mach.blocks {
+    for (bn, b) in mach.blocks.iter().enumerate() {
         for (bi, bundle) in b.bundles.iter().enumerate() {
             if let Some(v) = too_many_ops(mach, b, bi, bundle) {
                 // One violation for the bundle: its per-op checks would be
@@ -183,9 +210,9 @@ pub fn bundles(mach: &Program) -> Vec<Violation> {
                 out.push(v);
                 continue;
             }
-            slot_rules(mach, b, bi, bundle, &mut out);
-            for op in &bundle.ops {
-                if let Some(desc) = mach.target.op(&op.inst.opcode) {
+            slot_rules(mach, code, (bn, b), bi, bundle, &mut out);
+            for (oi, op) in bundle.ops.iter().enumerate() {
+                if let Some(desc) = desc_of(code, mach, (bn, bi, oi), &op.inst) {
                     if let Err(msg) = register_rules(mach, desc, &op.inst) {
                         out.push(Violation::new(Kind::Register, &b.label, bi, op_line(op, bundle), msg));
                     }
@@ -212,14 +239,14 @@ fn too_many_ops(mach: &Program, b: &Block, bi: usize, bundle: &Bundle) -> Option
     })
 }
 
-fn slot_rules(mach: &Program, b: &Block, bi: usize, bundle: &Bundle, out: &mut Vec<Violation>) {
+fn slot_rules(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), bi: usize, bundle: &Bundle, out: &mut Vec<Violation>) {
     let t = mach.target;
     let mut push = |msg: String| out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, msg));
     let mut used: Vec<&str> = Vec::new();
     let mut written: Vec<Reg> = Vec::new();
     let mut imms: BTreeSet<u32> = BTreeSet::new();
     let mut known: Vec<(&OpDesc, &Inst)> = Vec::new();
-    for op in &bundle.ops {
+    for (oi, op) in bundle.ops.iter().enumerate() {
         let slot = op.slot.as_str();
         if !t.slots.contains(&slot) {
             push(format!("{} has no slot `{slot}`", t.name));
@@ -227,7 +254,7 @@ fn slot_rules(mach: &Program, b: &Block, bi: usize, bundle: &Bundle, out: &mut V
             push(format!("two ops in slot `{slot}` of one bundle"));
         }
         used.push(slot);
-        let Some(desc) = t.op(&op.inst.opcode) else { continue };
+        let Some(desc) = desc_of(code, mach, (bn, bi, oi), &op.inst) else { continue };
         if !desc.slots.contains(&slot) {
             push(format!("`{}` cannot issue in slot `{slot}` (allowed: {})", desc.name, desc.slots.join(", ")));
         }
@@ -284,42 +311,53 @@ fn describe(p: &Program, r: schedra_ir::PhysReg) -> String {
 
 /// Kind `hazard`: the end-of-program sequence and thread-ending ops.
 pub fn hazards(mach: &Program) -> Vec<Violation> {
+    hazards_in(mach, &MachCode::of(mach))
+}
+
+/// [`hazards`], with `mach` decoded as `code`.
+pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
     let t = mach.target;
-    let is_marker = |op: &Op| t.op(&op.inst.opcode).is_some_and(|d| d.sem == Sem::ThreadSwitch);
-    let ends_thread = |op: &Op| t.op(&op.inst.opcode).is_some_and(|d| t.rules.ends_thread(d));
     let has_thread_end_op = t.ops.iter().any(|d| t.rules.ends_thread(d));
-    for b in &mach.blocks {
+    let is_marker = |d: Option<&OpDesc>| d.is_some_and(|d| d.sem == Sem::ThreadSwitch);
+    let ends_thread = |d: Option<&OpDesc>| d.is_some_and(|d| t.rules.ends_thread(d));
+    for (bn, b) in mach.blocks.iter().enumerate() {
         let is_final = matches!(b.term.kind, TermKind::End);
         let n = b.bundles.len();
         let marker_at = t.rules.end_delay_slots().filter(|_| is_final).and_then(|k| n.checked_sub(k + 1));
         if let (Some(k), true) = (t.rules.end_delay_slots(), is_final) {
-            end_sequence(mach, b, k, marker_at, &mut out);
+            end_sequence(mach, code, (bn, b), k, marker_at, &mut out);
         }
         // The last marker of a final block is judged by `end_sequence`.
-        let last_marker = if is_final { b.bundles.iter().rposition(|x| x.ops.iter().any(is_marker)) } else { None };
+        let last_marker = if is_final { b.bundles.iter().enumerate().rposition(|(bi, x)| with_descs(mach, code, (bn, bi), x).any(|(_, d)| is_marker(d))) } else { None };
         for (bi, bundle) in b.bundles.iter().enumerate() {
-            for op in &bundle.ops {
-                if is_marker(op) && Some(bi) != marker_at && Some(bi) != last_marker {
+            for (op, d) in with_descs(mach, code, (bn, bi), bundle) {
+                if is_marker(d) && Some(bi) != marker_at && Some(bi) != last_marker {
                     out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` is only allowed {} bundle(s) before the end of the program", op.inst.opcode, t.rules.end_delay_slots().unwrap_or(0) + 1)));
                 }
-                if ends_thread(op) && !(is_final && bi + 1 == n && bundle.ops.len() == 1) {
+                if ends_thread(d) && !(is_final && bi + 1 == n && bundle.ops.len() == 1) {
                     out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` ends the thread and must be the last op of the program", op.inst.opcode)));
                 }
             }
         }
-        if is_final && has_thread_end_op && !b.bundles.last().is_some_and(|x| x.ops.iter().any(ends_thread)) {
+        let last = n.checked_sub(1).and_then(|bi| Some((bi, b.bundles.get(bi)?)));
+        if is_final && has_thread_end_op && !last.is_some_and(|(bi, x)| with_descs(mach, code, (bn, bi), x).any(|(_, d)| ends_thread(d))) {
             out.push(Violation::new(Kind::Hazard, &b.label, n, b.term.span.line, "the program ends without a thread-ending op".to_string()));
         }
     }
     out
 }
 
-fn end_sequence(mach: &Program, b: &Block, k: usize, marker_at: Option<usize>, out: &mut Vec<Violation>) {
+/// The ops of bundle `bi` of block `bn` with their descriptions.
+fn with_descs<'d>(mach: &'d Program, code: &'d MachCode, (bn, bi): (usize, usize), bundle: &'d Bundle) -> impl Iterator<Item = (&'d Op, Option<&'static OpDesc>)> + 'd {
+    bundle.ops.iter().enumerate().map(move |(oi, op)| (op, desc_of(code, mach, (bn, bi, oi), &op.inst)))
+}
+
+fn end_sequence(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), k: usize, marker_at: Option<usize>, out: &mut Vec<Violation>) {
     let t = mach.target;
-    let marker = |x: &Bundle| x.ops.iter().any(|op| t.op(&op.inst.opcode).is_some_and(|d| d.sem == Sem::ThreadSwitch));
-    let Some(m) = marker_at.filter(|m| b.bundles.get(*m).is_some_and(marker)) else {
-        let last = b.bundles.iter().rposition(marker);
+    let marker = |bi: usize, x: &Bundle| with_descs(mach, code, (bn, bi), x).any(|(_, d)| d.is_some_and(|d| d.sem == Sem::ThreadSwitch));
+    let Some(m) = marker_at.filter(|m| b.bundles.get(*m).is_some_and(|x| marker(*m, x))) else {
+        let last = b.bundles.iter().enumerate().rposition(|(bi, x)| marker(bi, x));
         let (bi, line) = match last {
             Some(i) => (i, b.bundles.get(i).map(|x| x.span.line).unwrap_or(0)),
             None => (b.bundles.len(), b.term.span.line),
@@ -329,8 +367,8 @@ fn end_sequence(mach: &Program, b: &Block, k: usize, marker_at: Option<usize>, o
     };
     for (i, bundle) in b.bundles.iter().enumerate().skip(m) {
         let slot = if i == m { None } else { Some(i - m - 1) };
-        for op in &bundle.ops {
-            let Some(desc) = t.op(&op.inst.opcode) else { continue };
+        for (op, desc) in with_descs(mach, code, (bn, i), bundle) {
+            let Some(desc) = desc else { continue };
             if let Err(msg) = t.rules.end_slot_ok(desc, &op.inst, slot) {
                 out.push(Violation::new(Kind::Hazard, &b.label, i, op_line(op, bundle), msg));
             }
