@@ -91,14 +91,14 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, timeout_ms: u64)
     };
     let start = input_facts(&mut c.terms, src, &c.code, &c.vregs);
     let (_, pos) = rpo(&c.succs);
-    // The last run of each block during the iteration, with the facts it
-    // ran from: the final pass reuses it when those facts are final
-    // (`step` is a function of the facts, so re-running would repeat it).
-    let mut last: Vec<Option<LastRun>> = vec![None; src.blocks.len()];
-    let fp = fixpoint(src.blocks.len(), start.clone(), &pos, &mut |b, f| {
+    // The last runs of each block during the iteration: the final pass
+    // reuses them when they ran from the final entry facts (`step` is a
+    // function of the facts, so re-running would repeat it).
+    let mut last: Vec<Option<(SrcRun, MachRun)>> = vec![None; src.blocks.len()];
+    let mut fp = fixpoint(src.blocks.len(), start.clone(), &pos, &mut |b, f| {
         let (runs, ex) = c.step(b, f);
         if let Some(slot) = last.get_mut(b) {
-            *slot = Some((f.clone(), runs, ex.clone()));
+            *slot = Some(runs);
         }
         ex
     });
@@ -106,8 +106,9 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, timeout_ms: u64)
     let mut exits: Vec<Vec<(usize, Facts)>> = vec![Vec::new(); src.blocks.len()];
     for (b, facts) in fp.entry.iter().enumerate() {
         let Some(facts) = facts else { continue };
-        let ((s, m), ex) = match last.get_mut(b).and_then(Option::take) {
-            Some((f, runs, ex)) if f == *facts => (runs, ex),
+        let fresh = fp.fresh.get(b).copied().unwrap_or(false);
+        let ((s, m), ex) = match (last.get_mut(b).and_then(Option::take), fp.exits.get_mut(b)) {
+            (Some(runs), Some(ex)) if fresh => (runs, std::mem::take(ex)),
             _ => c.step(b, facts),
         };
         cycles += m.cycles;
@@ -124,9 +125,6 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, timeout_ms: u64)
     }
     Outcome { violations: c.out, obligations: c.tally, cycles }
 }
-
-/// A block's last run in the fixpoint: entry facts, both runs, exit facts.
-type LastRun = (Facts, (SrcRun, MachRun), Vec<(usize, Facts)>);
 
 fn is_fixpoint(entry: &[Option<Facts>], exits: &[Vec<(usize, Facts)>], start: &Facts) -> bool {
     let mut met: Vec<Option<Facts>> = vec![None; entry.len()];

@@ -349,6 +349,13 @@ pub struct Fixpoint {
     pub entry: Vec<Option<Facts>>,
     /// Whether the iteration stabilised within its budget.
     pub converged: bool,
+    /// Per block, the exit facts its last visit returned (empty if it was
+    /// never visited).
+    pub exits: Vec<Vec<(usize, Facts)>>,
+    /// Per block, whether its last visit ran from its final entry facts
+    /// (nothing met into its entry changed them afterwards), so that the
+    /// visit's results are the block's results at the fixpoint.
+    pub fresh: Vec<bool>,
 }
 
 /// A transfer function: block index and its entry facts → the exit facts
@@ -365,33 +372,44 @@ pub type Step<'a> = dyn FnMut(usize, &Facts) -> Vec<(usize, Facts)> + 'a;
 /// visits per block guards against a non-monotone step, reported as
 /// `converged == false`. Blocks missing from `prio` come last.
 pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixpoint {
-    let mut entry: Vec<Option<Facts>> = vec![None; n];
+    let mut fp = Fixpoint { entry: vec![None; n], converged: true, exits: vec![Vec::new(); n], fresh: vec![false; n] };
     if n == 0 {
-        return Fixpoint { entry, converged: true };
+        return fp;
     }
-    entry[0] = Some(start);
+    fp.entry[0] = Some(start);
     let key = |b: usize| (prio.get(b).copied().unwrap_or(usize::MAX), b);
     let mut work = BTreeSet::from([key(0)]);
     let mut budget = 64 * n + 64;
     while let Some((_, b)) = work.pop_first() {
         if budget == 0 {
-            return Fixpoint { entry, converged: false };
+            fp.converged = false;
+            return fp;
         }
         budget -= 1;
-        let Some(facts) = entry[b].clone() else { continue };
-        for (s, out) in step(b, &facts) {
-            let Some(slot) = entry.get_mut(s) else { continue };
+        let Some(facts) = fp.entry[b].clone() else { continue };
+        let out = step(b, &facts);
+        if let Some(f) = fp.fresh.get_mut(b) {
+            *f = true;
+        }
+        for (s, f) in &out {
+            let Some(slot) = fp.entry.get_mut(*s) else { continue };
             let new = match slot {
-                Some(old) => old.meet(&out),
-                None => out,
+                Some(old) => old.meet(f),
+                None => f.clone(),
             };
             if slot.as_ref() != Some(&new) {
                 *slot = Some(new);
-                work.insert(key(s));
+                work.insert(key(*s));
+                if let Some(fresh) = fp.fresh.get_mut(*s) {
+                    *fresh = false;
+                }
             }
         }
+        if let Some(slot) = fp.exits.get_mut(b) {
+            *slot = out;
+        }
     }
-    Fixpoint { entry, converged: true }
+    fp
 }
 
 #[cfg(test)]
