@@ -13,7 +13,13 @@
 //!
 //! [`Var`]: crate::symbolic::Var
 
-use rustc_hash::FxHashMap;
+/// The hash of a register name in [`Vregs`]'s table.
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
+    h.finish()
+}
 use schedra_ir::{Operand, Program, TermKind};
 
 /// A virtual register of the source program (an index into [`Vregs`]).
@@ -21,13 +27,20 @@ use schedra_ir::{Operand, Program, TermKind};
 pub struct VregId(pub u32);
 
 /// The virtual registers a source program names, with their sizes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Vregs {
     names: Vec<String>,
     sizes: Vec<Option<u8>>,
-    by_name: FxHashMap<String, VregId>,
+    /// The ids, found by the hash of their name.
+    by_name: hashbrown::HashTable<VregId>,
     /// Whether some name contains a `.` (so `%a.1` may name two things).
     dotted: bool,
+}
+
+impl std::fmt::Debug for Vregs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vregs").field("names", &self.names).field("sizes", &self.sizes).finish_non_exhaustive()
+    }
 }
 
 impl Vregs {
@@ -50,7 +63,10 @@ impl Vregs {
         }
         names.sort_unstable();
         names.dedup();
-        let by_name = names.iter().enumerate().map(|(i, n)| (n.to_string(), VregId(i as u32))).collect();
+        let mut by_name = hashbrown::HashTable::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            by_name.insert_unique(name_hash(n), VregId(i as u32), |id: &VregId| names.get(id.0 as usize).map(|n| name_hash(n)).unwrap_or(0));
+        }
         let dotted = names.iter().any(|n| n.contains('.'));
         let mut vregs = Vregs { names: names.iter().map(|n| n.to_string()).collect(), sizes: vec![None; names.len()], by_name, dotted };
         vregs.read_sizes(p);
@@ -79,7 +95,7 @@ impl Vregs {
 
     /// The id of a register named by the program (`None` for other names).
     pub fn id(&self, name: &str) -> Option<VregId> {
-        self.by_name.get(name).copied()
+        self.by_name.find(name_hash(name), |id| self.names.get(id.0 as usize).is_some_and(|n| n == name)).copied()
     }
 
     /// The name of a register (without `%`; `?` for a foreign id).

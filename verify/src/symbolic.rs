@@ -404,36 +404,14 @@ impl SrcRun {
 }
 
 /// The variables an operand names (one per word).
-pub fn operand_vars(op: &Operand, vregs: &Vregs) -> Vec<Var> {
-    match op {
-        Operand::Virt(v) => {
-            let Some(id) = vregs.id(&v.name) else { return Vec::new() };
-            let n = v.size.or_else(|| vregs.size(id)).unwrap_or(1);
-            (0..n).map(|w| Var::V(id, w)).collect()
-        }
-        Operand::Phys(p) => p.regs().map(Var::P).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The source variables an instruction reads and writes (scratch slots
-/// included), for liveness.
-pub fn inst_uses_defs(inst: &Inst, desc: Option<&OpDesc>, vregs: &Vregs) -> (Vec<Var>, Vec<Var>) {
-    let mut uses: Vec<Var> = inst.srcs.iter().flat_map(|o| operand_vars(o, vregs)).collect();
-    let mut defs: Vec<Var> = inst.dest.iter().flat_map(|o| operand_vars(o, vregs)).collect();
-    if let Some(d) = desc {
-        let off = index_operand(inst, d);
-        let n = defs.len().max(1) as u32;
-        match d.sem {
-            Sem::ScratchRead => uses.extend((0..n).map(|w| Var::S(off + w))),
-            Sem::ScratchWrite => {
-                let n = uses.len() as u32;
-                defs.extend((0..n).map(|w| Var::S(off + w)));
-            }
-            _ => {}
-        }
-    }
-    (uses, defs)
+pub fn operand_vars(op: &Operand, vregs: &Vregs) -> impl Iterator<Item = Var> {
+    let (virt, phys) = match op {
+        Operand::Virt(v) => (vregs.id(&v.name).map(|id| (id, v.size.or_else(|| vregs.size(id)).unwrap_or(1))), None),
+        Operand::Phys(p) => (None, Some(*p)),
+        _ => (None, None),
+    };
+    let virt = virt.into_iter().flat_map(|(id, n)| (0..n).map(move |w| Var::V(id, w)));
+    virt.chain(phys.into_iter().flat_map(|p| p.regs().map(Var::P)))
 }
 
 /// Where a source name for a term comes from; rendered on demand, since
