@@ -277,6 +277,11 @@ pub fn run_prepared(p: &Program, prepared: &interp::Prepared, seed: u64, fuel: u
 /// a [`Kind::SourceRun`] finding (the generator or interpreter is wrong).
 pub fn source_outcomes(src: &Program, seeds: &[u64]) -> Result<Vec<Outcome>, Finding> {
     let prepared = prepare_guarded(src)?;
+    source_outcomes_prepared(src, &prepared, seeds)
+}
+
+/// [`source_outcomes`] with `src` already decoded ([`prepare_guarded`]).
+pub fn source_outcomes_prepared(src: &Program, prepared: &interp::Prepared, seeds: &[u64]) -> Result<Vec<Outcome>, Finding> {
     let mut outs = Vec::with_capacity(seeds.len());
     for &seed in seeds {
         match run_prepared(src, &prepared, seed, SOURCE_FUEL)? {
@@ -356,15 +361,23 @@ pub fn check_case(src: &Program, opts: &Options, vopts: &VerifyOptions, seeds: &
 
 /// [`check_case`], adding the time each stage took to `times`.
 pub fn check_case_timed(src: &Program, opts: &Options, vopts: &VerifyOptions, seeds: &[u64], times: &mut StageTimes) -> Result<Passed, Finding> {
+    check_case_keeping(src, opts, vopts, seeds, times).map(|(passed, _)| passed)
+}
+
+/// [`check_case_timed`], also returning the decoded source, so that
+/// further checks of the same source ([`soundness_prepared`]) need not
+/// decode it again.
+pub fn check_case_keeping<'s>(src: &'s Program, opts: &Options, vopts: &VerifyOptions, seeds: &[u64], times: &mut StageTimes) -> Result<(Passed, interp::Prepared<'s>), Finding> {
     let t0 = Instant::now();
     let compiled = compile_ok(src, opts);
     let t1 = Instant::now();
     times.compile += t1 - t0;
     let compiled = compiled?;
-    let outcomes = source_outcomes(src, seeds);
+    let prepared = prepare_guarded(src);
+    let outcomes = prepared.as_ref().map_err(Finding::clone).and_then(|p| source_outcomes_prepared(src, p, seeds));
     let t2 = Instant::now();
     times.run += t2 - t1;
-    let outcomes = outcomes?;
+    let (prepared, outcomes) = (prepared?, outcomes?);
     let verdict = verify_proves(src, &compiled.program, vopts);
     let t3 = Instant::now();
     times.verify += t3 - t2;
@@ -376,7 +389,7 @@ pub fn check_case_timed(src: &Program, opts: &Options, vopts: &VerifyOptions, se
         f
     };
     match (verdict, differs) {
-        (Ok(report), None) => Ok(Passed { compiled, report, outcomes }),
+        (Ok(report), None) => Ok((Passed { compiled, report, outcomes }, prepared)),
         (Ok(report), Some(how)) => {
             let mut f = Finding::new(Kind::Unsound, src.target.name, "compiler output proven but behaves differently".into(), how).with_programs(src, Some(&compiled.program));
             f.report = Some(report);
@@ -406,8 +419,15 @@ pub fn soundness(src: &Program, machine: &Program, u: &mut arbitrary::Unstructur
 /// (d) for a mutant already made ([`mutate::mutate`] of a proven output of
 /// `src`, or `None` when there was none): what [`soundness`] checks.
 pub fn soundness_of(src: &Program, mutant: Option<(Program, Mutation)>, vopts: &VerifyOptions) -> Result<Option<Mutation>, Finding> {
+    let Some(mutant) = mutant else { return Ok(None) };
+    let prepared = prepare_guarded(src)?;
+    soundness_prepared(src, &prepared, Some(mutant), vopts)
+}
+
+/// [`soundness_of`] with `src` already decoded ([`check_case_keeping`]).
+pub fn soundness_prepared(src: &Program, prepared: &interp::Prepared, mutant: Option<(Program, Mutation)>, vopts: &VerifyOptions) -> Result<Option<Mutation>, Finding> {
     let Some((mutant, mutation)) = mutant else { return Ok(None) };
-    let expect = source_outcomes(src, &SOUNDNESS_SEEDS)?;
+    let expect = source_outcomes_prepared(src, prepared, &SOUNDNESS_SEEDS)?;
     let Some(how) = behaviour_differs(&mutant, &SOUNDNESS_SEEDS, &expect)? else { return Ok(Some(mutation)) };
     let report = verify_guarded(src, &mutant, vopts)?;
     if report.verdict != Verdict::Proven {

@@ -261,6 +261,7 @@ struct Machine<'p> {
 }
 
 /// A [`Fast`] operand's word as the registers hold it now.
+#[inline]
 fn fast_word(world: &World, regs: &[Option<u32>], s: FastSrc) -> Option<u32> {
     match s {
         FastSrc::Const(c) => Some(c),
@@ -297,7 +298,7 @@ impl<'p> Machine<'p> {
                 *slot = Some(world.input_reg(r));
             }
         }
-        let (pending, effects, trace) = (Vec::new(), Effects::new(), Trace::default());
+        let (pending, effects, trace) = (Vec::new(), Effects::new(), Trace::with_capacity(p.blocks.len()));
         Machine {
             p,
             world,

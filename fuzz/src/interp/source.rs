@@ -193,7 +193,7 @@ impl<'p> Decoded<'p> {
     pub fn run(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
         let mut st = State::new(self, world);
         let mut fuel = Fuel::new(fuel);
-        let (mut effects, mut trace) = (Effects::new(), Trace::default());
+        let (mut effects, mut trace) = (Effects::new(), Trace::with_capacity(self.blocks.len()));
         let mut b = if self.blocks.is_empty() { return Err(RunError::NoBlocks) } else { 0 };
         while let Some(d) = self.blocks.get(b) {
             let block = d.block;
@@ -358,6 +358,7 @@ impl State {
     }
 
     /// A [`Fast`] operand's word, if it is one word now.
+    #[inline]
     fn fast_word(&self, s: FastSrc) -> Option<u32> {
         match s {
             FastSrc::Const(c) => Some(c),

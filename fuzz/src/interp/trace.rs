@@ -26,6 +26,11 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// An empty trace with room for `n` labels (at most [`TRACE_LIMIT`]).
+    pub fn with_capacity(n: usize) -> Trace {
+        Trace { labels: Vec::with_capacity(n.min(TRACE_LIMIT)), taken: 0, hash: 0 }
+    }
+
     /// Record that control passed to the block labelled `label`.
     pub fn push(&mut self, label: &str) {
         self.push_hashed(label, label_hash(label));
