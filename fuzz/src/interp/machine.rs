@@ -98,7 +98,8 @@ struct DBundle<'p> {
 /// raises when it issues (decoding depends only on the program).
 struct DBlock<'p> {
     block: &'p Block,
-    bundles: Vec<Result<DBundle<'p>, RunError>>,
+    /// Its bundles in [`Decoded::bundles`].
+    bundles: std::ops::Range<usize>,
     /// The registers of a `brnz` condition (what it waits for).
     cond_regs: Vec<Reg>,
     exits: Exits,
@@ -109,6 +110,8 @@ struct DBlock<'p> {
 pub struct Decoded<'p> {
     p: &'p Program,
     blocks: Vec<DBlock<'p>>,
+    /// Every bundle, block after block.
+    bundles: Vec<Result<DBundle<'p>, RunError>>,
     /// The ops of every decoded bundle, bundle after bundle.
     ops: Vec<DOp<'p>>,
     /// The registers every decoded bundle reads or writes.
@@ -199,15 +202,20 @@ impl<'p> Decoded<'p> {
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
         let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(3 * n));
         let mut blocks = Vec::with_capacity(p.blocks.len());
+        let mut bundles = Vec::with_capacity(p.blocks.iter().map(|b| b.bundles.len()).sum());
         for block in &p.blocks {
-            let bundles = block.bundles.iter().enumerate().map(|(i, b)| decode_bundle(p, block, i, b, &mut ops, &mut touched)).collect();
+            let first = bundles.len();
+            for (i, b) in block.bundles.iter().enumerate() {
+                bundles.push(decode_bundle(p, block, i, b, &mut ops, &mut touched));
+            }
+            let range = first..bundles.len();
             let cond_regs = match &block.term.kind {
                 TermKind::Brnz { cond, .. } => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
                 _ => Vec::new(),
             };
-            blocks.push(DBlock { block, bundles, cond_regs, exits: Exits::of(&block.term, &labels) });
+            blocks.push(DBlock { block, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels) });
         }
-        Decoded { p, blocks, ops, touched }
+        Decoded { p, blocks, bundles, ops, touched }
     }
 
     /// Run on `world` with `fuel`.
@@ -218,7 +226,7 @@ impl<'p> Decoded<'p> {
         let mut m = Machine::new(self.p, world, fuel);
         let mut b = 0;
         while let Some(block) = self.blocks.get(b) {
-            for bundle in &block.bundles {
+            for bundle in self.bundles.get(block.bundles.clone()).unwrap_or(&[]) {
                 match bundle {
                     Ok(bundle) => {
                         let ops = self.ops.get(bundle.ops.clone()).unwrap_or(&[]);
