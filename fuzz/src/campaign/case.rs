@@ -117,8 +117,9 @@ pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Pla
 fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, bytes: &mut gen::SeedStream, seeds: &[u64], times: &mut oracle::StageTimes) -> Result<(), Finding> {
     let (passed, prepared) = oracle::check_case_keeping(src, opts, &plan.vopts, seeds, times)?;
     if plan.roundtrip_every > 0 && index.is_multiple_of(plan.roundtrip_every) {
-        oracle::parse_roundtrip(schedra_ir::print::print(src).as_bytes())?;
-        oracle::parse_roundtrip(schedra_ir::print::print(&passed.compiled.program).as_bytes())?;
+        oracle::parse_roundtrip_printed(src, schedra_ir::print::print(src).as_bytes())?;
+        let out = &passed.compiled.program;
+        oracle::parse_roundtrip_printed(out, schedra_ir::print::print(out).as_bytes())?;
     }
     if plan.soundness_every > 0 && index.is_multiple_of(plan.soundness_every) {
         let mutant = bytes.draw(MUTATION_HINT, |u| mutate::mutate(&passed.compiled.program, u));
