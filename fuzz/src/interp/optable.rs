@@ -1,12 +1,12 @@
 //! Opcode name → description, per target: what `Target::op` finds, through
 //! a small hash table built once per target and process.
 //!
-//! Algorithm: a name of at most 16 bytes is packed, zero-padded, into one
-//! `u128`; with its length that is its key (the length keeps `"add"` and
-//! `"add\0"` apart). Keys live in an open-addressing table (linear probing,
-//! at most a quarter full) and are compared as two integers, which for
-//! short opcode names is much cheaper than hashing and comparing strings.
-//! A key is inserted only if absent, so a name the target's table spells
+//! Algorithm: a name of at most 16 bytes is packed into one `u128` (its
+//! first and last 4 or 8 bytes, which for a given length determine it);
+//! with its length that is its key. Keys live in an open-addressing table
+//! (linear probing, at most a quarter full) and are compared as two
+//! integers, which for short opcode names is much cheaper than hashing and
+//! comparing strings. A key is inserted only if absent, so a name the target's table spells
 //! twice finds its first row, as `Target::op` does. Names longer than 16
 //! bytes (none today) are looked up with `Target::op`.
 
@@ -19,11 +19,28 @@ const PACKED: usize = 16;
 /// A name's key: its length and its bytes, zero-padded.
 type Key = (usize, u128);
 
-/// The key of `name`, if it is short enough to pack.
+/// The key of `name`, if it is short enough to pack. Built from two
+/// (possibly overlapping) fixed-size loads of the front and back of the
+/// name, so no variable-length copy is needed; with the length they
+/// determine the name.
 fn key(name: &[u8]) -> Option<Key> {
-    let mut buf = [0u8; PACKED];
-    buf.get_mut(..name.len())?.copy_from_slice(name);
-    Some((name.len(), u128::from_le_bytes(buf)))
+    let n = name.len();
+    let bits = match n {
+        0 => 0,
+        1..=3 => name.iter().enumerate().fold(0u128, |k, (i, &b)| k | u128::from(b) << (8 * i)),
+        4..=8 => {
+            let front = u32::from_le_bytes(name.get(..4)?.try_into().ok()?);
+            let back = u32::from_le_bytes(name.get(n - 4..)?.try_into().ok()?);
+            u128::from(front) | u128::from(back) << 32
+        }
+        9..=PACKED => {
+            let front = u64::from_le_bytes(name.get(..8)?.try_into().ok()?);
+            let back = u64::from_le_bytes(name.get(n - 8..)?.try_into().ok()?);
+            u128::from(front) | u128::from(back) << 64
+        }
+        _ => return None,
+    };
+    Some((n, bits))
 }
 
 /// One target's opcodes by name: `slots.len()` is a power of two.
