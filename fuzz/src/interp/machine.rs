@@ -245,6 +245,10 @@ impl<'p> Decoded<'p> {
     }
 }
 
+/// How many ops of one bundle can take the fast path (the rest take the
+/// general one); bundles have at most a few ops.
+const FAST_OPS: usize = 32;
+
 /// The state of the simulated core. A register holding `None` has not been
 /// written since entry and holds the world's garbage word for it.
 struct Machine<'p> {
@@ -408,14 +412,18 @@ impl<'p> Machine<'p> {
     fn issue(&mut self, at: Loc<'p>, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
         self.wait_for(touched)?;
         self.land();
-        // Parallel reads: compute every op's action before applying any.
+        // Parallel reads: compute every op's result before applying any.
+        // A fast op's result is one word (`words[k]`, bit k of `fast`);
+        // any other op's is its action, in op order in `actions`.
         let mut actions = std::mem::take(&mut self.actions);
         actions.clear();
-        for d in ops {
+        let (mut words, mut fast) = ([0u32; FAST_OPS], 0u32);
+        for (k, d) in ops.iter().enumerate() {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
-            if let Some(w) = d.fast.and_then(|f| f.eval(|s| fast_word(world, regs, s))) {
-                actions.push(Action::Write(Words::one(w)));
+            if let (Some(w), Some(slot)) = (d.fast.and_then(|f| f.eval(|s| fast_word(world, regs, s))), words.get_mut(k)) {
+                *slot = w;
+                fast |= 1 << k;
                 continue;
             }
             exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
@@ -423,13 +431,33 @@ impl<'p> Machine<'p> {
             let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
             actions.push(action);
         }
-        // One action per op, in op order.
-        for (d, action) in ops.iter().zip(actions.drain(..)) {
-            self.apply(d, action, at)?;
+        let mut general = actions.drain(..);
+        for (k, d) in ops.iter().enumerate() {
+            match words.get(k).filter(|_| fast & (1 << k) != 0) {
+                Some(&w) => self.apply_word(d, w, at)?,
+                None => {
+                    if let Some(action) = general.next() {
+                        self.apply(d, action, at)?;
+                    }
+                }
+            }
         }
+        drop(general);
         self.actions = actions;
         self.now += 1;
         self.clock_ok()
+    }
+
+    /// Carry out a fast op's one-word result: what `apply` does with
+    /// `Action::Write` of that word.
+    fn apply_word(&mut self, d: &DOp<'p>, word: u32, at: Loc<'p>) -> Result<(), RunError> {
+        match d.dest {
+            Some(dest) if dest.size == 1 => {
+                let land = self.now + u64::from(d.desc.latency.max(1));
+                self.queue(Pending { land, reg: dest.base, word, at })
+            }
+            _ => self.apply(d, Action::Write(Words::one(word)), at),
+        }
     }
 
     /// Carry out one op's action: queue its writes, record its effect.
