@@ -349,8 +349,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         if self.cfg.redefine && !force_new && self.chance(20)? {
             let locked = &self.locked;
-            let redefinable = |d: &Def| matches!(d.loc, Loc::Virt(id) if !locked.contains(&id));
-            let n = self.scope.count(size, redefinable);
+            let n = self.scope.count_virt_except(size, locked);
             if n > 0 {
                 let k = self.pick(n)?;
                 let locked = &self.locked;

@@ -40,18 +40,20 @@ const ABSENT: u32 = u32::MAX;
 /// Invariant: each location appears at most once in `defs`; `virt_at[id]`
 /// is the index in `defs` of virtual register `id` ([`ABSENT`] if it is
 /// not there); `counts[s]` is the number of definitions of size `s` (for
-/// `s < COUNTED`).
+/// `s < COUNTED`) and `virt_counts[s]` the number of those that are
+/// virtual registers.
 #[derive(Clone, Debug, Default)]
 pub struct Scope {
     defs: Vec<Def>,
     virt_at: Vec<u32>,
     counts: [u32; COUNTED],
+    virt_counts: [u32; COUNTED],
 }
 
 impl Scope {
     /// An empty scope with room for `n` definitions.
     pub fn with_capacity(n: usize) -> Scope {
-        Scope { defs: Vec::with_capacity(n), virt_at: Vec::with_capacity(2 * n), counts: [0; COUNTED] }
+        Scope { defs: Vec::with_capacity(n), virt_at: Vec::with_capacity(2 * n), counts: [0; COUNTED], virt_counts: [0; COUNTED] }
     }
     /// A copy with room to grow (the generator keeps defining in it).
     pub fn snapshot(&self) -> Scope {
@@ -59,12 +61,12 @@ impl Scope {
         defs.extend_from_slice(&self.defs);
         let mut virt_at = Vec::with_capacity(self.virt_at.len() + 64);
         virt_at.extend_from_slice(&self.virt_at);
-        Scope { defs, virt_at, counts: self.counts }
+        Scope { defs, virt_at, counts: self.counts, virt_counts: self.virt_counts }
     }
     /// A scope of `defs` (each location at most once).
     fn of(defs: Vec<Def>) -> Scope {
         let top = defs.iter().filter_map(|d| if let Loc::Virt(id) = d.loc { Some(id as usize + 1) } else { None }).max().unwrap_or(0);
-        let mut s = Scope { defs, virt_at: Vec::with_capacity(top + 64), counts: [0; COUNTED] };
+        let mut s = Scope { defs, virt_at: Vec::with_capacity(top + 64), counts: [0; COUNTED], virt_counts: [0; COUNTED] };
         for i in 0..s.defs.len() {
             if let Some(&d) = s.defs.get(i) {
                 s.note(d, i);
@@ -78,6 +80,9 @@ impl Scope {
             *c += 1;
         }
         if let Loc::Virt(id) = d.loc {
+            if let Some(c) = self.virt_counts.get_mut(d.size as usize) {
+                *c += 1;
+            }
             let id = id as usize;
             if self.virt_at.len() <= id {
                 self.virt_at.resize(id + 1, ABSENT);
@@ -104,6 +109,9 @@ impl Scope {
             *c -= 1;
         }
         if let Loc::Virt(id) = old.loc {
+            if let Some(c) = self.virt_counts.get_mut(old.size as usize) {
+                *c -= 1;
+            }
             if let Some(x) = self.virt_at.get_mut(id as usize) {
                 *x = ABSENT;
             }
@@ -162,6 +170,16 @@ impl Scope {
             Some(&c) => c as usize,
             None => self.count(size, |_| true),
         }
+    }
+    /// How many virtual registers of `size` registers are defined whose id
+    /// is not in `except`: `count(size, |d| matches!(d.loc, Loc::Virt(id)
+    /// if !except.contains(&id)))` without the walk.
+    pub fn count_virt_except(&self, size: u8, except: &[u32]) -> usize {
+        let Some(&all) = self.virt_counts.get(size as usize) else {
+            return self.count(size, |d| matches!(d.loc, Loc::Virt(id) if !except.contains(&id)));
+        };
+        let defined = |(i, id): (usize, &u32)| !except.get(..i).unwrap_or(&[]).contains(id) && self.get(Loc::Virt(*id)).is_some_and(|d| d.size == size);
+        all as usize - except.iter().enumerate().filter(|&x| defined(x)).count()
     }
     /// `nth(size, k, |_| true)`, walking from the newer end when `k` is
     /// in the newer half.
@@ -227,6 +245,10 @@ mod tests {
                 assert_eq!((s.count_all(size), m.count_all(size)), (n, n));
                 for k in 0..=n {
                     assert_eq!(s.nth_any(size, k), s.nth(size, k, |_| true));
+                }
+                for except in [&[][..], &[1, 2], &[3, 3, 40], &[0, 1, 2, 3, 4, 5, 6]] {
+                    let walk = s.count(size, |d| matches!(d.loc, Loc::Virt(id) if !except.contains(&id)));
+                    assert_eq!(s.count_virt_except(size, except), walk);
                 }
             }
         }
