@@ -284,7 +284,7 @@ pub fn source_outcomes(src: &Program, seeds: &[u64]) -> Result<Vec<Outcome>, Fin
 pub fn source_outcomes_prepared(src: &Program, prepared: &interp::Prepared, seeds: &[u64]) -> Result<Vec<Outcome>, Finding> {
     let mut outs = Vec::with_capacity(seeds.len());
     for &seed in seeds {
-        match run_prepared(src, &prepared, seed, SOURCE_FUEL)? {
+        match run_prepared(src, prepared, seed, SOURCE_FUEL)? {
             Ok(o) => outs.push(o),
             Err(e) => {
                 let rule = normalize(&e.to_string(), Some(src.target));
