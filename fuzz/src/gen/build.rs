@@ -56,24 +56,28 @@ pub struct Gen<'a, 'u> {
 /// `format!("{prefix}{n}")` writes it, without the formatting machinery
 /// (the generator names every register and label this way).
 fn decimal(prefix: &str, n: u32) -> String {
-    let mut digits = [0u8; 10];
-    let mut start = digits.len();
-    let mut rest = n;
-    loop {
-        start -= 1;
-        if let Some(d) = digits.get_mut(start) {
-            *d = b'0' + (rest % 10) as u8;
-        }
-        rest /= 10;
-        if rest == 0 || start == 0 {
-            break;
-        }
+    let mut s = String::with_capacity(prefix.len() + 10);
+    if !prefix.is_empty() {
+        s.push_str(prefix);
     }
-    let digits = digits.get(start..).unwrap_or(&[]);
-    let mut s = String::with_capacity(prefix.len() + digits.len());
-    s.push_str(prefix);
-    for &d in digits {
-        s.push(char::from(d));
+    let digit = |d: u32| char::from(b'0' + (d % 10) as u8);
+    // Most names have one or two digits.
+    if n < 10 {
+        s.push(digit(n));
+        return s;
+    }
+    if n < 100 {
+        s.push(digit(n / 10));
+        s.push(digit(n));
+        return s;
+    }
+    let mut power = 1u32;
+    while power <= n / 10 {
+        power *= 10;
+    }
+    while power > 0 {
+        s.push(digit(n / power));
+        power /= 10;
     }
     s
 }
