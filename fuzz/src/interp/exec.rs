@@ -126,6 +126,7 @@ impl Fast {
 
     /// The result word, reading each operand with `word` (`None` from
     /// `word`: not one word here, take the general path).
+    #[inline]
     pub fn eval(&self, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
         let [s0, s1, s2] = self.srcs;
         let a = word(s0)?;

@@ -363,9 +363,13 @@ impl State {
         match s {
             FastSrc::Const(c) => Some(c),
             FastSrc::Reg(r) => Some(self.phys_word(r)),
-            FastSrc::Slot(slot) => match self.vregs.get(slot as usize)?.as_ref()?.as_slice() {
-                [w] => Some(*w),
-                _ => None,
+            FastSrc::Slot(slot) => match self.vregs.get(slot as usize)?.as_ref()? {
+                Words::Inline { len: 1, w: [w, ..] } => Some(*w),
+                Words::Inline { .. } => None,
+                Words::Heap(v) => match v.as_slice() {
+                    [w] => Some(*w),
+                    _ => None,
+                },
             },
         }
     }
