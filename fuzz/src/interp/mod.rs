@@ -130,21 +130,71 @@ impl Fuel {
     }
 }
 
+/// The number a name spells if it is a plain decimal number below `below`
+/// (digits only, no leading zero: `"7"` and `"07"` are different names,
+/// so only one of them may take the number).
+pub(crate) fn plain_number(name: &str, below: u32) -> Option<u32> {
+    let b = name.as_bytes();
+    if b.is_empty() || b.len() > 9 || (b.len() > 1 && b.first() == Some(&b'0')) {
+        return None;
+    }
+    let mut n = 0u32;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u32::from(c - b'0');
+    }
+    (n < below).then_some(n)
+}
+
 /// A program's labels resolved: each label's block index (first wins;
 /// labels are unique in valid programs) and each block's
-/// [`trace::label_hash`].
+/// [`trace::label_hash`]. Labels `b<number>` (the generator's and the
+/// compiler's) are found through the dense table `by_number`, any other
+/// label through `index`.
 pub(crate) struct Labels<'p> {
+    by_number: Vec<usize>,
     index: FxHashMap<&'p str, usize>,
     hashes: Vec<u64>,
 }
 
+/// No block: an entry of [`Labels::by_number`] not taken.
+const NO_BLOCK: usize = usize::MAX;
+
+impl Labels<'_> {
+    /// The number of a label `b<number>` below the table's bound.
+    fn number(&self, label: &str) -> Option<usize> {
+        let digits = label.strip_prefix('b')?;
+        plain_number(digits, self.by_number.len() as u32).map(|n| n as usize)
+    }
+    /// The block labelled `label` (the first, if several are).
+    fn get(&self, label: &str) -> Option<usize> {
+        match self.number(label) {
+            Some(n) => self.by_number.get(n).copied().filter(|&i| i != NO_BLOCK),
+            None => self.index.get(label).copied(),
+        }
+    }
+}
+
 /// Resolve the labels of `p`.
 pub(crate) fn label_map(p: &Program) -> Labels<'_> {
-    let mut index = FxHashMap::with_capacity_and_hasher(p.blocks.len(), Default::default());
+    let bound = (2 * p.blocks.len() + 16).min(1 << 20);
+    let mut labels = Labels { by_number: vec![NO_BLOCK; bound], index: FxHashMap::default(), hashes: Vec::with_capacity(p.blocks.len()) };
     for (i, b) in p.blocks.iter().enumerate() {
-        index.entry(b.label.as_str()).or_insert(i);
+        match labels.number(&b.label) {
+            Some(n) => {
+                if let Some(slot) = labels.by_number.get_mut(n).filter(|s| **s == NO_BLOCK) {
+                    *slot = i;
+                }
+            }
+            None => {
+                labels.index.entry(b.label.as_str()).or_insert(i);
+            }
+        }
+        labels.hashes.push(trace::label_hash(&b.label));
     }
-    Labels { index, hashes: p.blocks.iter().map(|b| trace::label_hash(&b.label)).collect() }
+    labels
 }
 
 /// The blocks a terminator can pass control to, resolved once per program:
@@ -163,7 +213,7 @@ impl Exits {
     /// Resolve the labels of `term` with `labels`.
     pub(crate) fn of(term: &schedra_ir::Terminator, labels: &Labels) -> Exits {
         use schedra_ir::TermKind;
-        let find = |l: &String| labels.index.get(l.as_str()).copied();
+        let find = |l: &String| labels.get(l);
         // The block a label resolves to carries that very label.
         let hash = |i: Option<usize>| i.and_then(|i| labels.hashes.get(i)).copied().unwrap_or(0);
         let (first, second) = match &term.kind {
@@ -222,6 +272,20 @@ mod tests {
             Ok(o) => format!("{}{:?}", o.effects, o.trace),
             Err(e) => format!("error: {e}"),
         }
+    }
+
+    #[test]
+    fn labels_resolve_as_a_map_would() {
+        let p = parse_text("target v3d71\nb0:\n jmp b01\nb01:\n jmp loop\nloop:\n jmp b999999\nb999999:\n jmp b1\nb1:\n jmp b3\nb3:\n end\n");
+        let labels = label_map(&p);
+        for (i, b) in p.blocks.iter().enumerate() {
+            assert_eq!(labels.get(&b.label), Some(i), "{}", b.label);
+            assert_eq!(labels.hashes.get(i), Some(&trace::label_hash(&b.label)));
+        }
+        for missing in ["b2", "b00", "b", "c1", "b4294967296", ""] {
+            assert_eq!(labels.get(missing), None, "{missing}");
+        }
+        assert_eq!((plain_number("12", 13), plain_number("12", 12), plain_number("012", 99), plain_number("0", 1)), (Some(12), None, None, Some(0)));
     }
 
     #[test]

@@ -21,7 +21,7 @@
 use super::exec::{self, Action, Arg, Channel, Fast, FastSrc};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, op_desc, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use super::{label_map, op_desc, plain_number, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use rustc_hash::FxHashMap;
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
@@ -75,33 +75,12 @@ pub struct Decoded<'p> {
     phys: usize,
 }
 
-/// Names that are plain decimal numbers below this are numbered through a
-/// dense table instead of the map.
-const DENSE: u32 = 1 << 16;
-
-/// The number a register name spells if it is a plain decimal number
-/// below [`DENSE`] (digits only, no leading zero: `"7"` and `"07"` are
-/// different names, so only one of them may take the number).
-fn plain_number(name: &str) -> Option<u32> {
-    let b = name.as_bytes();
-    if b.is_empty() || b.len() > 5 || (b.len() > 1 && b.first() == Some(&b'0')) {
-        return None;
-    }
-    let mut n = 0u32;
-    for &c in b {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        n = n * 10 + u32::from(c - b'0');
-    }
-    (n < DENSE).then_some(n)
-}
-
 /// Numbers virtual register names in order of first appearance: names
-/// that are plain numbers (the generator's, the compiler's) through the
+/// that are plain numbers below `dense` (the generator's) through the
 /// dense table `by_number`, any other name through `map`.
 #[derive(Default)]
 struct Slots<'p> {
+    dense: u32,
     by_number: Vec<u32>,
     map: FxHashMap<&'p str, u32>,
     /// How many slots are numbered.
@@ -125,7 +104,7 @@ impl<'p> Slots<'p> {
     /// appearance).
     fn name(&mut self, name: &'p str) -> u32 {
         let next = self.count;
-        let slot = match plain_number(name) {
+        let slot = match plain_number(name, self.dense) {
             Some(n) => {
                 if self.by_number.len() <= n as usize {
                     self.by_number.resize(n as usize + 1, NO_SLOT);
@@ -157,9 +136,10 @@ impl<'p> Slots<'p> {
 impl<'p> Decoded<'p> {
     /// Decode `p` (never fails: an unknown opcode or label fails when run).
     pub fn new(p: &'p Program) -> Decoded<'p> {
-        let mut slots = Slots::default();
         let n: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
-        slots.by_number.reserve(p.inputs.len() + n);
+        // Room for names up to a few times the number of definitions.
+        let dense = (4 * (p.inputs.len() + n) + 64).min(1 << 20) as u32;
+        let mut slots = Slots { dense, by_number: Vec::with_capacity(p.inputs.len() + n), ..Slots::default() };
         let labels = label_map(p);
         let mut inputs = Vec::with_capacity(p.inputs.len());
         for input in &p.inputs {
