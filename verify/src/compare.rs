@@ -70,7 +70,10 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, timeout_ms: u64)
     let succs = successors(src);
     let live = liveness(&code, &succs);
     let (src_labels, mach_labels) = (Labels::of(src), Labels::of(mach));
-    let mut terms = Terms::new();
+    // Room for the terms of about four visits per op (most blocks are
+    // visited once or twice; each visit makes a term or two per op).
+    let ops = src.op_count() + mach.op_count();
+    let mut terms = Terms::with_capacity(4 * ops + 64);
     terms.set_namer(namer(src, Rc::clone(&vregs)));
     let sym_at = src.blocks.iter().enumerate().map(|(b, sb)| src_labels.index(&sb.label).unwrap_or(b) as u32).collect();
     let mut c = Checker {

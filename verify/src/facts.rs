@@ -31,16 +31,24 @@ pub struct Facts {
 
 /// Sort by key and keep one entry per key: the one pushed last.
 fn by_key_last<K: Ord + Copy>(mut v: Vec<(K, Term)>) -> Vec<(K, Term)> {
-    // A stable sort keeps equal keys in push order; keep the last of each.
+    // A stable sort keeps equal keys in push order; keep the last of each
+    // (in place: `kept` entries are final).
     v.sort_by_key(|(k, _)| *k);
-    let mut out: Vec<(K, Term)> = Vec::with_capacity(v.len());
-    for (k, t) in v {
-        match out.last_mut() {
+    let mut kept: usize = 0;
+    for i in 0..v.len() {
+        let Some(&(k, t)) = v.get(i) else { break };
+        match kept.checked_sub(1).and_then(|j| v.get_mut(j)) {
             Some(last) if last.0 == k => last.1 = t,
-            _ => out.push((k, t)),
+            _ => {
+                if let Some(slot) = v.get_mut(kept) {
+                    *slot = (k, t);
+                }
+                kept += 1;
+            }
         }
     }
-    out
+    v.truncate(kept);
+    v
 }
 
 /// The entries of two key-sorted lists that both have, with the same term.

@@ -759,6 +759,8 @@ pub struct MachScratch {
     /// `run.entry` first).
     cur: RegTable<(Term, Option<WriteId>)>,
     pending: Vec<WriteId>,
+    /// The writes landing at one cycle (scratch of `land`).
+    due: Vec<WriteId>,
     ready: RegTable<u64>,
     bundle: BundleScratch,
 }
@@ -809,7 +811,8 @@ impl<'a> Machine<'a> {
         if !self.s.pending.iter().any(|w| lands(w) <= cycle) {
             return;
         }
-        let mut due: Vec<WriteId> = Vec::new();
+        let mut due = std::mem::take(&mut self.s.due);
+        due.clear();
         self.s.pending.retain(|&w| {
             let land = self.run.writes.get(w).map(|e| e.land).unwrap_or(0);
             if land <= cycle {
@@ -820,11 +823,12 @@ impl<'a> Machine<'a> {
             }
         });
         due.sort_by_key(|&w| (self.run.writes.get(w).map(|e| e.land).unwrap_or(0), w));
-        for w in due {
+        for &w in &due {
             if let Some(e) = self.run.writes.get(w) {
                 self.s.cur.set(e.reg, (e.term, Some(w)));
             }
         }
+        self.s.due = due;
     }
 
     /// A register's current contents and the write they came from.

@@ -150,6 +150,19 @@ impl Terms {
         Terms::default()
     }
 
+    /// An empty arena with room for about `n` terms and `n / 4` symbols
+    /// before its tables grow.
+    pub fn with_capacity(n: usize) -> Terms {
+        Terms {
+            nodes: Vec::with_capacity(n),
+            closed: Vec::with_capacity(n),
+            index: hashbrown::HashTable::with_capacity(n),
+            names: Vec::with_capacity(n / 4),
+            by_key: FxHashMap::with_capacity_and_hasher(n / 4, Default::default()),
+            ..Terms::default()
+        }
+    }
+
     /// Number of distinct terms built so far.
     pub fn len(&self) -> usize {
         self.nodes.len()
