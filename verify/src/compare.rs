@@ -14,7 +14,7 @@
 //! by syntax or by an `unsat` answer, and the entry facts used are a
 //! fixpoint (re-checked here after the iteration).
 
-use crate::dataflow::{describe_var, enter, exit_facts, fixpoint, input_facts, liveness, successors, Facts, Liveness};
+use crate::dataflow::{describe_var, enter, exit_facts, ExitLocs, fixpoint, input_facts, liveness, successors, Facts, Liveness};
 use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
@@ -195,12 +195,14 @@ impl Checker<'_> {
             Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env),
             None => MachRun::default(),
         };
-        let mut exits = Vec::new();
-        let succs = self.succs.get(b).cloned().unwrap_or_default();
-        for succ in succs {
+        let n = self.succs.get(b).map(Vec::len).unwrap_or(0);
+        let mut exits = Vec::with_capacity(n);
+        let locs = ExitLocs::of(&self.terms, &m);
+        for k in 0..n {
+            let Some(&succ) = self.succs.get(b).and_then(|s| s.get(k)) else { continue };
             let live = self.live.live_in.get(succ).map(Vec::as_slice).unwrap_or(&[]);
             let smt = &mut self.smt;
-            let f = exit_facts(&mut self.terms, &s, &m, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
+            let f = exit_facts(&mut self.terms, &s, &m, &locs, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
             exits.push((succ, f));
         }
         ((s, m), exits)

@@ -280,29 +280,48 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
     (env, names, mach_env)
 }
 
+/// What a machine run leaves in its locations, for [`exit_facts`]: every
+/// (term, location) pair sorted (the holders of a term are one run of it)
+/// and the locations holding closed terms. Computed once per run, shared
+/// by its successors.
+pub struct ExitLocs {
+    by_term: Vec<(Term, Loc)>,
+    closed: Vec<(Loc, Term)>,
+}
+
+impl ExitLocs {
+    /// The locations of `mach` at the end of its block.
+    pub fn of(terms: &Terms, mach: &MachRun) -> ExitLocs {
+        let mut by_term: Vec<(Term, Loc)> = Vec::with_capacity(mach.regs.len() + mach.mem.len());
+        let mut closed = Vec::with_capacity(mach.regs.len());
+        let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
+        for (loc, t) in locs {
+            by_term.push((t, loc));
+            if terms.closed(t) {
+                closed.push((loc, t));
+            }
+        }
+        by_term.sort_unstable();
+        ExitLocs { by_term, closed }
+    }
+}
+
 /// The facts at the end of a block, for the successor whose live-in set is
-/// `live`: which location holds each live variable, and the closed terms.
-/// `equal` decides equality of terms that differ syntactically (the solver);
-/// it is asked only about variables no location holds syntactically.
+/// `live` (variable numbers): which location holds each live variable, and
+/// the closed terms. `locs` are [`ExitLocs::of`] the machine run.
+/// `equal` decides equality of terms that differ syntactically (the
+/// solver); it is asked only about variables no location holds
+/// syntactically.
 pub fn exit_facts(
     terms: &mut Terms,
     src_run: &SrcRun,
     mach: &MachRun,
+    locs: &ExitLocs,
     live: &[u32],
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
-    let (mut held, mut loc_closed, mut var_closed) = (Vec::with_capacity(2 * live.len()), Vec::with_capacity(mach.regs.len()), Vec::with_capacity(live.len()));
-    // (term, location) for every location, sorted: the holders of a term
-    // are one run of it.
-    let mut by_term: Vec<(Term, Loc)> = Vec::with_capacity(mach.regs.len() + mach.mem.len());
-    let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
-    for (loc, t) in locs {
-        by_term.push((t, loc));
-        if terms.closed(t) {
-            loc_closed.push((loc, t));
-        }
-    }
-    by_term.sort_unstable();
+    let (mut held, mut var_closed) = (Vec::with_capacity(2 * live.len()), Vec::with_capacity(live.len()));
+    let by_term = &locs.by_term;
     let mut written: Option<Vec<(Loc, Term)>> = None;
     for &i in live {
         let Some(t) = src_run.exit.get(i) else { continue };
@@ -323,7 +342,7 @@ pub fn exit_facts(
             }
         }
     }
-    Facts::from_parts(held, loc_closed, var_closed)
+    Facts::from_parts(held, locs.closed.clone(), var_closed)
 }
 
 /// Locations the block wrote, with their final terms (most recent first).
