@@ -49,20 +49,34 @@ impl Vregs {
     /// one its input or its definitions give (a definition without a size
     /// suffix counts as one word); `None` for a register never defined.
     pub fn of(p: &Program) -> Vregs {
+        // Distinct names first (a name is named many times), then sorted.
         let mut names: Vec<&str> = Vec::new();
+        let mut seen: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
+        fn add<'p>(n: &'p str, names: &mut Vec<&'p str>, seen: &mut hashbrown::HashTable<u32>) {
+            let h = name_hash(n);
+            if seen.find(h, |i| names.get(*i as usize) == Some(&n)).is_none() {
+                seen.insert_unique(h, names.len() as u32, |i| names.get(*i as usize).map(|m| name_hash(m)).unwrap_or(0));
+                names.push(n);
+            }
+        }
         for i in &p.inputs {
-            names.extend(i.vreg.as_ref().map(|v| v.name.as_str()));
+            if let Some(v) = &i.vreg {
+                add(&v.name, &mut names, &mut seen);
+            }
         }
         for b in &p.blocks {
             for inst in &b.insts {
-                names.extend(inst.dest.iter().chain(&inst.srcs).filter_map(Operand::virt).map(|v| v.name.as_str()));
+                for v in inst.dest.iter().chain(&inst.srcs).filter_map(Operand::virt) {
+                    add(&v.name, &mut names, &mut seen);
+                }
             }
             if let TermKind::Brnz { cond, .. } = &b.term.kind {
-                names.extend(cond.virt().map(|v| v.name.as_str()));
+                if let Some(v) = cond.virt() {
+                    add(&v.name, &mut names, &mut seen);
+                }
             }
         }
         names.sort_unstable();
-        names.dedup();
         let mut by_name = hashbrown::HashTable::with_capacity(names.len());
         for (i, n) in names.iter().enumerate() {
             by_name.insert_unique(name_hash(n), VregId(i as u32), |id: &VregId| names.get(id.0 as usize).map(|n| name_hash(n)).unwrap_or(0));

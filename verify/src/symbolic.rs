@@ -987,12 +987,13 @@ impl<'a> Machine<'a> {
 }
 
 /// The registers a machine op writes (explicit or implicit destination).
-pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> Vec<Reg> {
-    match desc.dest {
-        Dest::Explicit => inst.dest.as_ref().and_then(Operand::phys).map(|p| p.regs().collect()).unwrap_or_default(),
-        Dest::Implicit(r) => vec![r],
-        Dest::None => Vec::new(),
-    }
+pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> impl Iterator<Item = Reg> {
+    let run = match desc.dest {
+        Dest::Explicit => inst.dest.as_ref().and_then(Operand::phys),
+        Dest::Implicit(r) => Some(PhysReg::one(r)),
+        Dest::None => None,
+    };
+    run.into_iter().flat_map(|p| p.regs())
 }
 
 /// Run block `b` of `code` from `entry` (terms of the known locations at
