@@ -86,6 +86,27 @@ pub struct SrcCode {
     /// Every variable the program can name, sorted: variable number `i`
     /// is `universe[i]`, so numbers order as the variables do.
     universe: Vec<Var>,
+    /// `order_key` of each variable of `universe`.
+    keys: Vec<u64>,
+}
+
+/// A `u64` that orders as the variables do (`Var`'s derived order:
+/// variant, then fields), for sorting and searching with integer compares.
+fn order_key(v: Var) -> u64 {
+    match v {
+        Var::V(id, w) => (u64::from(id.0) << 8) | u64::from(w),
+        Var::P(r) => (1 << 40) | u64::from(r),
+        Var::S(s) => (2 << 40) | u64::from(s),
+    }
+}
+
+/// The variable of an [`order_key`].
+fn from_order_key(k: u64) -> Var {
+    match k >> 40 {
+        0 => Var::V(crate::ids::VregId((k >> 8) as u32), k as u8),
+        1 => Var::P(k as schedra_ir::Reg),
+        _ => Var::S(k as u32),
+    }
 }
 
 /// Every (register, variable) pair the program's inputs name at entry:
@@ -152,12 +173,12 @@ impl SrcCode {
             c.blocks.push(SrcBlock { insts: Span::of(first, c.insts.len()), cond });
         }
         input_vars(p, vregs, |_, v| extra.push(v));
-        let mut universe = raw.clone();
-        universe.extend(extra);
-        universe.sort_unstable();
-        universe.dedup();
-        c.vars = raw.iter().map(|v| universe.binary_search(v).unwrap_or(0) as u32).collect();
-        c.universe = universe;
+        let mut keys: Vec<u64> = raw.iter().chain(&extra).map(|v| order_key(*v)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        c.vars = raw.iter().map(|v| keys.binary_search(&order_key(*v)).unwrap_or(0) as u32).collect();
+        c.universe = keys.iter().map(|k| from_order_key(*k)).collect();
+        c.keys = keys;
         c
     }
 
@@ -178,7 +199,7 @@ impl SrcCode {
     /// The number of a variable (`None` for a variable the program cannot
     /// name).
     pub fn ix(&self, v: &Var) -> Option<u32> {
-        self.universe.binary_search(v).ok().map(|i| i as u32)
+        self.keys.binary_search(&order_key(*v)).ok().map(|i| i as u32)
     }
 
     /// The variable of a number (a scratch slot past `u32::MAX` for a
@@ -255,5 +276,21 @@ impl SrcCode {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::VregId;
+
+    #[test]
+    fn order_keys_order_as_variables_and_round_trip() {
+        let mut vars = vec![Var::S(u32::MAX), Var::P(7), Var::V(VregId(u32::MAX), 255), Var::V(VregId(3), 1), Var::V(VregId(3), 0), Var::P(0), Var::S(0), Var::V(VregId(4), 0)];
+        let mut by_key = vars.clone();
+        vars.sort();
+        by_key.sort_by_key(|v| order_key(*v));
+        assert_eq!(vars, by_key);
+        assert!(vars.iter().all(|v| from_order_key(order_key(*v)) == *v));
     }
 }
