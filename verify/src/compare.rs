@@ -14,7 +14,7 @@
 //! by syntax or by an `unsat` answer, and the entry facts used are a
 //! fixpoint (re-checked here after the iteration).
 
-use crate::dataflow::{describe_var, enter, exit_facts, ExitLocs, fixpoint, input_facts, liveness, successors, Facts, Liveness};
+use crate::dataflow::{describe_var, enter, exit_facts, EnterScratch, ExitLocs, fixpoint, input_facts, liveness, successors, Facts, Liveness};
 use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
@@ -22,7 +22,7 @@ use crate::ids::Vregs;
 use crate::labels::Labels;
 use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
-use crate::symbolic::{namer, run_machine, MachScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::symbolic::{namer, run_machine, MachScratch, SrcScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
 use std::collections::BTreeSet;
@@ -49,6 +49,9 @@ struct Checker<'a> {
     code: SrcCode,
     mcode: MachCode,
     mscratch: MachScratch,
+    sscratch: SrcScratch,
+    escratch: EnterScratch,
+    locs: ExitLocs,
     /// Per source block, the machine block of the same label.
     mach_of: Vec<Option<usize>>,
     live: Liveness,
@@ -86,6 +89,9 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, timeout_ms: u64)
         code,
         mcode,
         mscratch: MachScratch::default(),
+        sscratch: SrcScratch::default(),
+        escratch: EnterScratch::default(),
+        locs: ExitLocs::default(),
         mach_of: src.blocks.iter().map(|sb| mach_labels.index(&sb.label)).collect(),
         live,
         succs,
@@ -189,20 +195,20 @@ impl Checker<'_> {
         }
         let live_in = self.live.live_in.get(b).map(Vec::as_slice).unwrap_or(&[]);
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
-        let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in);
-        let s = run_source(&mut self.terms, &self.code, b, at, src_env, names);
+        let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in, &mut self.escratch);
+        let s = run_source(&mut self.terms, &self.code, b, at, src_env, names, &mut self.sscratch);
         let m = match self.mach_of.get(b).copied().flatten() {
             Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env),
             None => MachRun::default(),
         };
         let n = self.succs.get(b).map(Vec::len).unwrap_or(0);
         let mut exits = Vec::with_capacity(n);
-        let locs = ExitLocs::of(&self.terms, &m);
+        self.locs.fill(&self.terms, &m);
         for k in 0..n {
             let Some(&succ) = self.succs.get(b).and_then(|s| s.get(k)) else { continue };
             let live = self.live.live_in.get(succ).map(Vec::as_slice).unwrap_or(&[]);
             let smt = &mut self.smt;
-            let f = exit_facts(&mut self.terms, &s, &m, &locs, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
+            let f = exit_facts(&mut self.terms, &s, &m, &self.locs, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
             exits.push((succ, f));
         }
         ((s, m), exits)

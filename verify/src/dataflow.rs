@@ -193,6 +193,14 @@ pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
     crate::symbolic::var_label(p, vregs, v)
 }
 
+/// The tables of [`enter`], kept between calls (one allocation each per
+/// verification instead of per block visit).
+#[derive(Default)]
+pub struct EnterScratch {
+    parent: Vec<u32>,
+    class_term: Vec<Option<Term>>,
+}
+
 /// The class representative of variable number `v` in a union-find forest.
 fn find(parent: &[u32], v: u32) -> u32 {
     let mut cur = v;
@@ -214,47 +222,52 @@ fn find(parent: &[u32], v: u32) -> u32 {
 /// what an untouched location holds. The union-find and the class terms
 /// are tables indexed by variable number. `at` is the block's id for its
 /// symbols (see [`crate::symbolic::namer`]).
-pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32]) -> (Env, Vec<(Var, Term)>, MachEntry) {
+/// `scratch` holds the tables between calls.
+#[allow(clippy::too_many_arguments)]
+pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32], scratch: &mut EnterScratch) -> (Env, Vec<(Var, Term)>, MachEntry) {
     let u = code.universe().len();
     // Union-find over variables that share a location.
-    let mut parent: Vec<u32> = (0..u as u32).collect();
+    let EnterScratch { parent, class_term } = scratch;
+    parent.clear();
+    parent.extend(0..u as u32);
     let groups = || facts.held().chunk_by(|a, b| a.0 == b.0);
     for group in groups() {
         let mut it = group.iter().map(|(_, v)| *v);
         if let Some(first) = it.next() {
-            let root = find(&parent, first);
+            let root = find(parent, first);
             for v in it {
-                let r = find(&parent, v);
+                let r = find(parent, v);
                 if let Some(slot) = parent.get_mut(r as usize).filter(|_| r != root) {
                     *slot = root;
                 }
             }
         }
     }
-    let mut class_term: Vec<Option<Term>> = vec![None; u];
+    class_term.clear();
+    class_term.resize(u, None);
     let set_once = |class_term: &mut Vec<Option<Term>>, v: u32, t: Term| {
         if let Some(slot) = class_term.get_mut(v as usize) {
             slot.get_or_insert(t);
         }
     };
     for (v, t) in facts.closed_vars() {
-        set_once(&mut class_term, find(&parent, *v), *t);
+        set_once(class_term, find(parent, *v), *t);
     }
     // A location that holds a class on every path and equals a closed term
     // on every path makes the whole class equal to that term.
     for group in groups() {
         let Some(&(loc, v)) = group.first() else { continue };
         if let Some(t) = facts.loc_closed(&loc) {
-            set_once(&mut class_term, find(&parent, v), t);
+            set_once(class_term, find(parent, v), t);
         }
     }
     let mut class_of = |terms: &mut Terms, v: u32| -> Term {
-        let r = find(&parent, v);
+        let r = find(parent, v);
         if let Some(t) = class_term.get(r as usize).copied().flatten() {
             return t;
         }
         let t = terms.symbol_for(code.var(r).entry_key(vregs), at, false);
-        set_once(&mut class_term, r, t);
+        set_once(class_term, r, t);
         t
     };
     let mut env = Env::new(u);
@@ -284,6 +297,7 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
 /// (term, location) pair sorted (the holders of a term are one run of it)
 /// and the locations holding closed terms. Computed once per run, shared
 /// by its successors.
+#[derive(Default)]
 pub struct ExitLocs {
     by_term: Vec<(Term, Loc)>,
     closed: Vec<(Loc, Term)>,
@@ -292,8 +306,16 @@ pub struct ExitLocs {
 impl ExitLocs {
     /// The locations of `mach` at the end of its block.
     pub fn of(terms: &Terms, mach: &MachRun) -> ExitLocs {
-        let mut by_term: Vec<(Term, Loc)> = Vec::with_capacity(mach.regs.len() + mach.mem.len());
-        let mut closed = Vec::with_capacity(mach.regs.len());
+        let mut l = ExitLocs::default();
+        l.fill(terms, mach);
+        l
+    }
+
+    /// [`ExitLocs::of`] into `self` (keeping its room).
+    pub fn fill(&mut self, terms: &Terms, mach: &MachRun) {
+        let ExitLocs { by_term, closed } = self;
+        by_term.clear();
+        closed.clear();
         let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
         for (loc, t) in locs {
             by_term.push((t, loc));
@@ -302,7 +324,6 @@ impl ExitLocs {
             }
         }
         by_term.sort_unstable();
-        ExitLocs { by_term, closed }
     }
 }
 

@@ -323,6 +323,13 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
     }
 }
 
+/// The source simulator's operand and outcome lists, kept between runs.
+#[derive(Default)]
+pub struct SrcScratch {
+    args: Args,
+    out: Vec<Term>,
+}
+
 /// An effect of the source program.
 #[derive(Clone, Debug)]
 pub struct SrcEffect {
@@ -472,22 +479,22 @@ impl TermName {
 /// variables by number; `entry` lists them with their variables, for
 /// names). Variables read before any definition and not in `env` read as
 /// junk. `at` is the block's id for its symbols (see [`namer`]).
-pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env, entry: Vec<(Var, Term)>) -> SrcRun {
+/// `scratch` holds the operand lists between calls.
+pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env, entry: Vec<(Var, Term)>, scratch: &mut SrcScratch) -> SrcRun {
     let Some(block) = code.block(b) else { return SrcRun { entry, exit: env, ..SrcRun::default() } };
     let insts = code.insts(block);
     let mut run = SrcRun { entry, exit: env, defs: Vec::with_capacity(insts.len()), ..SrcRun::default() };
-    let mut args = Args::default();
-    let mut out = Vec::new();
+    let SrcScratch { args, out } = scratch;
     for (i, inst) in insts.iter().enumerate() {
         let Some(desc) = inst.desc else { continue };
         args.clear();
         for a in code.args(inst) {
-            src_operand(terms, &mut run, code, a, at, &mut args);
+            src_operand(terms, &mut run, code, a, at, args);
             args.end();
         }
         let dest = code.dest(inst);
         out.clear();
-        match outcome(terms, desc, inst.idx, &args, dest.len(), &mut out) {
+        match outcome(terms, desc, inst.idx, args, dest.len(), out) {
             Shape::Write => {}
             Shape::Load(off, n) => {
                 for w in 0..n as u32 {
@@ -511,7 +518,7 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env
             }
             Shape::Nothing => continue,
         }
-        for (w, (var, t)) in dest.iter().zip(&out).enumerate() {
+        for (w, (var, t)) in dest.iter().zip(out.iter()).enumerate() {
             if let Some(n) = &inst.dest_name {
                 let word = (dest.len() > 1).then_some(w as u8);
                 run.defs.push((*t, TermName::Dest(n.clone(), word), inst.line));
@@ -521,7 +528,7 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env
     }
     if let Some(cond) = &block.cond {
         args.clear();
-        src_operand(terms, &mut run, code, cond, at, &mut args);
+        src_operand(terms, &mut run, code, cond, at, args);
         args.end();
         run.cond = args.get(0).first().copied();
     }
