@@ -294,7 +294,8 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
 }
 
 /// What a machine run leaves in its locations, for [`exit_facts`]: every
-/// (term, location) pair sorted (the holders of a term are one run of it)
+/// (term, location) pair grouped by term (the holders of a term are one
+/// run of it)
 /// and the locations holding closed terms. Computed once per run, shared
 /// by its successors.
 #[derive(Default)]
@@ -323,7 +324,9 @@ impl ExitLocs {
                 closed.push((loc, t));
             }
         }
-        by_term.sort_unstable();
+        // Grouped by term only: the holders of a term go into `held`, which
+        // `Facts::from_parts` sorts.
+        by_term.sort_unstable_by_key(|(t, _)| *t);
     }
 }
 
