@@ -124,22 +124,21 @@ fn bundle_block(
     hints: &Hints,
 ) -> Result<Block, CompileError> {
     let plain = lower_insts(target, std::mem::take(&mut b.insts), opts)?;
-    let b = &b;
-    let reads = term_reads(b);
+    let reads = term_reads(&b);
     let forwarded = if would_forward(&plain, live_out, &reads) {
         forward_implicit_copies(target, plain.clone(), live_out, &reads, opts)
     } else {
         Vec::new()
     };
-    let mut best = schedule_block(target, b, plain, opts, hints)?;
+    let mut best = schedule_block(target, &b, plain, opts, hints)?;
     if !forwarded.is_empty() && forwarded.len() < best.0.len() {
-        let other = schedule_block(target, b, forwarded, opts, hints)?;
+        let other = schedule_block(target, &b, forwarded, opts, hints)?;
         if other.1.bundles.len() < best.1.bundles.len() {
             best = other;
         }
     }
     let (ops, s, at) = best;
-    let marker = end_marker_of(target, b)?;
+    let marker = end_marker_of(target, &b)?;
     let mut bundles: Vec<Bundle> = Vec::new();
     let mut insts: Vec<Option<Inst>> = ops.into_iter().map(|o| Some(o.inst)).collect();
     for (i, bundle) in s.bundles.iter().enumerate() {
@@ -156,10 +155,10 @@ fn bundle_block(
         });
     }
     Ok(Block {
-        label: b.label.clone(),
+        label: b.label,
         insts: Vec::new(),
         bundles,
-        term: b.term.clone(),
+        term: b.term,
         span: b.span,
     })
 }

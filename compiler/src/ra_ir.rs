@@ -219,6 +219,11 @@ pub fn mov_desc(t: &'static Target) -> Result<&'static OpDesc, CompileError> {
         .ok_or_else(|| unsupported(format!("target {} has no mov", t.name)))
 }
 
+/// The target's constant load (v3d71 `ldconst`), if it has one.
+fn const_desc(t: &'static Target) -> Option<&'static OpDesc> {
+    t.ops.iter().find(|o| o.sem == Sem::Const)
+}
+
 /// The target's op with semantics `sem` (scratch read/write).
 pub fn desc_by_sem(t: &'static Target, sem: Sem) -> Result<&'static OpDesc, CompileError> {
     t.ops
@@ -326,6 +331,7 @@ impl Func {
             .collect();
         let mut names = declare_names(p, ids, &block_insts);
         let mov = mov_desc(p.target)?;
+        let konst = const_desc(p.target);
         let mut blocks = Vec::with_capacity(p.blocks.len());
         let labels = crate::liveness::BlockIndex::new(p);
         for ((bi, b), order) in p.blocks.iter().enumerate().zip(&block_insts) {
@@ -335,7 +341,7 @@ impl Func {
             }
             for &(k, i) in order {
                 let inst = lower_inst(p.target, (bi, k), i, &names)?;
-                legalize_imms(p.target, inst, &mut names, &mut insts);
+                legalize_imms(p.target, konst, inst, &mut names, &mut insts);
             }
             blocks.push(lower_block_end(&labels, (bi, b), insts, &names)?);
         }
@@ -363,18 +369,25 @@ impl Func {
     /// the target's ALU operands are split into chunks, ordered so that an
     /// overlapping source is read before it is overwritten.
     pub fn to_program(&self) -> Result<Program, CompileError> {
+        self.clone().into_program()
+    }
+
+    /// [`Func::to_program`] consuming the function: labels, terminators
+    /// and the name move into the program instead of being copied.
+    pub fn into_program(self) -> Result<Program, CompileError> {
+        let target = self.target;
         let mut blocks = Vec::with_capacity(self.blocks.len());
-        for b in &self.blocks {
+        for b in self.blocks {
             let mut insts = Vec::with_capacity(b.insts.len());
             for i in &b.insts {
-                emit_inst(self.target, i, &mut insts)?;
+                emit_inst(target, i, &mut insts)?;
             }
-            let mut term = b.term.clone();
+            let mut term = b.term;
             if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
                 *cond = phys_operand(c)?;
             }
             blocks.push(Block {
-                label: b.label.clone(),
+                label: b.label,
                 insts,
                 bundles: Vec::new(),
                 term,
@@ -391,8 +404,8 @@ impl Func {
             })
             .collect();
         Ok(Program {
-            name: self.name.clone(),
-            target: self.target,
+            name: self.name,
+            target,
             stage: self.stage,
             form: Form::Source,
             inputs,
@@ -610,11 +623,22 @@ fn emit_chunked_copy(i: &RInst, d: PhysReg, s: PhysReg, chunk: u8, out: &mut Vec
 /// Push `i`, first moving immediates beyond the most one bundle may carry
 /// (v3d71: one distinct word) into fresh values loaded by the target's
 /// constant op (`ldconst`). Targets without one keep the instruction as is.
-fn legalize_imms(t: &'static Target, mut i: RInst, names: &mut Names, out: &mut Vec<RInst>) {
-    let Some(konst) = t.ops.iter().find(|o| o.sem == Sem::Const) else {
+/// `konst` is the target's constant op ([`const_desc`]).
+fn legalize_imms(
+    t: &'static Target,
+    konst: Option<&'static OpDesc>,
+    mut i: RInst,
+    names: &mut Names,
+    out: &mut Vec<RInst>,
+) {
+    let Some(konst) = konst else {
         out.push(i);
         return;
     };
+    if !i.srcs.iter().any(|s| matches!(s, ROperand::Imm(_))) {
+        out.push(i);
+        return;
+    }
     let mut seen: Vec<u32> = Vec::new();
     let kinds = i.desc.operands;
     for (k, s) in i.srcs.iter_mut().enumerate() {

@@ -348,7 +348,7 @@ fn finish(
             .count()
     };
     let (spills, fills) = (count(Kind::SpillStore), count(Kind::Fill));
-    let program = f.to_program()?;
+    let program = f.into_program()?;
     Ok(Allocated {
         program,
         spills,
