@@ -18,7 +18,7 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{forward_implicit_copies, lower_insts, would_forward, LoweredOp};
+use crate::lower::{forward_implicit_copies, lower_insts_resolved, would_forward, LoweredOp};
 use crate::sched_post::{build_graph, landing_end, schedule, Schedule};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
@@ -80,6 +80,18 @@ pub fn bundle_program_owned(
     opts: &Options,
     hints: &Hints,
 ) -> Result<(Program, Stats), CompileError> {
+    bundle_program_resolved(alloc, &[], opts, hints)
+}
+
+/// [`bundle_program_owned`] given each instruction's op description
+/// (`descs[b][k]` for instruction `k` of block `b`, as
+/// [`crate::regalloc::Allocated::descs`]); missing ones are looked up.
+pub fn bundle_program_resolved(
+    alloc: Program,
+    descs: &[Vec<&'static OpDesc>],
+    opts: &Options,
+    hints: &Hints,
+) -> Result<(Program, Stats), CompileError> {
     if alloc.form != schedra_ir::Form::Source {
         return Err(CompileError::NotSource);
     }
@@ -87,9 +99,10 @@ pub fn bundle_program_owned(
     let live = phys_live_out(&alloc);
     let mut blocks = Vec::with_capacity(alloc.blocks.len());
     for (i, b) in alloc.blocks.into_iter().enumerate() {
+        let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
         blocks.push(bundle_block(
             target,
-            b,
+            (b, block_descs),
             live.get(i).map(Vec::as_slice).unwrap_or(&[]),
             opts,
             hints,
@@ -118,12 +131,12 @@ pub fn bundle_program_owned(
 
 fn bundle_block(
     target: &'static Target,
-    mut b: Block,
+    (mut b, descs): (Block, &[&'static OpDesc]),
     live_out: &[Reg],
     opts: &Options,
     hints: &Hints,
 ) -> Result<Block, CompileError> {
-    let plain = lower_insts(target, std::mem::take(&mut b.insts), opts)?;
+    let plain = lower_insts_resolved(target, std::mem::take(&mut b.insts), descs, opts)?;
     let reads = term_reads(&b);
     let forwarded = if would_forward(&plain, live_out, &reads) {
         forward_implicit_copies(target, plain.clone(), live_out, &reads, opts)

@@ -181,7 +181,8 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     let orders = sched_pre::block_orders_with(src, &ids, opts);
     let alloc = allocate_stressed(src, &ids, &orders, opts)?;
     let hints = bundle::Hints::from_source(src);
-    let (program, mut stats) = bundle::bundle_program_owned(alloc.program, opts, &hints)?;
+    let (program, mut stats) =
+        bundle::bundle_program_resolved(alloc.program, &alloc.descs, opts, &hints)?;
     stats.spills = alloc.spills;
     stats.fills = alloc.fills;
     stats.remats = alloc.remats;

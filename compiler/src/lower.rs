@@ -86,20 +86,34 @@ pub fn lower_insts(
     insts: Vec<Inst>,
     opts: &Options,
 ) -> Result<Vec<LoweredOp>, CompileError> {
+    lower_insts_resolved(target, insts, &[], opts)
+}
+
+/// [`lower_insts`] given the op description of each instruction (`descs[k]`
+/// for `insts[k]`, as the allocator resolved them); an instruction without
+/// one, or whose opcode is not its description's, is looked up by name.
+pub fn lower_insts_resolved(
+    target: &'static Target,
+    insts: Vec<Inst>,
+    descs: &[&'static OpDesc],
+    opts: &Options,
+) -> Result<Vec<LoweredOp>, CompileError> {
     let mut out = Vec::with_capacity(insts.len());
-    for inst in insts {
-        lower_inst(target, inst, opts, &mut out)?;
+    for (k, inst) in insts.into_iter().enumerate() {
+        let known = descs.get(k).copied().filter(|d| d.name == inst.opcode);
+        lower_inst(target, known, inst, opts, &mut out)?;
     }
     Ok(out)
 }
 
 fn lower_inst(
     target: &'static Target,
+    known: Option<&'static OpDesc>,
     inst: Inst,
     opts: &Options,
     out: &mut Vec<LoweredOp>,
 ) -> Result<(), CompileError> {
-    let desc = target.op(&inst.opcode).ok_or_else(|| {
+    let desc = known.or_else(|| target.op(&inst.opcode)).ok_or_else(|| {
         CompileError::Unsupported(format!(
             "unknown opcode `{}` for {}",
             inst.opcode, target.name

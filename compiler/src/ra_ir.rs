@@ -375,13 +375,26 @@ impl Func {
     /// [`Func::to_program`] consuming the function: labels, terminators
     /// and the name move into the program instead of being copied.
     pub fn into_program(self) -> Result<Program, CompileError> {
+        self.into_program_resolved().map(|(p, _)| p)
+    }
+
+    /// [`Func::into_program`] with each block's op descriptions, parallel to
+    /// its instructions (so that later stages need not look opcodes up).
+    #[allow(clippy::type_complexity)]
+    pub fn into_program_resolved(
+        self,
+    ) -> Result<(Program, Vec<Vec<&'static OpDesc>>), CompileError> {
         let target = self.target;
         let mut blocks = Vec::with_capacity(self.blocks.len());
+        let mut descs = Vec::with_capacity(self.blocks.len());
         for b in self.blocks {
             let mut insts = Vec::with_capacity(b.insts.len());
+            let mut block_descs = Vec::with_capacity(b.insts.len());
             for i in &b.insts {
                 emit_inst(target, i, &mut insts)?;
+                block_descs.resize(insts.len(), i.desc);
             }
+            descs.push(block_descs);
             let mut term = b.term;
             if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
                 *cond = phys_operand(c)?;
@@ -403,14 +416,15 @@ impl Func {
                 span: i.span,
             })
             .collect();
-        Ok(Program {
+        let program = Program {
             name: self.name,
             target,
             stage: self.stage,
             form: Form::Source,
             inputs,
             blocks,
-        })
+        };
+        Ok((program, descs))
     }
 }
 

@@ -33,6 +33,9 @@ use schedra_ir::{PhysReg, Program, Reg};
 pub struct Allocated {
     /// The allocated program (source form, physical operands only).
     pub program: Program,
+    /// Each instruction's op description, block by block, parallel to
+    /// `program`'s instructions.
+    pub descs: Vec<Vec<&'static schedra_ir::OpDesc>>,
     /// Scratch writes inserted.
     pub spills: usize,
     /// Scratch reads inserted.
@@ -348,9 +351,10 @@ fn finish(
             .count()
     };
     let (spills, fills) = (count(Kind::SpillStore), count(Kind::Fill));
-    let program = f.into_program()?;
+    let (program, descs) = f.into_program_resolved()?;
     Ok(Allocated {
         program,
+        descs,
         spills,
         fills,
         remats,
