@@ -69,6 +69,15 @@ impl BitSet {
             &mut self.heap
         }
     }
+    /// A set able to hold `n` elements whose words are `words` (missing
+    /// words are empty, extra ones ignored).
+    pub fn from_words(n: usize, words: &[u64]) -> BitSet {
+        let mut s = BitSet::new(n);
+        let own = s.words_mut();
+        let k = own.len().min(words.len());
+        own[..k].copy_from_slice(&words[..k]);
+        s
+    }
     /// Add `i` (ignored when out of range).
     pub fn insert(&mut self, i: usize) {
         if let Some(w) = self.words_mut().get_mut(i / 64) {
@@ -303,36 +312,76 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
             vm.each_use(i, |x| g.insert(x));
         }
     }
-    let mut live_in = gen.clone();
-    let mut live_out = vec![BitSet::new(n); nb];
-    let mut changed = true;
-    // Scratch sets reused across blocks and rounds.
-    let (mut out, mut inn) = (BitSet::new(n), BitSet::new(n));
-    while changed {
-        changed = false;
-        for b in (0..nb).rev() {
-            out.clear();
-            for &s in &f.blocks[b].succs {
-                if let Some(li) = live_in.get(s) {
-                    out.union_with(li);
-                }
-            }
-            inn.copy_from(&out);
-            inn.subtract(&kill[b]);
-            inn.union_with(&gen[b]);
-            if inn != live_in[b] {
-                live_in[b].copy_from(&inn);
-                changed = true;
-            }
-            live_out[b].copy_from(&out);
-        }
-    }
+    let (live_in, live_out) = solve_backward(
+        (n, nb),
+        |b| gen.get(b),
+        |b| kill.get(b),
+        |b| f.blocks.get(b).map_or(&[][..], |blk| blk.succs.as_slice()),
+    );
     Liveness {
         live_in,
         live_out,
         vm: *vm,
         occ: vec![std::cell::OnceCell::new(); nb],
     }
+}
+
+/// The least solution of the backward problem `in[b] = gen[b] ∪ (out[b] −
+/// kill[b])`, `out[b] = ∪ in[s]` over the successors `succs(b)` (indices
+/// beyond the blocks ignored), as `(in, out)`; sets over `0..n`.
+///
+/// The sets are worked on as one flat array of words per family (block `b`
+/// at `b * w..`), round-robin from the last block until nothing changes;
+/// starting from `in = gen`, `out = ∅` (below every solution), the
+/// iteration reaches the least one.
+fn solve_backward<'a, 's>(
+    (n, nb): (usize, usize),
+    gen: impl Fn(usize) -> Option<&'a BitSet>,
+    kill: impl Fn(usize) -> Option<&'a BitSet>,
+    succs: impl Fn(usize) -> &'s [usize],
+) -> (Vec<BitSet>, Vec<BitSet>) {
+    let w = n.div_ceil(64);
+    let flat = |set: &dyn Fn(usize) -> Option<&'a BitSet>| -> Vec<u64> {
+        let mut v = vec![0u64; nb * w];
+        for (b, chunk) in v.chunks_exact_mut(w.max(1)).enumerate() {
+            let words = set(b).map_or(&[][..], BitSet::words);
+            let k = chunk.len().min(words.len());
+            chunk[..k].copy_from_slice(&words[..k]);
+        }
+        v
+    };
+    let (g, k) = (flat(&gen), flat(&kill));
+    let mut live_in = g.clone();
+    let mut live_out = vec![0u64; nb * w];
+    let mut out = vec![0u64; w];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            out.iter_mut().for_each(|x| *x = 0);
+            for &s in succs(b).iter().filter(|&&s| s < nb) {
+                for (o, x) in out.iter_mut().zip(&live_in[s * w..(s + 1) * w]) {
+                    *o |= x;
+                }
+            }
+            let at = b * w..(b + 1) * w;
+            live_out[at.clone()].copy_from_slice(&out);
+            let words = live_in[at.clone()].iter_mut().zip(&g[at.clone()]).zip(&k[at]);
+            for (((i, gw), kw), ow) in words.zip(&out) {
+                let v = gw | (ow & !kw);
+                if *i != v {
+                    *i = v;
+                    changed = true;
+                }
+            }
+        }
+    }
+    let sets = |v: &[u64]| -> Vec<BitSet> {
+        (0..nb)
+            .map(|b| BitSet::from_words(n, v.get(b * w..(b + 1) * w).unwrap_or(&[])))
+            .collect()
+    };
+    (sets(&live_in), sets(&live_out))
 }
 
 /// The variables occupying a register at each gap `0..=n` of block `b`.
@@ -476,34 +525,12 @@ pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) ->
                 .collect()
         })
         .collect();
-    let block = |bi: usize| ud.get(bi).unwrap_or(&empty);
-    let mut live_in: Vec<BitSet> = (0..nb).map(|bi| block(bi).uses.clone()).collect();
-    let mut out: Vec<BitSet> = vec![BitSet::new(width); nb];
-    let (mut lo, mut li) = (BitSet::new(width), BitSet::new(width));
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for bi in (0..nb).rev() {
-            lo.clear();
-            let live_succs = succs.get(bi).into_iter().flatten();
-            for s in live_succs.filter_map(|&s| live_in.get(s)) {
-                lo.union_with(s);
-            }
-            // `live_in[bi]` is always the transfer of `out[bi]`, so an
-            // unchanged live-out means nothing to do.
-            if out.get(bi) == Some(&lo) {
-                continue;
-            }
-            li.copy_from(&lo);
-            li.subtract(&block(bi).defs);
-            li.union_with(&block(bi).uses);
-            if let (Some(i), Some(o)) = (live_in.get_mut(bi), out.get_mut(bi)) {
-                i.copy_from(&li);
-                o.copy_from(&lo);
-            }
-            changed = true;
-        }
-    }
+    let (_, out) = solve_backward(
+        (width, nb),
+        |b| Some(ud.get(b).map_or(&empty.uses, |u| &u.uses)),
+        |b| Some(ud.get(b).map_or(&empty.defs, |u| &u.defs)),
+        |b| succs.get(b).map_or(&[][..], Vec::as_slice),
+    );
     out
 }
 
