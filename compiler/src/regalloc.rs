@@ -140,6 +140,7 @@ pub fn allocate_resolved(
     let max_live = liveness::max_live(&f, &vm0, &lv0);
     let mut first = Some((vm0, lv0));
     let mut remats = 0;
+    let depth = spill::loop_depth(&f);
     for _ in 0..f.vals.len() + EXTRA_ROUNDS {
         let cons = interference::constraints(&f, &env.allocatable)?;
         let full = VarMap::new(&f, true, true);
@@ -147,7 +148,7 @@ pub fn allocate_resolved(
             Some((vm0, lv0)) if vm0 == full => lv0,
             _ => liveness::analyze(&f, &full),
         };
-        let costs = spill::costs(&f, &full, &lv_full);
+        let costs = spill::costs_at_depth(&f, &full, &lv_full, &depth);
         let mut victims = spill::pressure_victims(
             &f,
             &full,

@@ -167,8 +167,13 @@ pub struct Costs {
 
 /// Compute spill costs.
 pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
+    costs_at_depth(f, vm, lv, &loop_depth(f))
+}
+
+/// [`costs`] given `depth`, the [`loop_depth`] of `f`'s blocks (which
+/// spilling never changes: it adds instructions, not blocks).
+pub fn costs_at_depth(f: &Func, vm: &VarMap, lv: &Liveness, depth: &[u32]) -> Costs {
     let nv = vm.nv;
-    let depth = loop_depth(f);
     let mut weight = vec![0f64; nv];
     let mut span = vec![0usize; nv];
     for (b, blk) in f.blocks.iter().enumerate() {
