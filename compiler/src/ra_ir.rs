@@ -530,13 +530,13 @@ fn lower_inst(
     i: &Inst,
     names: &Names,
 ) -> Result<RInst, CompileError> {
-    let ids = names.ids;
+    let ids = names.ids.inst(b, k);
     let desc = ids
-        .desc(b, k)
+        .desc()
         .ok_or_else(|| unsupported(format!("unknown opcode `{}` for {}", i.opcode, t.name)))?;
     let dest = match &i.dest {
         None => None,
-        Some(o) => match lower_operand(o, ids.operand(b, k, 0), names)? {
+        Some(o) => match lower_operand(o, ids.operand(0), names)? {
             ROperand::Loc(l) => Some(l),
             _ => {
                 return Err(unsupported(format!(
@@ -546,12 +546,10 @@ fn lower_inst(
             }
         },
     };
-    let srcs = i
-        .srcs
-        .iter()
-        .enumerate()
-        .map(|(s, o)| lower_operand(o, ids.operand(b, k, 1 + s), names))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut srcs = Vec::with_capacity(i.srcs.len());
+    for (s, o) in i.srcs.iter().enumerate() {
+        srcs.push(lower_operand(o, ids.operand(1 + s), names)?);
+    }
     Ok(RInst {
         desc,
         dest,
@@ -578,11 +576,10 @@ fn emit_inst(t: &'static Target, i: &RInst, out: &mut Vec<Inst>) -> Result<(), C
         })?)),
         None => None,
     };
-    let srcs = i
-        .srcs
-        .iter()
-        .map(phys_operand)
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut srcs = Vec::with_capacity(i.srcs.len());
+    for o in &i.srcs {
+        srcs.push(phys_operand(o)?);
+    }
     let copy = if i.desc.sem == Sem::Mov {
         dest.as_ref()
             .and_then(Operand::phys)

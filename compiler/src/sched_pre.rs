@@ -98,20 +98,21 @@ type Names<'p> = SourceIds<'p>;
 /// opcode and names resolved in `ids`.
 fn source_deps(target: &Target, ids: &SourceIds, (b, k): (usize, usize), inst: &Inst) -> OpDeps {
     let mut d = OpDeps::default();
-    let Some(desc) = ids.desc(b, k) else {
+    let ids = ids.inst(b, k);
+    let Some(desc) = ids.desc() else {
         d.effects.push(crate::depgraph::Effect::Barrier);
         return d;
     };
     let lat = desc.latency.max(1);
     for (s, o) in inst.srcs.iter().enumerate() {
         match o {
-            Operand::Virt(_) => d.reads.extend(ids.operand(b, k, 1 + s).map(Loc::Virt)),
+            Operand::Virt(_) => d.reads.extend(ids.operand(1 + s).map(Loc::Virt)),
             Operand::Phys(p) => d.reads.extend(p.regs().map(Loc::Phys)),
             _ => {}
         }
     }
     match &inst.dest {
-        Some(Operand::Virt(_)) => d.writes.extend(ids.operand(b, k, 0).map(|v| (Loc::Virt(v), lat))),
+        Some(Operand::Virt(_)) => d.writes.extend(ids.operand(0).map(|v| (Loc::Virt(v), lat))),
         Some(Operand::Phys(p)) => d.writes.extend(p.regs().map(|r| (Loc::Phys(r), lat))),
         _ => {}
     }

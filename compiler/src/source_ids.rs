@@ -166,13 +166,17 @@ impl<'p> SourceIds<'p> {
     /// The name id of operand `j` of instruction `k` of block `b` (`0` the
     /// destination, `1 + s` source `s`), when it is a virtual register.
     pub fn operand(&self, b: usize, k: usize, j: usize) -> Option<u32> {
-        let i = self.inst_index(b, k)?;
-        let start = *self.starts.get(i)? as usize;
-        let end = *self.starts.get(i + 1)? as usize;
-        (start + j < end)
-            .then(|| self.operands.get(start + j).copied())
-            .flatten()
-            .filter(|&id| id != NONE)
+        self.inst(b, k).operand(j)
+    }
+
+    /// Instruction `k` of block `b` resolved (empty when there is none).
+    pub fn inst(&self, b: usize, k: usize) -> InstIds<'_> {
+        let at = self.inst_index(b, k);
+        let range = at.and_then(|i| Some(*self.starts.get(i)? as usize..*self.starts.get(i + 1)? as usize));
+        InstIds {
+            desc: at.and_then(|i| self.descs.get(i).copied().flatten()),
+            operands: range.and_then(|r| self.operands.get(r)).unwrap_or(&[]),
+        }
     }
 
     /// The name id of block `b`'s branch condition, if it is a virtual
@@ -184,6 +188,24 @@ impl<'p> SourceIds<'p> {
     /// The name id of input `i`, if it names a value.
     pub fn input(&self, i: usize) -> Option<u32> {
         self.inputs.get(i).copied().flatten()
+    }
+}
+
+/// One instruction's op description and operand name ids.
+pub struct InstIds<'a> {
+    desc: Option<&'static OpDesc>,
+    operands: &'a [u32],
+}
+
+impl InstIds<'_> {
+    /// The op description (`None` when the target lacks the opcode).
+    pub fn desc(&self) -> Option<&'static OpDesc> {
+        self.desc
+    }
+    /// The name id of operand `j` (`0` the destination, `1 + s` source
+    /// `s`), when it is a virtual register.
+    pub fn operand(&self, j: usize) -> Option<u32> {
+        self.operands.get(j).copied().filter(|&id| id != NONE)
     }
 }
 
