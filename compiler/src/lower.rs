@@ -121,7 +121,7 @@ fn lower_inst(
     })?;
     check_physical(&inst)?;
     let Dest::Implicit(fixed) = desc.dest else {
-        out.push(machine_op(target, desc, inst, opts)?);
+        push_machine_op(target, desc, inst, opts, out)?;
         return Ok(());
     };
     let dest = match &inst.dest {
@@ -142,22 +142,22 @@ fn lower_inst(
                     dest: Some(Operand::Phys(d)),
                     ..inst
                 };
-                out.push(machine_op(target, twin, i, opts)?);
+                push_machine_op(target, twin, i, opts, out)?;
             } else {
                 let mov = target_mov(target)?;
                 let span = inst.span;
                 let bare = Inst { dest: None, ..inst };
-                out.push(machine_op(target, desc, bare, opts)?);
+                push_machine_op(target, desc, bare, opts, out)?;
                 let copy = Inst {
                     opcode: mov.name.to_string(),
                     dest: Some(Operand::Phys(d)),
                     srcs: vec![Operand::Phys(PhysReg::one(fixed))],
                     span,
                 };
-                out.push(machine_op(target, mov, copy, opts)?);
+                push_machine_op(target, mov, copy, opts, out)?;
             }
         }
-        _ => out.push(machine_op(target, desc, Inst { dest: None, ..inst }, opts)?),
+        _ => push_machine_op(target, desc, Inst { dest: None, ..inst }, opts, out)?,
     }
     Ok(())
 }
@@ -210,6 +210,21 @@ pub fn machine_op(
     inst: Inst,
     opts: &Options,
 ) -> Result<LoweredOp, CompileError> {
+    let mut out = Vec::with_capacity(1);
+    push_machine_op(target, desc, inst, opts, &mut out)?;
+    out.pop()
+        .ok_or_else(|| CompileError::Unsupported("no machine op".into()))
+}
+
+/// [`machine_op`] appended to `out` (built in place, not moved through a
+/// `Result`).
+fn push_machine_op(
+    target: &'static Target,
+    desc: &'static OpDesc,
+    inst: Inst,
+    opts: &Options,
+    out: &mut Vec<LoweredOp>,
+) -> Result<(), CompileError> {
     let dest = inst.dest.as_ref().and_then(Operand::phys);
     let ok = |s: &&str| target.rules.slot_ok(desc, s, dest).is_ok();
     // Usually every slot of the op is allowed: borrow the table then.
@@ -225,12 +240,13 @@ pub fn machine_op(
         )));
     }
     let deps = machine_deps(target, desc, &inst, opts);
-    Ok(LoweredOp {
+    out.push(LoweredOp {
         desc,
         inst,
         slots,
         deps,
-    })
+    });
+    Ok(())
 }
 
 /// The dependency summary of a machine op with the scheduler's latencies.

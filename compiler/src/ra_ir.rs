@@ -490,13 +490,14 @@ fn lower_block_end(
     insts: Vec<RInst>,
     names: &Names,
 ) -> Result<RBlock, CompileError> {
-    let succs = crate::liveness::successor_labels(&b.term)
-        .map(|l| {
+    let mut succs = Vec::with_capacity(2);
+    for l in crate::liveness::successor_labels(&b.term) {
+        succs.push(
             labels
                 .get(l)
-                .ok_or_else(|| unsupported(format!("unknown label `{l}`")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+                .ok_or_else(|| unsupported(format!("unknown label `{l}`")))?,
+        );
+    }
     let cond = match &b.term.kind {
         TermKind::Brnz { cond, .. } => Some(lower_operand(cond, names.ids.cond(bi), names)?),
         _ => None,
