@@ -20,6 +20,8 @@ use super::scope::{Def, Loc, Scope};
 use arbitrary::{Result, Unstructured};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A program under construction.
 pub struct Gen<'a, 'u> {
@@ -45,7 +47,7 @@ pub struct Gen<'a, 'u> {
     pub(super) next_label: u32,
     pub(super) features: Features,
     /// Candidate ops for straight-line code.
-    pub(super) ops: Vec<&'static OpDesc>,
+    pub(super) ops: Rc<[&'static OpDesc]>,
     pub(super) inputs: Vec<schedra_ir::Input>,
     /// Inside the pressure burst: prefer the widest values (gen8 `:2`
     /// spills and fills).
@@ -91,14 +93,52 @@ fn candidate(op: &OpDesc, cfg: &Config) -> bool {
     !op.machine_only && !outside && !op.name.ends_with(".eot") && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
 }
 
+/// The straight-line candidates of `t` under `cfg`: the enabled
+/// [`candidate`]s, or, when none of them writes a result, every candidate
+/// that does.
+fn candidate_list(t: &'static Target, cfg: &Config) -> Rc<[&'static OpDesc]> {
+    let ops: Vec<&'static OpDesc> = t.ops.iter().enumerate().filter(|(i, o)| cfg.op_enabled(*i) && candidate(o, cfg)).map(|(_, o)| o).collect();
+    if ops.iter().any(|o| o.dest != Dest::None) {
+        return ops.into();
+    }
+    t.ops.iter().filter(|o| candidate(o, cfg) && o.dest != Dest::None).collect()
+}
+
+/// What [`candidate_list`] depends on: the target and the configuration's
+/// op mask and op-class switches.
+type CandidateKey = (usize, u32, [bool; 4]);
+
+/// How many candidate lists a thread keeps.
+const KEPT_LISTS: usize = 8;
+
+thread_local! {
+    /// The candidate lists this thread made last, newest last.
+    static CANDIDATES: RefCell<Vec<(CandidateKey, Rc<[&'static OpDesc]>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// [`candidate_list`], kept per thread for the last few configurations (a
+/// campaign with a fixed configuration asks for the same list every case).
+fn candidates(t: &'static Target, cfg: &Config) -> Rc<[&'static OpDesc]> {
+    let key: CandidateKey = (t as *const Target as usize, cfg.op_mask, [cfg.mid_outputs, cfg.implicit, cfg.sfu, cfg.sends]);
+    CANDIDATES.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if let Some((_, list)) = kept.iter().find(|(k, _)| *k == key) {
+            return list.clone();
+        }
+        let list = candidate_list(t, cfg);
+        if kept.len() >= KEPT_LISTS {
+            kept.remove(0);
+        }
+        kept.push((key, list.clone()));
+        list
+    })
+}
+
 impl<'a, 'u> Gen<'a, 'u> {
     /// A generator for `t` under `cfg`, drawing from `u`.
     pub fn new(u: &'a mut Unstructured<'u>, t: &'static Target, cfg: &'a Config) -> Gen<'a, 'u> {
         let prof = Profile::cached(t);
-        let mut ops: Vec<&'static OpDesc> = t.ops.iter().enumerate().filter(|(i, o)| cfg.op_enabled(*i) && candidate(o, cfg)).map(|(_, o)| o).collect();
-        if !ops.iter().any(|o| o.dest != Dest::None) {
-            ops = t.ops.iter().filter(|o| candidate(o, cfg) && o.dest != Dest::None).collect();
-        }
+        let ops = candidates(t, cfg);
         Gen {
             u,
             t,
