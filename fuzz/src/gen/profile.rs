@@ -118,13 +118,15 @@ fn pool_regs(t: &'static Target, inputs: &[PhysReg]) -> Vec<PhysReg> {
 }
 
 impl Profile {
-    /// The profile of `t`, computed once per target and process (and
-    /// leaked once for a target outside `target::all()`).
+    /// The profile of `t`, computed once per target and process when first
+    /// asked for (and leaked once per call for a target outside
+    /// `target::all()`).
     pub fn cached(t: &'static Target) -> &'static Profile {
-        static CACHE: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
-        let all = CACHE.get_or_init(|| schedra_ir::target::all().iter().map(|t| Profile::of(t)).collect());
+        use std::sync::OnceLock;
+        static CACHE: OnceLock<Vec<OnceLock<Profile>>> = OnceLock::new();
+        let all = CACHE.get_or_init(|| schedra_ir::target::all().iter().map(|_| OnceLock::new()).collect());
         match schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)).and_then(|i| all.get(i)) {
-            Some(p) => p,
+            Some(p) => p.get_or_init(|| Profile::of(t)),
             None => Box::leak(Box::new(Profile::of(t))),
         }
     }
