@@ -17,7 +17,8 @@ use super::config::{imm_class, Config};
 use super::features::Features;
 use super::profile::Profile;
 use super::scope::{Def, Loc, Scope};
-use arbitrary::{Result, Unstructured};
+use super::draw::Cursor;
+use arbitrary::Result;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
 use std::cell::RefCell;
@@ -25,7 +26,7 @@ use std::rc::Rc;
 
 /// A program under construction.
 pub struct Gen<'a, 'u> {
-    pub(super) u: &'a mut Unstructured<'u>,
+    pub(super) u: &'a mut Cursor<'u>,
     pub(super) t: &'static Target,
     pub(super) cfg: &'a Config,
     pub(super) prof: &'static Profile,
@@ -136,7 +137,7 @@ fn candidates(t: &'static Target, cfg: &Config) -> Rc<[&'static OpDesc]> {
 
 impl<'a, 'u> Gen<'a, 'u> {
     /// A generator for `t` under `cfg`, drawing from `u`.
-    pub fn new(u: &'a mut Unstructured<'u>, t: &'static Target, cfg: &'a Config) -> Gen<'a, 'u> {
+    pub fn new(u: &'a mut Cursor<'u>, t: &'static Target, cfg: &'a Config) -> Gen<'a, 'u> {
         let prof = Profile::cached(t);
         let ops = candidates(t, cfg);
         Gen {
@@ -165,7 +166,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         if self.u.is_empty() {
             return Ok(false);
         }
-        Ok(super::draw::percent(self.u) < percent)
+        Ok(self.u.percent() < percent)
     }
 
     /// An index below `n` (`n > 0`).
@@ -173,7 +174,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         if n <= 1 {
             return Ok(0);
         }
-        Ok(super::draw::below(self.u, n))
+        Ok(self.u.below(n))
     }
 
     /// Whether generation should wind down: no budget or no bytes left.
@@ -228,15 +229,15 @@ impl<'a, 'u> Gen<'a, 'u> {
         let k = self.pick(n)?;
         let class = (0..5).map(|b| 1u8 << b).filter(|b| classes & b != 0).nth(k).unwrap_or(imm_class::SMALL_INT);
         Ok(match class {
-            imm_class::SMALL_INT => Imm::int(self.u.int_in_range(-16..=15i64)?),
+            imm_class::SMALL_INT => Imm::int(self.u.i64_in(-16, 15)),
             imm_class::POW2_FLOAT => {
-                let k = self.u.int_in_range(-9..=7i32)?;
+                let k = self.u.i32_in(-9, 7);
                 let v = if k < -8 { 0.0 } else { 2f32.powi(k) };
-                Imm::f32(if self.u.arbitrary::<bool>()? { -v } else { v })
+                Imm::f32(if self.u.bool() { -v } else { v })
             }
-            imm_class::ANY_INT => Imm::int(self.u.arbitrary::<i32>()? as i64),
+            imm_class::ANY_INT => Imm::int(self.u.i32() as i64),
             imm_class::ANY_FLOAT => {
-                let f = f32::from_bits(self.u.arbitrary::<u32>()?);
+                let f = f32::from_bits(self.u.u32());
                 Imm::f32(if f.is_finite() { f } else { 1.5 })
             }
             _ => {
@@ -311,9 +312,9 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// number, `ldconst` word).
     pub(super) fn index_imm(&mut self, op: &OpDesc) -> Result<Operand> {
         let v = match op.sem {
-            Sem::Const => self.u.arbitrary::<u32>()? as i64,
-            Sem::Output(..) => self.u.int_in_range(0..=3i64)?,
-            _ => self.u.int_in_range(0..=7i64)?,
+            Sem::Const => self.u.u32() as i64,
+            Sem::Output(..) => self.u.i64_in(0, 3),
+            _ => self.u.i64_in(0, 7),
         };
         Ok(Operand::Imm(if op.sem == Sem::Const { Imm { bits: v as u32, float: false } } else { Imm::int(v) }))
     }
@@ -340,13 +341,13 @@ impl<'a, 'u> Gen<'a, 'u> {
                 let wide = if self.in_pressure { 80 } else { 50 };
                 let n = match (self.cfg.multi_reg && self.t.max_alu_size > 1, self.chance(wide)?) {
                     (true, true) if self.in_pressure => self.t.max_alu_size,
-                    (true, true) => self.u.int_in_range(1..=self.t.max_alu_size)?,
+                    (true, true) => self.u.u8_in(1, self.t.max_alu_size),
                     _ => 1,
                 };
                 (n, n)
             }
             Sizes::Any => {
-                let n = if self.cfg.multi_reg { self.u.int_in_range(1..=self.t.max_value_size.max(1))? } else { 1 };
+                let n = if self.cfg.multi_reg { self.u.u8_in(1, self.t.max_value_size.max(1)) } else { 1 };
                 (n, n)
             }
         })

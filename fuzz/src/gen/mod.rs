@@ -40,6 +40,17 @@ pub fn generate(u: &mut Unstructured, target: &'static Target, cfg: &Config) -> 
 
 /// [`generate`], also returning the features the program exercises.
 pub fn generate_with_features(u: &mut Unstructured, target: &'static Target, cfg: &Config) -> arbitrary::Result<(Program, Features)> {
+    // The generator reads through a `draw::Cursor`, which takes bytes
+    // exactly as `u` would; `u` then skips what it took.
+    let rest = u.peek_bytes(u.len()).unwrap_or(&[]);
+    let mut cursor = draw::Cursor::new(rest);
+    let generated = generate_from(&mut cursor, target, cfg);
+    u.bytes(rest.len() - cursor.len())?;
+    generated
+}
+
+/// [`generate_with_features`] reading from `u`.
+fn generate_from(u: &mut draw::Cursor, target: &'static Target, cfg: &Config) -> arbitrary::Result<(Program, Features)> {
     let mut g = build::Gen::new(u, target, cfg);
     g.gen_inputs()?;
     g.gen_pool()?;

@@ -25,7 +25,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         let prof = self.prof;
         for &p in &prof.inputs {
-            if (p.size > 1 && !self.cfg.multi_reg) || !self.u.arbitrary::<bool>()? {
+            if (p.size > 1 && !self.cfg.multi_reg) || !self.u.bool() {
                 continue;
             }
             let id = self.fresh(p.size);
@@ -81,7 +81,7 @@ impl<'a, 'u> Gen<'a, 'u> {
                 break;
             }
             let nest = depth < self.cfg.depth();
-            let roll = super::draw::percent(self.u);
+            let roll = self.u.percent();
             if roll < 6 && nest && self.cfg.branches {
                 self.if_else(depth)?;
             } else if roll < 10 && nest && self.cfg.loops && self.prof.counter.is_some() {
@@ -142,7 +142,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         if depth > 0 {
             self.features.insert(Features::NESTED);
         }
-        let trips = self.u.int_in_range(1..=if depth == 0 { 4 } else { 2 })?;
+        let trips = self.u.u32_in(1, if depth == 0 { 4 } else { 2 });
         let c = self.fresh(1);
         let mov = Inst { opcode: counter.mov.name.to_string(), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![Operand::Imm(counter.start(trips))], span: Span::default() };
         self.push(mov);
