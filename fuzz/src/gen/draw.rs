@@ -69,7 +69,12 @@ impl<'d> Cursor<'d> {
 
     /// `int_in_range(0..=n - 1)` as `usize` (`n >= 1`): an index below `n`.
     pub fn below(&mut self, n: usize) -> usize {
-        self.range_bits(0, n.saturating_sub(1) as u64, usize::BITS / 8) as usize
+        match n {
+            0 | 1 => 0,
+            // `delta < 256`: one byte, or none when none is left.
+            2..=256 => self.next_byte().map_or(0, |b| usize::from(b) % n),
+            _ => self.range_bits(0, n.saturating_sub(1) as u64, usize::BITS / 8) as usize,
+        }
     }
 
     /// `int_in_range(start..=end)` for `i64`.
