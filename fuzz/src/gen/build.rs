@@ -48,7 +48,7 @@ pub struct Gen<'a, 'u> {
     pub(super) next_label: u32,
     pub(super) features: Features,
     /// Candidate ops for straight-line code.
-    pub(super) ops: Rc<[&'static OpDesc]>,
+    pub(super) ops: Candidates,
     pub(super) inputs: Vec<schedra_ir::Input>,
     /// Inside the pressure burst: prefer the widest values (gen8 `:2`
     /// spills and fills).
@@ -97,7 +97,7 @@ fn candidate(op: &OpDesc, cfg: &Config) -> bool {
 /// The straight-line candidates of `t` under `cfg`: the enabled
 /// [`candidate`]s, or, when none of them writes a result, every candidate
 /// that does.
-fn candidate_list(t: &'static Target, cfg: &Config) -> Rc<[&'static OpDesc]> {
+fn candidate_list(t: &'static Target, cfg: &Config) -> Candidates {
     let ops: Vec<&'static OpDesc> = t.ops.iter().enumerate().filter(|(i, o)| cfg.op_enabled(*i) && candidate(o, cfg)).map(|(_, o)| o).collect();
     if ops.iter().any(|o| o.dest != Dest::None) {
         return ops.into();
@@ -109,17 +109,20 @@ fn candidate_list(t: &'static Target, cfg: &Config) -> Rc<[&'static OpDesc]> {
 /// op mask and op-class switches.
 type CandidateKey = (usize, u32, [bool; 4]);
 
+/// A list of straight-line candidates, shared.
+type Candidates = Rc<[&'static OpDesc]>;
+
 /// How many candidate lists a thread keeps.
 const KEPT_LISTS: usize = 8;
 
 thread_local! {
     /// The candidate lists this thread made last, newest last.
-    static CANDIDATES: RefCell<Vec<(CandidateKey, Rc<[&'static OpDesc]>)>> = const { RefCell::new(Vec::new()) };
+    static CANDIDATES: RefCell<Vec<(CandidateKey, Candidates)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// [`candidate_list`], kept per thread for the last few configurations (a
 /// campaign with a fixed configuration asks for the same list every case).
-fn candidates(t: &'static Target, cfg: &Config) -> Rc<[&'static OpDesc]> {
+fn candidates(t: &'static Target, cfg: &Config) -> Candidates {
     let key: CandidateKey = (t as *const Target as usize, cfg.op_mask, [cfg.mid_outputs, cfg.implicit, cfg.sfu, cfg.sends]);
     CANDIDATES.with(|kept| {
         let mut kept = kept.borrow_mut();
