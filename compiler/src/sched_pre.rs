@@ -336,11 +336,16 @@ impl Ready {
                 fwd = self.by_index.iter();
                 &mut fwd
             };
+            // Every ready op is in one of the lists: when both fit in their
+            // windows, the program-order view only repeats ops already
+            // offered (and repeats cannot change the best, whose rank is
+            // unique), so it is left out.
+            let listed = self.lists.iter().all(|l| l.len() <= WINDOW);
             let cands = self
                 .lists
                 .iter()
                 .flat_map(|l| l.iter().take(WINDOW).copied())
-                .chain(order.take(WINDOW));
+                .chain(order.take(if listed { 0 } else { WINDOW }));
             // The last best, as `max_by`; each candidate scored once.
             cands.max_by_key(|&a| (score(a), self.key(a)))?
         };
