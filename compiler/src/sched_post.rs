@@ -77,6 +77,9 @@ fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], slots: &mut 
     if members.iter().any(|&m| m >= ops.len()) {
         return false;
     }
+    if let [m] = members {
+        return fits_alone(target, ops, *m, slots);
+    }
     let member_ops = || members.iter().filter_map(|&m| ops.get(m));
     // No physical register written twice in the bundle.
     let mut writes = member_ops().flat_map(|o| o.deps.writes.iter().filter_map(|(l, _)| match l {
@@ -102,6 +105,23 @@ fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], slots: &mut 
         return false;
     }
     bundle_ok(target, ops, members)
+}
+
+/// [`fits_into`] of the one-op bundle `[m]`: the same checks, without
+/// the pairwise machinery (its slot is its first one).
+fn fits_alone(target: &Target, ops: &[LoweredOp], m: usize, slots: &mut Vec<&'static str>) -> bool {
+    let Some(op) = ops.get(m) else { return false };
+    let w = &op.deps.writes;
+    let twice = w.iter().enumerate().any(|(k, (l, _))| {
+        matches!(l, Loc::Phys(_)) && w[..k].iter().any(|(x, _)| x == l)
+    });
+    if twice || distinct_imms(ops, &[m]) > target.rules.max_bundle_imms() {
+        return false;
+    }
+    slots.clear();
+    let Some(&first) = op.slots.first() else { return false };
+    slots.push(first);
+    bundle_ok(target, ops, &[m])
 }
 
 /// How many distinct immediate words the members' value operands carry.
