@@ -256,6 +256,8 @@ struct Machine<'p> {
     world: World,
     regs: Vec<Option<u32>>,
     pending: Vec<Pending<'p>>,
+    /// Whether the target waits for pending writes (`Target::interlocked`).
+    interlocked: bool,
     /// The earliest and latest landing cycles in `pending` (`u64::MAX`
     /// and 0 when it is empty).
     next_land: u64,
@@ -316,6 +318,7 @@ impl<'p> Machine<'p> {
             world,
             regs,
             pending,
+            interlocked: p.target.interlocked,
             next_land: u64::MAX,
             last_land: 0,
             now: 0,
@@ -390,7 +393,7 @@ impl<'p> Machine<'p> {
     /// Interlocked targets: wait until no write to any of `regs` is pending.
     #[inline]
     fn wait_for(&mut self, regs: &[Reg]) -> Result<(), RunError> {
-        if !self.p.target.interlocked {
+        if !self.interlocked {
             return Ok(());
         }
         let ready = self.pending.iter().filter(|w| regs.contains(&w.reg)).map(|w| w.land).max();
@@ -431,18 +434,20 @@ impl<'p> Machine<'p> {
             let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
             actions.push(action);
         }
-        let mut general = actions.drain(..);
+        let mut general = 0;
         for (k, d) in ops.iter().enumerate() {
             match words.get(k).filter(|_| fast & (1 << k) != 0) {
                 Some(&w) => self.apply_word(d, w, at)?,
                 None => {
-                    if let Some(action) = general.next() {
+                    // Taken out in order; what is left behind is cleared
+                    // before the next bundle.
+                    if let Some(action) = actions.get_mut(general).map(|a| std::mem::replace(a, Action::Nothing)) {
                         self.apply(d, action, at)?;
                     }
+                    general += 1;
                 }
             }
         }
-        drop(general);
         self.actions = actions;
         self.now += 1;
         self.clock_ok()
