@@ -28,7 +28,11 @@ impl Effects {
         match self.channels.get_mut(channel) {
             Some(effects) => effects.push(words),
             None => {
-                self.channels.insert(channel.to_string(), vec![words]);
+                // Room for a few: programs usually output to a channel more
+                // than once.
+                let mut effects = Vec::with_capacity(4);
+                effects.push(words);
+                self.channels.insert(channel.to_string(), effects);
             }
         }
     }
