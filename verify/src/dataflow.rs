@@ -436,12 +436,14 @@ pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixp
         }
         for (s, f) in &out {
             let Some(slot) = fp.entry.get_mut(*s) else { continue };
-            let new = match slot {
-                Some(old) => old.meet(f),
-                None => f.clone(),
+            let changed = match slot {
+                Some(old) => old.meet_with(f),
+                None => {
+                    *slot = Some(f.clone());
+                    true
+                }
             };
-            if slot.as_ref() != Some(&new) {
-                *slot = Some(new);
+            if changed {
                 work.insert(key(*s));
                 if let Some(fresh) = fp.fresh.get_mut(*s) {
                     *fresh = false;

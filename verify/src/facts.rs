@@ -89,6 +89,29 @@ fn common<T: Ord + Copy>(a: &[T], b: &[T]) -> Vec<T> {
     out
 }
 
+/// Keep the entries of `a` whose key (`cmp`) `b` also has, with `same`
+/// entries; both sorted by key without duplicates (a merge, in place).
+fn retain_common<T: Copy>(a: &mut Vec<T>, b: &[T], cmp: impl Fn(&T, &T) -> std::cmp::Ordering, same: impl Fn(&T, &T) -> bool) {
+    let (mut i, mut j, mut kept) = (0, 0, 0);
+    while let (Some(&x), Some(y)) = (a.get(i), b.get(j)) {
+        match cmp(&x, y) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                if same(&x, y) {
+                    if let Some(slot) = a.get_mut(kept) {
+                        *slot = x;
+                    }
+                    kept += 1;
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    a.truncate(kept);
+}
+
 impl Facts {
     /// Facts from unordered parts: `held` pairs (duplicates allowed), and
     /// closed terms per location and per variable (for a key given twice,
@@ -106,6 +129,16 @@ impl Facts {
             loc_closed: same_in_both(&self.loc_closed, &o.loc_closed),
             var_closed: same_in_both(&self.var_closed, &o.var_closed),
         }
+    }
+
+    /// Replace `self` by the facts true on both sides ([`Facts::meet`],
+    /// in place); whether anything was dropped.
+    pub fn meet_with(&mut self, o: &Facts) -> bool {
+        let before = (self.held.len(), self.loc_closed.len(), self.var_closed.len());
+        retain_common(&mut self.held, &o.held, |x, y| x.cmp(y), |_, _| true);
+        retain_common(&mut self.loc_closed, &o.loc_closed, |x, y| x.0.cmp(&y.0), |x, y| x.1 == y.1);
+        retain_common(&mut self.var_closed, &o.var_closed, |x, y| x.0.cmp(&y.0), |x, y| x.1 == y.1);
+        before != (self.held.len(), self.loc_closed.len(), self.var_closed.len())
     }
 
     /// Whether the variable is available at this entry (held somewhere or
@@ -163,6 +196,10 @@ mod tests {
         assert!(m.has(v(1)) && !m.has(v(0)));
         assert_eq!(m.holders(v(1)).collect::<Vec<_>>(), [Loc::R(1), Loc::R(2)]);
         assert_eq!(m, b.meet(&a), "the meet is symmetric");
+        let mut c = a.clone();
+        assert!(c.meet_with(&b), "the meet drops facts");
+        assert_eq!(c, m, "in place as out of place");
+        assert!(!c.meet_with(&m), "nothing more to drop");
     }
 
     #[test]

@@ -202,6 +202,7 @@ pub fn bundles(mach: &Program) -> Vec<Violation> {
 /// [`bundles`], with `mach` decoded as `code`.
 pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
+    let mut scratch = SlotScratch::default();
     for (bn, b) in mach.blocks.iter().enumerate() {
         for (bi, bundle) in b.bundles.iter().enumerate() {
             if let Some(v) = too_many_ops(mach, b, bi, bundle) {
@@ -210,7 +211,7 @@ pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
                 out.push(v);
                 continue;
             }
-            slot_rules(mach, code, (bn, b), bi, bundle, &mut out);
+            slot_rules(mach, code, (bn, b), bi, bundle, &mut scratch, &mut out);
             for (oi, op) in bundle.ops.iter().enumerate() {
                 if let Some(desc) = desc_of(code, mach, (bn, bi, oi), &op.inst) {
                     if let Err(msg) = register_rules(mach, desc, &op.inst) {
@@ -239,13 +240,24 @@ fn too_many_ops(mach: &Program, b: &Block, bi: usize, bundle: &Bundle) -> Option
     })
 }
 
-fn slot_rules(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), bi: usize, bundle: &Bundle, out: &mut Vec<Violation>) {
+/// The lists [`slot_rules`] fills per bundle, kept from bundle to bundle.
+#[derive(Default)]
+struct SlotScratch<'p> {
+    used: Vec<&'p str>,
+    written: Vec<Reg>,
+    /// Distinct immediates.
+    imms: Vec<u32>,
+    known: Vec<(&'static OpDesc, &'p Inst)>,
+}
+
+fn slot_rules<'p>(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), bi: usize, bundle: &'p Bundle, scratch: &mut SlotScratch<'p>, out: &mut Vec<Violation>) {
     let t = mach.target;
     let mut push = |msg: String| out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, msg));
-    let mut used: Vec<&str> = Vec::new();
-    let mut written: Vec<Reg> = Vec::new();
-    let mut imms: BTreeSet<u32> = BTreeSet::new();
-    let mut known: Vec<(&OpDesc, &Inst)> = Vec::new();
+    let SlotScratch { used, written, imms, known } = scratch;
+    used.clear();
+    written.clear();
+    imms.clear();
+    known.clear();
     for (oi, op) in bundle.ops.iter().enumerate() {
         let slot = op.slot.as_str();
         if !t.slots.contains(&slot) {
@@ -270,7 +282,9 @@ fn slot_rules(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), bi: usi
         }
         for (i, (k, o)) in desc.operands.iter().zip(&op.inst.srcs).enumerate() {
             if let (OperandKind::Value, Operand::Imm(imm)) = (k, o) {
-                imms.insert(imm.bits);
+                if !imms.contains(&imm.bits) {
+                    imms.push(imm.bits);
+                }
                 if !t.rules.imm_ok(desc, i, *imm) {
                     push(format!("`{}` cannot encode the immediate {:#x} as operand {}", desc.name, imm.bits, i + 1));
                 }
@@ -281,7 +295,7 @@ fn slot_rules(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), bi: usi
     if imms.len() > t.rules.max_bundle_imms() {
         push(format!("{} distinct immediates in one bundle; at most {}", imms.len(), t.rules.max_bundle_imms()));
     }
-    if let Err(msg) = t.rules.bundle_ok(&known) {
+    if let Err(msg) = t.rules.bundle_ok(known) {
         push(msg);
     }
 }
