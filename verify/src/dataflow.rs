@@ -429,8 +429,12 @@ pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixp
             return fp;
         }
         budget -= 1;
-        let Some(facts) = fp.entry[b].clone() else { continue };
+        // Lent to the step and put back before anything is met into it.
+        let Some(facts) = fp.entry.get_mut(b).and_then(Option::take) else { continue };
         let out = step(b, &facts);
+        if let Some(slot) = fp.entry.get_mut(b) {
+            *slot = Some(facts);
+        }
         if let Some(f) = fp.fresh.get_mut(b) {
             *f = true;
         }
