@@ -142,11 +142,12 @@ fn is_fixpoint(entry: &[Option<Facts>], exits: &[Vec<(usize, Facts)>], start: &F
     }
     for ex in exits {
         for (s, f) in ex {
-            if let Some(slot) = met.get_mut(*s) {
-                *slot = Some(match slot.take() {
-                    Some(old) => old.meet(f),
-                    None => f.clone(),
-                });
+            match met.get_mut(*s) {
+                Some(Some(old)) => {
+                    old.meet_with(f);
+                }
+                Some(slot) => *slot = Some(f.clone()),
+                None => {}
             }
         }
     }
@@ -314,8 +315,9 @@ impl Checker<'_> {
         }
         for (succ, ex) in exits {
             let (Some(Some(se)), Some(sblock)) = (entry.get(*succ), src.blocks.get(*succ)) else { continue };
-            let vars: Vec<u32> = self.live.live_in.get(*succ).cloned().unwrap_or_default();
-            for i in vars {
+            let n = self.live.live_in.get(*succ).map(Vec::len).unwrap_or(0);
+            for k in 0..n {
+                let Some(&i) = self.live.live_in.get(*succ).and_then(|l| l.get(k)) else { continue };
                 let v = self.code.var(i);
                 let Some(want) = s.exit.get(i) else { continue };
                 if self.terms.is_junk(want) {
