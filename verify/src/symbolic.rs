@@ -295,7 +295,7 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
         }
         Sem::ThreadSwitch => Shape::Nothing,
         sem => {
-            let zero = terms.lit(0);
+            let zero = terms.zero();
             let mut args: Vec<Term> = Vec::new();
             for w in 0..dest_size {
                 let mut small = [zero; 4];
@@ -766,6 +766,8 @@ pub struct MachScratch {
     /// `run.entry` first).
     cur: RegTable<(Term, Option<WriteId>)>,
     pending: Vec<WriteId>,
+    /// The earliest cycle a pending write lands (`u64::MAX`: none pending).
+    next_land: u64,
     /// The writes landing at one cycle (scratch of `land`).
     due: Vec<WriteId>,
     ready: RegTable<u64>,
@@ -814,8 +816,7 @@ impl<'a> Machine<'a> {
     }
 
     fn land(&mut self, cycle: u64) {
-        let lands = |w: &WriteId| self.run.writes.get(*w).map(|e| e.land).unwrap_or(0);
-        if !self.s.pending.iter().any(|w| lands(w) <= cycle) {
+        if cycle < self.s.next_land {
             return;
         }
         let mut due = std::mem::take(&mut self.s.due);
@@ -829,6 +830,8 @@ impl<'a> Machine<'a> {
                 true
             }
         });
+        let writes = &self.run.writes;
+        self.s.next_land = self.s.pending.iter().map(|w| writes.get(*w).map(|e| e.land).unwrap_or(0)).min().unwrap_or(u64::MAX);
         due.sort_by_key(|&w| (self.run.writes.get(w).map(|e| e.land).unwrap_or(0), w));
         for &w in &due {
             if let Some(e) = self.run.writes.get(w) {
@@ -983,6 +986,7 @@ impl<'a> Machine<'a> {
             let reads = reads.start as u32..reads.end as u32;
             self.run.writes.push(WriteEvent { reg, term, issue: cycle, land, at: op.at.clone(), reads, copy });
             self.s.pending.push(id);
+            self.s.next_land = self.s.next_land.min(land);
             let ready = self.s.ready.get(reg).unwrap_or(0);
             self.s.ready.set(reg, ready.max(land));
             if !self.run.entry.contains_key(&reg) {
@@ -1012,6 +1016,7 @@ pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch
     scratch.cur.clear();
     scratch.ready.clear();
     scratch.pending.clear();
+    scratch.next_land = u64::MAX;
     let mut m = Machine {
         terms,
         code,

@@ -110,6 +110,7 @@ pub struct Terms {
     by_name: FxHashMap<String, Term>,
     by_key: FxHashMap<(SymKey, u32), Term>,
     namer: Option<Namer>,
+    zero: Option<Term>,
 }
 
 impl std::fmt::Debug for Terms {
@@ -225,6 +226,18 @@ impl Terms {
             return t;
         }
         self.push(hash, Node::App(fun, args.into()))
+    }
+
+    /// The literal 0 ([`Terms::lit`]`(0)`, remembered once built).
+    pub fn zero(&mut self) -> Term {
+        match self.zero {
+            Some(t) => t,
+            None => {
+                let t = self.lit(0);
+                self.zero = Some(t);
+                t
+            }
+        }
     }
 
     /// A literal word.
