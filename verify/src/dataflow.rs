@@ -327,6 +327,9 @@ impl ExitLocs {
         // Grouped by term only: the holders of a term go into `held`, which
         // `Facts::from_parts` sorts.
         by_term.sort_unstable_by_key(|(t, _)| *t);
+        // Sorted once here rather than once per successor (locations are
+        // distinct, so the order is total).
+        closed.sort_unstable_by_key(|(l, _)| *l);
     }
 }
 

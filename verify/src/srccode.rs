@@ -160,7 +160,11 @@ impl SrcCode {
                     raw.extend(operand_vars(d, vregs));
                 }
                 let dest = Span::of(d0, raw.len());
-                let dest_name = inst.dest.as_ref().map(|d| DestName::of(p, vregs, d));
+                // A register destination's id is its first variable's.
+                let dest_name = match (&inst.dest, raw.get(d0)) {
+                    (Some(Operand::Virt(_)), Some(Var::V(id, _))) => Some(DestName::Virt(*id)),
+                    (d, _) => d.as_ref().map(|d| DestName::of(p, vregs, d)),
+                };
                 let idx = desc.map(|d| index_operand(inst, d)).unwrap_or(0);
                 let i = SrcInst { desc, args: Span::of(a0, c.args.len()), dest, dest_name, idx, line: inst.span.line };
                 extra.extend(c.scratch_vars(&i));
