@@ -22,8 +22,9 @@
 //! The caller re-checks that the final states are a fixpoint.
 
 use crate::ids::Vregs;
+use crate::regfile::RegMap;
 use crate::srccode::{input_vars, SrcCode};
-use crate::symbolic::{sized, Env, Loc, MachEntry, MachRun, SrcRun, Var};
+use crate::symbolic::{Env, Loc, MachEntry, MachRun, SrcRun, Var};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
 use rustc_hash::FxHashMap;
@@ -277,7 +278,7 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
         env.set(i, t);
         names.push((code.var(i), t));
     }
-    let mut mach_env = MachEntry { regs: sized(facts.held().len() + facts.closed_locs().len()), slots: FxHashMap::default() };
+    let mut mach_env = MachEntry { regs: RegMap::with_capacity(facts.held().len() + facts.closed_locs().len()), slots: FxHashMap::default() };
     for group in groups() {
         if let Some((loc, v)) = group.first() {
             mach_env.set(*loc, class_of(terms, *v));
@@ -317,7 +318,7 @@ impl ExitLocs {
         let ExitLocs { by_term, closed } = self;
         by_term.clear();
         closed.clear();
-        let locs = mach.regs.iter().map(|(r, t)| (Loc::R(*r), *t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
+        let locs = mach.regs.iter().map(|(r, t)| (Loc::R(r), t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
         for (loc, t) in locs {
             by_term.push((t, loc));
             if terms.closed(t) {
@@ -378,8 +379,8 @@ fn written_locs(mach: &MachRun) -> Vec<(Loc, Term)> {
     let mut out = Vec::new();
     for w in mach.writes.iter().rev() {
         if seen.insert(Loc::R(w.reg)) {
-            if let Some(t) = mach.regs.get(&w.reg) {
-                out.push((Loc::R(w.reg), *t));
+            if let Some(t) = mach.regs.get(w.reg) {
+                out.push((Loc::R(w.reg), t));
             }
         }
     }

@@ -284,7 +284,7 @@ impl Ctx<'_> {
                 best = Some((w.land, w.term));
             }
         }
-        best.map(|b| b.1).or_else(|| self.mach.entry.get(&reg).copied())
+        best.map(|b| b.1).or_else(|| self.mach.entry.get(reg))
     }
 
     /// `wanted` sat in the register earlier and a later write destroyed it.
@@ -325,7 +325,7 @@ impl Ctx<'_> {
             }
             later = Some(i);
         }
-        if self.mach.entry.get(&reg) == Some(&wanted) {
+        if self.mach.entry.get(reg) == Some(wanted) {
             return later;
         }
         None
@@ -333,7 +333,7 @@ impl Ctx<'_> {
 
     /// Where `wanted` sits at `cycle`, if some register holds it.
     fn holder(&self, wanted: Term, cycle: u64) -> Option<Reg> {
-        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.by_reg.keys()).copied().collect();
+        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.by_reg.keys().copied()).collect();
         regs.sort_unstable();
         regs.dedup();
         regs.into_iter().find(|r| self.current(*r, cycle) == Some(wanted))
@@ -386,7 +386,7 @@ impl Ctx<'_> {
         }
         let end = self.mach.cycles;
         let mut best: Option<(u64, Diagnosis)> = None;
-        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.by_reg.keys()).copied().collect();
+        let mut regs: Vec<Reg> = self.mach.entry.keys().chain(self.by_reg.keys().copied()).collect();
         regs.sort_unstable();
         regs.dedup();
         for r in regs {

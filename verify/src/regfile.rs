@@ -1,4 +1,12 @@
-//! Dense per-register tables for the machine simulator.
+//! Per-register tables for the machine simulator.
+//!
+//! [`RegMap`] is a small map from registers to terms kept as a list sorted
+//! by register: the block-entry and block-end register contents of a
+//! machine run. They are built in register order (the dataflow facts list
+//! locations in order), read by binary search, merged in one pass and
+//! iterated in order, with no hashing.
+//!
+//! [`RegTable`] is a dense table:
 //!
 //! Register numbers are small (a target's register file has at most a few
 //! hundred registers), so a table indexed by register number is cheaper than
@@ -8,6 +16,7 @@
 //! the target's file (possible in a malformed or mutated program) costs at
 //! most a table of `Reg::MAX + 1` entries and never a panic.
 
+use crate::term::Term;
 use schedra_ir::Reg;
 
 /// A table from register numbers to values of `T`; unset registers read as
@@ -57,6 +66,83 @@ impl<T: Copy> RegTable<T> {
     }
 }
 
+/// A map from registers to terms, as a list sorted by register.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegMap {
+    pairs: Vec<(Reg, Term)>,
+}
+
+impl RegMap {
+    /// An empty map with room for `n` registers.
+    pub fn with_capacity(n: usize) -> RegMap {
+        RegMap { pairs: Vec::with_capacity(n) }
+    }
+
+    /// The map of pairs already sorted by register without duplicates.
+    fn from_sorted(pairs: Vec<(Reg, Term)>) -> RegMap {
+        RegMap { pairs }
+    }
+
+    /// The term of register `r`, if set.
+    pub fn get(&self, r: Reg) -> Option<Term> {
+        self.pairs.binary_search_by_key(&r, |(k, _)| *k).ok().and_then(|i| self.pairs.get(i)).map(|(_, t)| *t)
+    }
+
+    /// Whether register `r` is set.
+    pub fn contains(&self, r: Reg) -> bool {
+        self.get(r).is_some()
+    }
+
+    /// Set register `r` to `t` (cheapest when registers come in order).
+    pub fn insert(&mut self, r: Reg, t: Term) {
+        match self.pairs.last() {
+            Some((last, _)) if *last < r => self.pairs.push((r, t)),
+            None => self.pairs.push((r, t)),
+            _ => match self.pairs.binary_search_by_key(&r, |(k, _)| *k) {
+                Ok(i) => {
+                    if let Some(p) = self.pairs.get_mut(i) {
+                        p.1 = t;
+                    }
+                }
+                Err(i) => self.pairs.insert(i, (r, t)),
+            },
+        }
+    }
+
+    /// Set register `r` to `t` unless it is set.
+    pub fn insert_if_absent(&mut self, r: Reg, t: Term) {
+        if !self.contains(r) {
+            self.insert(r, t);
+        }
+    }
+
+    /// Every set register with its term, in register order.
+    pub fn iter(&self) -> impl Iterator<Item = (Reg, Term)> + '_ {
+        self.pairs.iter().copied()
+    }
+
+    /// The set registers, in order.
+    pub fn keys(&self) -> impl Iterator<Item = Reg> + '_ {
+        self.pairs.iter().map(|(r, _)| *r)
+    }
+
+    /// Number of set registers.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether no register is set.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// This map with the registers `over` sets replaced by its terms (every
+    /// register `over` sets must be in this map).
+    pub fn overlaid<T: Copy>(&self, over: &RegTable<(Term, T)>) -> RegMap {
+        RegMap::from_sorted(self.pairs.iter().map(|(r, t)| (*r, over.get(*r).map(|(u, _)| u).unwrap_or(*t))).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +157,23 @@ mod tests {
         t.set(4, 11);
         assert_eq!((t.get(9), t.get(2), t.get(3)), (Some(6), Some(7), None));
         assert_eq!(t.iter().collect::<Vec<_>>(), vec![(2, 7), (4, 11), (9, 6)]);
+    }
+
+    #[test]
+    fn reg_maps_stay_sorted() {
+        let mut m = RegMap::with_capacity(2);
+        m.insert(5, Term(1));
+        m.insert(9, Term(2));
+        m.insert(2, Term(3));
+        m.insert(5, Term(4));
+        m.insert_if_absent(9, Term(7));
+        m.insert_if_absent(7, Term(8));
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![(2, Term(3)), (5, Term(4)), (7, Term(8)), (9, Term(2))]);
+        assert_eq!((m.get(7), m.get(8), m.len()), (Some(Term(8)), None, 4));
+        let mut cur: RegTable<(Term, ())> = RegTable::default();
+        cur.set(7, (Term(11), ()));
+        assert_eq!(m.overlaid(&cur).get(7), Some(Term(11)));
+        assert_eq!(m.overlaid(&cur).get(9), Some(Term(2)));
     }
 
     #[test]

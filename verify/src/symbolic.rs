@@ -22,7 +22,7 @@
 //! records exactly that term and that write.
 
 use crate::ids::{VregId, Vregs};
-use crate::regfile::RegTable;
+use crate::regfile::{RegMap, RegTable};
 use crate::machcode::{MachArg, MachBlock, MachCode, MachCond, MachOp};
 use crate::srccode::{Arg, SrcCode};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
@@ -107,7 +107,7 @@ pub fn sized<K, V>(n: usize) -> FxHashMap<K, V> {
 #[derive(Clone, Debug, Default)]
 pub struct MachEntry {
     /// Register contents.
-    pub regs: FxHashMap<Reg, Term>,
+    pub regs: RegMap,
     /// Scratch slot contents.
     pub slots: FxHashMap<u32, Term>,
 }
@@ -125,17 +125,25 @@ impl MachEntry {
     /// Set a location's term.
     pub fn set(&mut self, loc: Loc, t: Term) {
         match loc {
-            Loc::R(r) => self.regs.insert(r, t),
-            Loc::S(s) => self.slots.insert(s, t),
-        };
+            Loc::R(r) => {
+                self.regs.insert(r, t);
+            }
+            Loc::S(s) => {
+                self.slots.insert(s, t);
+            }
+        }
     }
 
     /// Set a location's term unless it has one.
     pub fn set_if_absent(&mut self, loc: Loc, t: Term) {
         match loc {
-            Loc::R(r) => self.regs.entry(r).or_insert(t),
-            Loc::S(s) => self.slots.entry(s).or_insert(t),
-        };
+            Loc::R(r) => {
+                self.regs.insert_if_absent(r, t);
+            }
+            Loc::S(s) => {
+                self.slots.entry(s).or_insert(t);
+            }
+        }
     }
 }
 
@@ -695,7 +703,7 @@ pub struct MachRun {
     /// The branch condition and the read behind it.
     pub cond: Option<(Term, Option<ReadId>)>,
     /// Register contents at the block end (after every write landed).
-    pub regs: FxHashMap<Reg, Term>,
+    pub regs: RegMap,
     /// Scratch contents at the block end.
     pub mem: FxHashMap<u32, Term>,
     /// Every register read.
@@ -705,7 +713,7 @@ pub struct MachRun {
     /// The reads behind the writes' words (see [`MachRun::write_reads`]).
     pub write_reads: Vec<ReadId>,
     /// Block-entry contents of the registers that were read or overwritten.
-    pub entry: FxHashMap<Reg, Term>,
+    pub entry: RegMap,
     /// Timing problems.
     pub issues: Vec<TimingIssue>,
     /// Issue cycles, stalls included (the terminator's cycle).
@@ -733,7 +741,7 @@ impl MachRun {
     /// An empty run with room for the events of a block of `ops` ops in
     /// `bundles` bundles (a read per operand word, a write per op, as a
     /// rule), starting from `entry`.
-    fn sized_for(ops: usize, bundles: usize, entry: FxHashMap<Reg, Term>) -> MachRun {
+    fn sized_for(ops: usize, bundles: usize, entry: RegMap) -> MachRun {
         MachRun {
             entry,
             reads: Vec::with_capacity(2 * ops + 1),
@@ -846,8 +854,8 @@ impl<'a> Machine<'a> {
         if let Some(v) = self.s.cur.get(reg) {
             return v;
         }
-        if let Some(t) = self.run.entry.get(&reg) {
-            return (*t, None);
+        if let Some(t) = self.run.entry.get(reg) {
+            return (t, None);
         }
         let t = self.junk_reg(reg);
         self.run.entry.insert(reg, t);
@@ -989,7 +997,7 @@ impl<'a> Machine<'a> {
             self.s.next_land = self.s.next_land.min(land);
             let ready = self.s.ready.get(reg).unwrap_or(0);
             self.s.ready.set(reg, ready.max(land));
-            if !self.run.entry.contains_key(&reg) {
+            if !self.run.entry.contains(reg) {
                 let t = self.junk_reg(reg);
                 self.run.entry.insert(reg, t);
             }
@@ -1078,8 +1086,8 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
     }
     m.land(u64::MAX);
     m.run.cycles = cycle;
-    m.run.regs = m.run.entry.clone();
-    m.run.regs.extend(m.s.cur.iter().map(|(r, (t, _))| (r, t)));
+    // Every register a landed write changed is in `entry` (see `Machine`).
+    m.run.regs = m.run.entry.overlaid(&m.s.cur);
     m.run.mem = m.mem.iter().map(|(s, (t, _))| (*s, *t)).collect();
 }
 
@@ -1099,7 +1107,7 @@ mod tests {
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
         let entry = MachEntry::from_locs([(Loc::R(4), x), (Loc::R(5), y)]);
         let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, entry);
-        assert_eq!((run.regs.get(&4), run.regs.get(&5)), (Some(&y), Some(&x)));
+        assert_eq!((run.regs.get(4), run.regs.get(5)), (Some(y), Some(x)));
         assert!(run.issues.is_empty());
     }
 
@@ -1110,8 +1118,8 @@ mod tests {
         let old = t.intern(Node::Reg(0));
         let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(0), old)]));
         let vary = t.intern(Node::Varying(0, 0));
-        assert_eq!(run.regs.get(&4), Some(&old), "one cycle after ldvary rf0 is unchanged");
-        assert_eq!(run.regs.get(&5), Some(&vary), "two cycles after, it has landed");
+        assert_eq!(run.regs.get(4), Some(old), "one cycle after ldvary rf0 is unchanged");
+        assert_eq!(run.regs.get(5), Some(vary), "two cycles after, it has landed");
         assert_eq!(run.cycles, 3);
     }
 
@@ -1131,7 +1139,7 @@ mod tests {
         let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(2), g2)]));
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
-        assert_eq!(run.regs.get(&11), Some(&want));
+        assert_eq!(run.regs.get(11), Some(want));
         assert_eq!(run.issue_cycle, vec![0, 14]);
         assert!(run.issues.is_empty());
     }
