@@ -50,18 +50,24 @@ pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
     Decoded::new(p).run(world, fuel)
 }
 
-/// Where an op or terminator sits, cheap to copy; made a [`Place`] only
-/// when an error is reported.
+/// Where an op or terminator sits, cheap to copy (16 bytes: every queued
+/// write carries one); made a [`Place`] only when an error is reported.
 #[derive(Clone, Copy, Debug)]
 struct Loc<'p> {
-    block: &'p str,
-    index: usize,
+    /// The block's label (a thin reference).
+    block: &'p String,
+    /// The bundle's index in the block (the terminator's: one past the
+    /// last bundle), saturated at `u32::MAX`.
+    index: u32,
     line: u32,
 }
 
-impl Loc<'_> {
+impl<'p> Loc<'p> {
+    fn new(block: &'p Block, index: usize, line: u32) -> Loc<'p> {
+        Loc { block: &block.label, index: u32::try_from(index).unwrap_or(u32::MAX), line }
+    }
     fn place(self) -> Place {
-        Place::new(self.block, self.index, self.line)
+        Place::new(self.block, self.index as usize, self.line)
     }
 }
 
@@ -171,7 +177,7 @@ fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
 /// Decode every op of a bundle into `ops` and its registers into
 /// `touched` (the first failing op's error wins; then nothing is added).
 fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
-    let at = Loc { block: &block.label, index, line: bundle.span.line };
+    let at = Loc::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
     for op in &bundle.ops {
         match decode_op(p, &op.inst, at) {
@@ -504,7 +510,7 @@ impl<'p> Machine<'p> {
     /// the next block, with the clock at its first bundle's cycle.
     fn terminate(&mut self, d: &DBlock<'p>) -> Result<Option<usize>, RunError> {
         let block = d.block;
-        let at = Loc { block: &block.label, index: block.bundles.len(), line: block.term.span.line };
+        let at = Loc::new(block, block.bundles.len(), block.term.span.line);
         self.fuel.spend()?;
         let cond = match &block.term.kind {
             TermKind::Brnz { cond, .. } => {
