@@ -419,7 +419,9 @@ impl<'p> Machine<'p> {
 
     /// Issue one bundle at the current cycle, then advance the clock.
     fn issue(&mut self, at: Loc<'p>, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
-        self.wait_for(touched)?;
+        if self.interlocked {
+            self.wait_for(touched)?;
+        }
         self.land();
         // Parallel reads: compute every op's result before applying any.
         // A fast op's result is one word (`words[k]`, bit k of `fast`);
@@ -517,7 +519,9 @@ impl<'p> Machine<'p> {
                 if let Some(r) = cond.phys() {
                     in_range(self.p, r, at)?;
                 }
-                self.wait_for(&d.cond_regs)?;
+                if self.interlocked {
+                    self.wait_for(&d.cond_regs)?;
+                }
                 self.land();
                 let words = read(self.p, &self.world, &self.regs, cond).map_err(|m| bad(at, m))?;
                 Some(words.first().copied().unwrap_or(0))
