@@ -112,7 +112,8 @@ impl Fast {
             return None;
         }
         let mut out = [FastSrc::Const(0); MAX_ARITY];
-        for (i, ((op, kind), o)) in srcs.iter().zip(desc.operands).zip(out.iter_mut()).enumerate() {
+        for (i, o) in out.iter_mut().enumerate().take(n) {
+            let (Some(op), Some(kind)) = (srcs.get(i), desc.operands.get(i)) else { return None };
             *o = match (kind, op) {
                 (OperandKind::Index | OperandKind::Value, Operand::Imm(imm)) => FastSrc::Const(imm.bits),
                 (OperandKind::Index, _) | (OperandKind::Reg, Operand::Imm(_)) | (_, Operand::Label(_)) => return None,
