@@ -278,20 +278,40 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
         env.set(i, t);
         names.push((code.var(i), t));
     }
-    let mut mach_env = MachEntry { regs: RegMap::with_capacity(facts.held().len() + facts.closed_locs().len()), slots: FxHashMap::default() };
-    for group in groups() {
-        if let Some((loc, v)) = group.first() {
-            mach_env.set(*loc, class_of(terms, *v));
+    // Every held location takes its class term, every other location with
+    // a closed term that term: one merge of the two location-ordered lists
+    // (so the registers come in order). A location holding variables takes
+    // their class term even when it also has a closed term, so that an
+    // unwritten location still matches its variables syntactically at the
+    // block exit even when its closed term and theirs are only semantically
+    // equal (`sub(u, 0)` and `u`).
+    let mut regs: Vec<(schedra_ir::Reg, Term)> = Vec::with_capacity(facts.held().len() + facts.closed_locs().len());
+    let mut slots = FxHashMap::default();
+    let mut put = |loc: Loc, t: Term| match loc {
+        Loc::R(r) => regs.push((r, t)),
+        Loc::S(s) => {
+            slots.insert(s, t);
         }
+    };
+    let mut closed = facts.closed_locs().iter().peekable();
+    for group in groups() {
+        let Some(&(loc, v)) = group.first() else { continue };
+        let t = class_of(terms, v);
+        while let Some(&&(cl, ct)) = closed.peek() {
+            if cl > loc {
+                break;
+            }
+            closed.next();
+            if cl < loc {
+                put(cl, ct);
+            }
+        }
+        put(loc, t);
     }
-    // A location holding variables takes their class term (above), so that
-    // an unwritten location still matches its variables syntactically at
-    // the block exit even when its closed term and theirs are only
-    // semantically equal (`sub(u, 0)` and `u`).
-    for (loc, t) in facts.closed_locs() {
-        mach_env.set_if_absent(*loc, *t);
+    for &(cl, ct) in closed {
+        put(cl, ct);
     }
-    (env, names, mach_env)
+    (env, names, MachEntry { regs: RegMap::from_sorted(regs), slots })
 }
 
 /// What a machine run leaves in its locations, for [`exit_facts`]: every
@@ -329,8 +349,10 @@ impl ExitLocs {
         // `Facts::from_parts` sorts.
         by_term.sort_unstable_by_key(|(t, _)| *t);
         // Sorted once here rather than once per successor (locations are
-        // distinct, so the order is total).
-        closed.sort_unstable_by_key(|(l, _)| *l);
+        // distinct, so the order is total); the registers come in order.
+        if !closed.is_sorted_by_key(|(l, _)| *l) {
+            closed.sort_unstable_by_key(|(l, _)| *l);
+        }
     }
 }
 

@@ -78,8 +78,14 @@ impl RegMap {
         RegMap { pairs: Vec::with_capacity(n) }
     }
 
-    /// The map of pairs already sorted by register without duplicates.
-    fn from_sorted(pairs: Vec<(Reg, Term)>) -> RegMap {
+    /// The map of `pairs`, which should be sorted by register without
+    /// duplicates (they are then taken as they are; otherwise they are
+    /// sorted, and of a register given twice the first is kept).
+    pub fn from_sorted(mut pairs: Vec<(Reg, Term)>) -> RegMap {
+        if !pairs.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0)) {
+            pairs.sort_by_key(|(r, _)| *r);
+            pairs.dedup_by_key(|(r, _)| *r);
+        }
         RegMap { pairs }
     }
 
@@ -174,6 +180,8 @@ mod tests {
         cur.set(7, (Term(11), ()));
         assert_eq!(m.overlaid(&cur).get(7), Some(Term(11)));
         assert_eq!(m.overlaid(&cur).get(9), Some(Term(2)));
+        let unsorted = RegMap::from_sorted(vec![(4, Term(1)), (2, Term(2)), (4, Term(3))]);
+        assert_eq!(unsorted.iter().collect::<Vec<_>>(), vec![(2, Term(2)), (4, Term(1))]);
     }
 
     #[test]
