@@ -165,15 +165,15 @@ fn shape_ok(p: &Program, inst: &Inst, desc: Option<&OpDesc>) -> Result<(), Strin
 fn sizes_ok(p: &Program, desc: &OpDesc, inst: &Inst) -> Result<(), String> {
     let t = p.target;
     let dest = inst.dest.as_ref().and_then(Operand::phys).map(|d| d.size);
-    let srcs: Vec<u8> = inst.srcs.iter().filter_map(Operand::phys).map(|s| s.size).collect();
+    let srcs = || inst.srcs.iter().filter_map(Operand::phys).map(|s| s.size);
     let name = desc.name;
     match desc.sizes {
         Sizes::Uniform => {
-            let n = dest.or(srcs.first().copied()).unwrap_or(1);
+            let n = dest.or(srcs().next()).unwrap_or(1);
             if n > t.max_alu_size {
                 return Err(format!("`{name}` operands span {n} registers; at most {} allowed", t.max_alu_size));
             }
-            if srcs.iter().any(|s| *s != n) {
+            if srcs().any(|s| s != n) {
                 return Err(format!("all register operands of `{name}` must have the size of its destination ({n})"));
             }
         }
@@ -181,12 +181,12 @@ fn sizes_ok(p: &Program, desc: &OpDesc, inst: &Inst) -> Result<(), String> {
             if let Some(n) = dest.filter(|n| d > 0 && *n != d) {
                 return Err(format!("the destination of `{name}` must span {d} registers, not {n}"));
             }
-            if let Some(n) = srcs.iter().find(|s| **s != src) {
+            if let Some(n) = srcs().find(|s| *s != src) {
                 return Err(format!("the register operands of `{name}` must span {src} registers, not {n}"));
             }
         }
         Sizes::Any => {
-            if let Some(n) = dest.into_iter().chain(srcs).find(|n| *n > t.max_value_size) {
+            if let Some(n) = dest.into_iter().chain(srcs()).find(|n| *n > t.max_value_size) {
                 return Err(format!("`{name}` operand spans {n} registers; at most {} allowed", t.max_value_size));
             }
         }

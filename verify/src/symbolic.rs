@@ -827,22 +827,27 @@ impl<'a> Machine<'a> {
         if cycle < self.s.next_land {
             return;
         }
+        let writes = &self.run.writes;
+        let land_of = |w: WriteId| writes.get(w).map(|e| e.land).unwrap_or(0);
         let mut due = std::mem::take(&mut self.s.due);
         due.clear();
+        let mut next = u64::MAX;
         self.s.pending.retain(|&w| {
-            let land = self.run.writes.get(w).map(|e| e.land).unwrap_or(0);
+            let land = land_of(w);
             if land <= cycle {
                 due.push(w);
                 false
             } else {
+                next = next.min(land);
                 true
             }
         });
-        let writes = &self.run.writes;
-        self.s.next_land = self.s.pending.iter().map(|w| writes.get(*w).map(|e| e.land).unwrap_or(0)).min().unwrap_or(u64::MAX);
-        due.sort_by_key(|&w| (self.run.writes.get(w).map(|e| e.land).unwrap_or(0), w));
+        self.s.next_land = next;
+        if due.len() > 1 {
+            due.sort_by_key(|&w| (land_of(w), w));
+        }
         for &w in &due {
-            if let Some(e) = self.run.writes.get(w) {
+            if let Some(e) = writes.get(w) {
                 self.s.cur.set(e.reg, (e.term, Some(w)));
             }
         }
