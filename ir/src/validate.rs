@@ -55,37 +55,53 @@ pub fn validate(p: &Program) -> Result<(), Located> {
     let labels = labels(p)?;
     let sizes = value_sizes(p)?;
     inputs(p)?;
-    for b in &p.blocks {
-        for (k, i) in b.insts.iter().enumerate() {
-            let inst = Inst_::new(p, &sizes, i)?;
-            inst.check()?;
-            let last = k + 1 == b.insts.len() && b.term.kind == TermKind::End;
-            if p.target.rules.ends_thread(inst.d) && !last {
-                return Err(err(i.span, format!("`{}` ends the thread, so it must be the last instruction of a block that ends with `end`", inst.d.name)));
-            }
-        }
-        if let TermKind::Brnz { cond, .. } = &b.term.kind {
-            cond_ok(p, &sizes, cond, b.term.span)?;
-        }
-        thread_ends(p, b)?;
-    }
+    let descs = instructions(p, &sizes)?;
     let cfg = Cfg::new(p, &labels);
     reachable(p, &cfg)?;
     critical_edges(p, &cfg)?;
     defined_before_use(p, &cfg)?;
-    scratch_written_before_read(p, &sizes, &cfg)
+    scratch_written_before_read(p, &sizes, &descs, &cfg)
 }
 
-/// On a target with an op that ends the thread (gen8 `send.eot`), a block
-/// that ends the program must end with that op: no machine program could
-/// end the thread otherwise, and the verifier rejects every such output.
-fn thread_ends(p: &Program, b: &Block) -> Result<(), Located> {
+/// Check 4, block by block: each instruction, the condition of a `brnz`,
+/// and the thread-ending rule. On success, the descriptor of every
+/// instruction in program order (looked up once, read by the later checks).
+fn instructions(p: &Program, sizes: &SizeMap<'_>) -> Result<Vec<&'static OpDesc>, Located> {
     let t = p.target;
-    let Some(end_op) = t.ops.iter().find(|d| t.rules.ends_thread(d)) else { return Ok(()) };
+    let end_op = t.ops.iter().find(|d| t.rules.ends_thread(d));
+    let mut descs = Vec::with_capacity(p.blocks.iter().map(|b| b.insts.len()).sum());
+    for b in &p.blocks {
+        let mut last_desc = None;
+        for (k, i) in b.insts.iter().enumerate() {
+            let inst = Inst_::new(p, sizes, i)?;
+            inst.check()?;
+            let last = k + 1 == b.insts.len() && b.term.kind == TermKind::End;
+            if t.rules.ends_thread(inst.d) && !last {
+                return Err(err(i.span, format!("`{}` ends the thread, so it must be the last instruction of a block that ends with `end`", inst.d.name)));
+            }
+            descs.push(inst.d);
+            last_desc = Some(inst.d);
+        }
+        if let TermKind::Brnz { cond, .. } = &b.term.kind {
+            cond_ok(p, sizes, cond, b.term.span)?;
+        }
+        thread_ends(p, b, end_op, last_desc)?;
+    }
+    Ok(descs)
+}
+
+/// On a target with an op that ends the thread (gen8 `send.eot`, given as
+/// `end_op`), a block that ends the program must end with that op (`last`
+/// is the descriptor of the block's last instruction): no machine program
+/// could end the thread otherwise, and the verifier rejects every such
+/// output.
+fn thread_ends(p: &Program, b: &Block, end_op: Option<&OpDesc>, last: Option<&OpDesc>) -> Result<(), Located> {
+    let t = p.target;
+    let Some(end_op) = end_op else { return Ok(()) };
     if b.term.kind != TermKind::End {
         return Ok(());
     }
-    let ends = b.insts.last().and_then(|i| t.op(&i.opcode)).is_some_and(|d| t.rules.ends_thread(d));
+    let ends = last.is_some_and(|d| t.rules.ends_thread(d));
     match ends {
         true => Ok(()),
         false => Err(err(b.term.span, format!("block `{}` ends the program without `{}`; on target {} the last instruction before `end` must end the thread", show(&b.label), end_op.name, t.name))),
@@ -108,13 +124,23 @@ fn labels(p: &Program) -> Result<HashMap<&str, usize>, Located> {
         }
     }
     for b in &p.blocks {
-        for s in b.term.successors() {
+        for s in successors(&b.term).into_iter().flatten() {
             if !map.contains_key(s) {
                 return Err(err(b.term.span, format!("`{}` jumps to label `{}`, which names no block", show(&b.label), show(s))));
             }
         }
     }
     Ok(map)
+}
+
+/// The labels a terminator jumps to, in the order of
+/// [`Terminator::successors`], without allocating.
+fn successors(t: &Terminator) -> [Option<&str>; 2] {
+    match &t.kind {
+        TermKind::Jmp(l) => [Some(l.as_str()), None],
+        TermKind::Brnz { nonzero, zero, .. } => [Some(nonzero.as_str()), Some(zero.as_str())],
+        TermKind::End => [None, None],
+    }
 }
 
 /// The size of each virtual register, from the suffixes written on it.
@@ -328,13 +354,13 @@ impl<'a> Inst_<'a> {
     fn sizes(&self) -> Result<(), Located> {
         let t = self.p.target;
         let dest = self.i.dest.as_ref().and_then(|o| self.size(o));
-        let srcs: Vec<u8> = self.i.srcs.iter().filter_map(|o| self.size(o)).collect();
+        let srcs = || self.i.srcs.iter().filter_map(|o| self.size(o));
         let name = self.d.name;
         match self.d.sizes {
             Sizes::Uniform => {
-                let mut all = dest.iter().chain(srcs.iter());
-                let Some(&n) = all.next() else { return Ok(()) };
-                if let Some(&m) = all.find(|&&m| m != n) {
+                let mut all = dest.into_iter().chain(srcs());
+                let Some(n) = all.next() else { return Ok(()) };
+                if let Some(m) = all.find(|&m| m != n) {
                     return Err(self.err(format!("the register operands of `{name}` must all have one size, found sizes {n} and {m}")));
                 }
                 if n > t.max_alu_size {
@@ -345,12 +371,12 @@ impl<'a> Inst_<'a> {
                 if let Some(d) = dest.filter(|&d| d != dn) {
                     return Err(self.err(format!("the destination of `{name}` must have size {dn}, found {d}")));
                 }
-                if let Some(s) = srcs.iter().find(|&&s| s != sn) {
+                if let Some(s) = srcs().find(|&s| s != sn) {
                     return Err(self.err(format!("the register operands of `{name}` must have size {sn}, found {s}")));
                 }
             }
             Sizes::Any => {
-                if let Some(s) = dest.iter().chain(srcs.iter()).find(|&&s| s > t.max_value_size) {
+                if let Some(s) = dest.into_iter().chain(srcs()).find(|&s| s > t.max_value_size) {
                     return Err(self.err(format!("`{name}` operand of size {s} exceeds target {}'s largest value size {}", t.name, t.max_value_size)));
                 }
             }
@@ -359,27 +385,73 @@ impl<'a> Inst_<'a> {
     }
 }
 
-/// The control-flow graph: distinct successors and predecessors per block.
+/// The distinct successors of one block (a terminator names at most two).
+#[derive(Clone, Copy, Default)]
+struct Succ {
+    len: usize,
+    to: [usize; 2],
+}
+
+impl Succ {
+    fn as_slice(&self) -> &[usize] {
+        self.to.get(..self.len).unwrap_or(&[])
+    }
+    fn push(&mut self, j: usize) {
+        if let Some(x) = self.to.get_mut(self.len) {
+            *x = j;
+            self.len += 1;
+        }
+    }
+}
+
+/// The control-flow graph: distinct successors per block (in terminator
+/// order), and predecessors per block (in block order) as one flat list
+/// with offsets: block `k`'s are `pred[pred_start[k]..pred_start[k + 1]]`.
 struct Cfg {
-    succ: Vec<Vec<usize>>,
-    pred: Vec<Vec<usize>>,
+    succ: Vec<Succ>,
+    pred_start: Vec<usize>,
+    pred: Vec<usize>,
 }
 
 impl Cfg {
     fn new(p: &Program, labels: &HashMap<&str, usize>) -> Cfg {
         let n = p.blocks.len();
-        let mut succ = vec![Vec::new(); n];
-        let mut pred = vec![Vec::new(); n];
+        let mut succ = vec![Succ::default(); n];
+        let mut pred_start = vec![0usize; n + 1];
         for (k, b) in p.blocks.iter().enumerate() {
-            for s in b.term.successors() {
+            for s in successors(&b.term).into_iter().flatten() {
                 let Some(&j) = labels.get(s) else { continue };
-                if !succ[k].contains(&j) {
+                if !succ[k].as_slice().contains(&j) {
                     succ[k].push(j);
-                    pred[j].push(k);
+                    pred_start[j + 1] += 1;
                 }
             }
         }
-        Cfg { succ, pred }
+        for k in 0..n {
+            pred_start[k + 1] += pred_start[k];
+        }
+        let mut fill = pred_start.clone();
+        let mut pred = vec![0usize; pred_start[n]];
+        for (k, s) in succ.iter().enumerate() {
+            for &j in s.as_slice() {
+                pred[fill[j]] = k;
+                fill[j] += 1;
+            }
+        }
+        Cfg { succ, pred_start, pred }
+    }
+
+    /// The successors of block `k`.
+    fn succs(&self, k: usize) -> &[usize] {
+        self.succ.get(k).map_or(&[], Succ::as_slice)
+    }
+
+    /// The predecessors of block `k`.
+    fn preds(&self, k: usize) -> &[usize] {
+        match (self.pred_start.get(k), self.pred_start.get(k + 1)) {
+            (Some(&a), Some(&b)) => self.pred.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        }
     }
 }
 
@@ -389,7 +461,7 @@ fn reachable(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     while let Some(k) = stack.pop() {
         if seen.get(k) == Some(&false) {
             seen[k] = true;
-            stack.extend(cfg.succ[k].iter().copied());
+            stack.extend(cfg.succs(k).iter().copied());
         }
     }
     match seen.iter().position(|s| !s) {
@@ -400,10 +472,10 @@ fn reachable(p: &Program, cfg: &Cfg) -> Result<(), Located> {
 
 fn critical_edges(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     for (k, b) in p.blocks.iter().enumerate() {
-        if cfg.succ[k].len() < 2 {
+        if cfg.succs(k).len() < 2 {
             continue;
         }
-        if let Some(&j) = cfg.succ[k].iter().find(|&&j| cfg.pred[j].len() >= 2) {
+        if let Some(&j) = cfg.succs(k).iter().find(|&&j| cfg.preds(j).len() >= 2) {
             let to = &p.blocks[j].label;
             return Err(err(
                 b.term.span,
@@ -432,6 +504,18 @@ impl Bits {
     }
     fn and(&mut self, o: &Bits) {
         self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a &= b);
+    }
+    fn or(&mut self, o: &Bits) {
+        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a |= b);
+    }
+    /// Every word set to all ones (`full`) or all zeros, as [`Bits::new`].
+    fn fill(&mut self, full: bool) {
+        self.0.iter_mut().for_each(|w| *w = if full { u64::MAX } else { 0 });
+    }
+    /// Become a copy of `o` (of the same size), keeping the allocation.
+    fn copy_from(&mut self, o: &Bits) {
+        self.0.clear();
+        self.0.extend_from_slice(&o.0);
     }
 }
 
@@ -468,32 +552,40 @@ fn entry_set(p: &Program, ids: &Ids<'_>) -> Bits {
     let mut s = Bits::new(ids.count, false);
     for i in &p.inputs {
         if let Some(v) = &i.vreg {
-            ids.of(&Operand::Virt(v.clone())).into_iter().for_each(|x| s.set(x));
+            ids.virt.get(v.name.as_str()).into_iter().for_each(|&x| s.set(x));
         }
-        ids.of(&Operand::Phys(i.reg)).into_iter().for_each(|x| s.set(x));
+        i.reg.regs().for_each(|x| s.set(ids.virt.len() + x as usize));
     }
     for &r in p.target.rules.payload(p.stage) {
-        ids.of(&Operand::Phys(PhysReg::one(r))).into_iter().for_each(|x| s.set(x));
+        s.set(ids.virt.len() + r as usize);
     }
     s
 }
 
-/// Walk a block from `set`, adding definitions; with `check`, report the
-/// first read of something not in the set.
-fn transfer(t: &Target, b: &Block, ids: &Ids<'_>, set: &mut Bits, check: bool) -> Result<(), Located> {
-    for i in &b.insts {
-        if check {
-            i.srcs.iter().try_for_each(|o| read_ok(t, o, ids, set, i.span))?;
-        }
-        if let Some(d) = &i.dest {
-            match d {
-                Operand::Virt(v) => ids.virt.get(v.name.as_str()).into_iter().for_each(|&x| set.set(x)),
-                Operand::Phys(r) => r.regs().for_each(|x| set.set(ids.virt.len() + x as usize)),
-                _ => {}
-            }
-        }
+/// Add the facts instruction `i`'s destination defines to `set`.
+fn define(i: &Inst, ids: &Ids<'_>, set: &mut Bits) {
+    match &i.dest {
+        Some(Operand::Virt(v)) => ids.virt.get(v.name.as_str()).into_iter().for_each(|&x| set.set(x)),
+        Some(Operand::Phys(r)) => r.regs().for_each(|x| set.set(ids.virt.len() + x as usize)),
+        _ => {}
     }
-    if let (true, TermKind::Brnz { cond, .. }) = (check, &b.term.kind) {
+}
+
+/// The facts block `b` defines (its transfer function is OUT = IN ∪ this).
+fn block_defs(b: &Block, ids: &Ids<'_>) -> Bits {
+    let mut set = Bits::new(ids.count, false);
+    b.insts.iter().for_each(|i| define(i, ids, &mut set));
+    set
+}
+
+/// Walk a block from `set`, adding definitions and reporting the first
+/// read of something not in the set.
+fn transfer(t: &Target, b: &Block, ids: &Ids<'_>, set: &mut Bits) -> Result<(), Located> {
+    for i in &b.insts {
+        i.srcs.iter().try_for_each(|o| read_ok(t, o, ids, set, i.span))?;
+        define(i, ids, set);
+    }
+    if let TermKind::Brnz { cond, .. } = &b.term.kind {
         read_ok(t, cond, ids, set, b.term.span)?;
     }
     Ok(())
@@ -539,7 +631,7 @@ fn reverse_postorder(cfg: &Cfg) -> Vec<usize> {
         stack.push((0, 0));
     }
     while let Some((b, k)) = stack.pop() {
-        match cfg.succ[b].get(k) {
+        match cfg.succs(b).get(k) {
             Some(&s) => {
                 stack.push((b, k + 1));
                 if !seen[s] {
@@ -562,27 +654,31 @@ fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     }
     let order = reverse_postorder(cfg);
     let entry = entry_set(p, &ids);
+    let defs: Vec<Bits> = p.blocks.iter().map(|b| block_defs(b, &ids)).collect();
     let mut out = vec![Bits::new(ids.count, true); n];
-    let block_in = |k: usize, out: &[Bits]| {
-        let mut s = if k == 0 { entry.clone() } else { Bits::new(ids.count, true) };
-        cfg.pred[k].iter().for_each(|&j| s.and(&out[j]));
-        s
+    let block_in = |k: usize, out: &[Bits], s: &mut Bits| {
+        match k {
+            0 => s.copy_from(&entry),
+            _ => s.fill(true),
+        }
+        cfg.preds(k).iter().for_each(|&j| s.and(&out[j]));
     };
+    let mut s = Bits::new(ids.count, true);
     let mut changed = true;
     while changed {
         changed = false;
         for &k in &order {
-            let mut s = block_in(k, &out);
-            transfer(p.target, &p.blocks[k], &ids, &mut s, false)?;
+            block_in(k, &out, &mut s);
+            s.or(&defs[k]);
             if s != out[k] {
-                out[k] = s;
+                out[k].copy_from(&s);
                 changed = true;
             }
         }
     }
     for k in 0..n {
-        let mut s = block_in(k, &out);
-        transfer(p.target, &p.blocks[k], &ids, &mut s, true)?;
+        block_in(k, &out, &mut s);
+        transfer(p.target, &p.blocks[k], &ids, &mut s)?;
     }
     Ok(())
 }
@@ -604,8 +700,7 @@ impl ScratchAccess {
 
 /// The scratch access of `i`, if it is a scratch read or write (already
 /// checked: its offset is an integer constant, its value has a size).
-fn scratch_access(p: &Program, sizes: &SizeMap<'_>, i: &Inst) -> Option<ScratchAccess> {
-    let d = p.target.op(&i.opcode)?;
+fn scratch_access(sizes: &SizeMap<'_>, i: &Inst, d: &OpDesc) -> Option<ScratchAccess> {
     let write = match d.sem {
         crate::target::Sem::ScratchRead => false,
         crate::target::Sem::ScratchWrite => true,
@@ -623,9 +718,19 @@ fn scratch_access(p: &Program, sizes: &SizeMap<'_>, i: &Inst) -> Option<ScratchA
 }
 
 /// Check 7: every scratch slot read is written on every path to the read.
-/// Costs nothing for programs without scratch reads.
-fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, cfg: &Cfg) -> Result<(), Located> {
-    let acc: Vec<Vec<ScratchAccess>> = p.blocks.iter().map(|b| b.insts.iter().filter_map(|i| scratch_access(p, sizes, i)).collect()).collect();
+/// Costs nothing for programs without scratch reads. `descs` holds the
+/// descriptor of every instruction in program order.
+fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, descs: &[&'static OpDesc], cfg: &Cfg) -> Result<(), Located> {
+    if !descs.iter().any(|d| d.sem == crate::target::Sem::ScratchRead) {
+        return Ok(());
+    }
+    let mut rest = descs;
+    let mut acc: Vec<Vec<ScratchAccess>> = Vec::with_capacity(p.blocks.len());
+    for b in &p.blocks {
+        let (here, after) = rest.split_at(b.insts.len().min(rest.len()));
+        rest = after;
+        acc.push(b.insts.iter().zip(here).filter_map(|(i, d)| scratch_access(sizes, i, d)).collect());
+    }
     if !acc.iter().flatten().any(|a| !a.write) {
         return Ok(());
     }
@@ -652,7 +757,7 @@ fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, cfg: &Cfg) -> R
     };
     let block_in = |k: usize, out: &[Bits]| {
         let mut s = Bits::new(n, k != 0);
-        cfg.pred[k].iter().for_each(|&j| s.and(&out[j]));
+        cfg.preds(k).iter().for_each(|&j| s.and(&out[j]));
         s
     };
     let mut out = vec![Bits::new(n, true); p.blocks.len()];
