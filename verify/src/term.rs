@@ -326,7 +326,7 @@ impl Terms {
             Some(buf) => {
                 buf.copy_from_slice(args);
                 buf.sort_unstable();
-                let buf = &small[..args.len()];
+                let buf: &[Term] = buf;
                 self.intern_app(fun, buf)
             }
             None => {
