@@ -53,7 +53,7 @@ pub struct Scope {
 impl Scope {
     /// An empty scope with room for `n` definitions.
     pub fn with_capacity(n: usize) -> Scope {
-        Scope { defs: Vec::with_capacity(n), virt_at: Vec::with_capacity(2 * n), counts: [0; COUNTED], virt_counts: [0; COUNTED] }
+        Scope { defs: Vec::with_capacity(n), virt_at: vec![ABSENT; 2 * n], counts: [0; COUNTED], virt_counts: [0; COUNTED] }
     }
     /// A copy with room to grow (the generator keeps defining in it).
     pub fn snapshot(&self) -> Scope {
@@ -61,12 +61,13 @@ impl Scope {
         defs.extend_from_slice(&self.defs);
         let mut virt_at = Vec::with_capacity(self.virt_at.len() + 64);
         virt_at.extend_from_slice(&self.virt_at);
+        virt_at.resize(self.virt_at.len() + 64, ABSENT);
         Scope { defs, virt_at, counts: self.counts, virt_counts: self.virt_counts }
     }
     /// A scope of `defs` (each location at most once).
     fn of(defs: Vec<Def>) -> Scope {
         let top = defs.iter().filter_map(|d| if let Loc::Virt(id) = d.loc { Some(id as usize + 1) } else { None }).max().unwrap_or(0);
-        let mut s = Scope { defs, virt_at: Vec::with_capacity(top + 64), counts: [0; COUNTED], virt_counts: [0; COUNTED] };
+        let mut s = Scope { defs, virt_at: vec![ABSENT; top + 64], counts: [0; COUNTED], virt_counts: [0; COUNTED] };
         for i in 0..s.defs.len() {
             if let Some(&d) = s.defs.get(i) {
                 s.note(d, i);
