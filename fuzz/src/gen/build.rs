@@ -85,6 +85,34 @@ fn decimal(prefix: &str, n: u32) -> String {
     s
 }
 
+/// The distinct immediate words an op being built has, in the order they
+/// were added: the first few inline (an op has at most a few operands),
+/// any more in `more`.
+#[derive(Default)]
+struct Imms {
+    inline: [u32; 4],
+    len: usize,
+    more: Vec<u32>,
+}
+
+impl Imms {
+    fn contains(&self, w: u32) -> bool {
+        self.inline.iter().take(self.len).any(|&x| x == w) || self.more.contains(&w)
+    }
+    fn len(&self) -> usize {
+        self.len + self.more.len()
+    }
+    fn push(&mut self, w: u32) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => {
+                *slot = w;
+                self.len += 1;
+            }
+            None => self.more.push(w),
+        }
+    }
+}
+
 /// Whether `op` may be a straight-line candidate under `cfg`.
 fn candidate(op: &OpDesc, cfg: &Config) -> bool {
     let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
@@ -150,16 +178,16 @@ impl<'a, 'u> Gen<'a, 'u> {
             prof,
             blocks: Vec::with_capacity(16),
             label: "b0".to_string(),
-            insts: Vec::new(),
+            insts: Vec::with_capacity(32),
             scope: Scope::with_capacity(cfg.insts()),
             sizes: Vec::with_capacity(cfg.insts() + cfg.pressure_values() + 16),
-            locked: Vec::new(),
-            pool: Vec::new(),
+            locked: Vec::with_capacity(cfg.pressure_values() + 4),
+            pool: Vec::with_capacity(cfg.pool_size()),
             budget: cfg.insts(),
             next_label: 1,
             features: Features::default(),
             ops,
-            inputs: Vec::new(),
+            inputs: Vec::with_capacity(prof.inputs.len()),
             in_pressure: false,
         }
     }
@@ -358,14 +386,14 @@ impl<'a, 'u> Gen<'a, 'u> {
 
     /// One source operand of `op` at position `k` for register size `size`.
     /// `imms` are the distinct immediate words the op already has.
-    fn source(&mut self, op: &OpDesc, k: usize, kind: OperandKind, size: u8, imms: &mut Vec<u32>) -> Result<Option<Operand>> {
+    fn source(&mut self, op: &OpDesc, k: usize, kind: OperandKind, size: u8, imms: &mut Imms) -> Result<Option<Operand>> {
         match kind {
             OperandKind::Index => self.index_imm(op).map(Some),
             OperandKind::Value if self.chance(self.cfg.imm_percent())? => {
                 let imm = self.imm()?;
-                let room = self.cfg.imm_overflow || imms.contains(&imm.bits) || imms.len() < self.t.rules.max_bundle_imms();
+                let room = self.cfg.imm_overflow || imms.contains(imm.bits) || imms.len() < self.t.rules.max_bundle_imms();
                 if room && self.t.rules.imm_ok(op, k, imm) {
-                    if !imms.contains(&imm.bits) {
+                    if !imms.contains(imm.bits) {
                         imms.push(imm.bits);
                     }
                     self.features.insert(Features::IMM);
@@ -421,7 +449,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         let op = self.ops[i];
         let (dsize, ssize) = self.sizes_for(op)?;
         let mut srcs = Vec::with_capacity(op.operands.len());
-        let mut imms = Vec::new();
+        let mut imms = Imms::default();
         for (k, &kind) in op.operands.iter().enumerate() {
             match self.source(op, k, kind, ssize, &mut imms)? {
                 Some(o) => srcs.push(o),

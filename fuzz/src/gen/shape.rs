@@ -252,7 +252,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             return Ok(false);
         }
         let op = fits[self.pick(fits.len())?];
-        let mut srcs = Vec::new();
+        let mut srcs = Vec::with_capacity(op.operands.len());
         for &k in op.operands {
             srcs.push(match k {
                 schedra_ir::target::OperandKind::Index => self.index_imm(op)?,
