@@ -241,8 +241,10 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// Close the open block with `kind` and open a new one labelled `next`.
     pub(super) fn close(&mut self, kind: TermKind, next: String) {
         let label = std::mem::replace(&mut self.label, next);
-        // One exact allocation per block; the buffer stays for the next.
-        let insts = self.insts.drain(..).collect();
+        // The block takes the buffer; the next one starts with room for as
+        // many instructions (no copy, one allocation per block).
+        let room = self.insts.len().max(8);
+        let insts = std::mem::replace(&mut self.insts, Vec::with_capacity(room));
         self.blocks.push(Block { label, insts, bundles: Vec::new(), term: Terminator { kind, span: Span::default() }, span: Span::default() });
     }
 
