@@ -524,19 +524,45 @@ impl Bits {
 struct Ids<'p> {
     virt: HashMap<&'p str, usize>,
     count: usize,
+    /// Per instruction in program order: the fact of its virtual
+    /// destination, or [`NO_FACT`] (no destination, or a physical one).
+    dest: Vec<usize>,
 }
+
+/// No virtual destination (see [`Ids::dest`]).
+const NO_FACT: usize = usize::MAX;
 
 impl<'p> Ids<'p> {
     fn new(p: &'p Program) -> Ids<'p> {
-        let mut virt = HashMap::default();
-        let names = p.inputs.iter().filter_map(|i| i.vreg.as_ref());
-        let defs = p.blocks.iter().flat_map(|b| &b.insts).filter_map(|i| i.dest.as_ref().and_then(Operand::virt));
-        for v in names.chain(defs) {
+        let insts = p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+        let mut virt = HashMap::with_capacity_and_hasher(p.inputs.len() + insts, Default::default());
+        for v in p.inputs.iter().filter_map(|i| i.vreg.as_ref()) {
             let n = virt.len();
             virt.entry(v.name.as_str()).or_insert(n);
         }
+        let mut dest = Vec::with_capacity(insts);
+        for i in p.blocks.iter().flat_map(|b| &b.insts) {
+            let fact = match &i.dest {
+                Some(Operand::Virt(v)) => {
+                    let n = virt.len();
+                    *virt.entry(v.name.as_str()).or_insert(n)
+                }
+                _ => NO_FACT,
+            };
+            dest.push(fact);
+        }
         let count = virt.len() + p.target.regs.count as usize;
-        Ids { virt, count }
+        Ids { virt, count, dest }
+    }
+    /// The virtual-destination facts of each block's instructions, block
+    /// by block.
+    fn dests_by_block<'a>(&'a self, p: &'a Program) -> impl Iterator<Item = &'a [usize]> + 'a {
+        let mut rest = self.dest.as_slice();
+        p.blocks.iter().map(move |b| {
+            let (here, after) = rest.split_at(b.insts.len().min(rest.len()));
+            rest = after;
+            here
+        })
     }
     /// The facts an operand stands for (a register run is several).
     fn of(&self, o: &Operand) -> Vec<usize> {
@@ -562,28 +588,31 @@ fn entry_set(p: &Program, ids: &Ids<'_>) -> Bits {
     s
 }
 
-/// Add the facts instruction `i`'s destination defines to `set`.
-fn define(i: &Inst, ids: &Ids<'_>, set: &mut Bits) {
+/// Add the facts instruction `i`'s destination defines to `set` (`fact`:
+/// its virtual destination's, from [`Ids::dest`]).
+fn define(i: &Inst, fact: usize, ids: &Ids<'_>, set: &mut Bits) {
     match &i.dest {
-        Some(Operand::Virt(v)) => ids.virt.get(v.name.as_str()).into_iter().for_each(|&x| set.set(x)),
+        Some(Operand::Virt(_)) => set.set(fact),
         Some(Operand::Phys(r)) => r.regs().for_each(|x| set.set(ids.virt.len() + x as usize)),
         _ => {}
     }
 }
 
-/// The facts block `b` defines (its transfer function is OUT = IN ∪ this).
-fn block_defs(b: &Block, ids: &Ids<'_>) -> Bits {
+/// The facts block `b` defines (its transfer function is OUT = IN ∪ this);
+/// `facts` are its instructions' [`Ids::dest`].
+fn block_defs(b: &Block, facts: &[usize], ids: &Ids<'_>) -> Bits {
     let mut set = Bits::new(ids.count, false);
-    b.insts.iter().for_each(|i| define(i, ids, &mut set));
+    b.insts.iter().zip(facts).for_each(|(i, &f)| define(i, f, ids, &mut set));
     set
 }
 
 /// Walk a block from `set`, adding definitions and reporting the first
-/// read of something not in the set.
-fn transfer(t: &Target, b: &Block, ids: &Ids<'_>, set: &mut Bits) -> Result<(), Located> {
-    for i in &b.insts {
+/// read of something not in the set; `facts` are its instructions'
+/// [`Ids::dest`].
+fn transfer(t: &Target, b: &Block, facts: &[usize], ids: &Ids<'_>, set: &mut Bits) -> Result<(), Located> {
+    for (i, &f) in b.insts.iter().zip(facts) {
         i.srcs.iter().try_for_each(|o| read_ok(t, o, ids, set, i.span))?;
-        define(i, ids, set);
+        define(i, f, ids, set);
     }
     if let TermKind::Brnz { cond, .. } = &b.term.kind {
         read_ok(t, cond, ids, set, b.term.span)?;
@@ -654,7 +683,7 @@ fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     }
     let order = reverse_postorder(cfg);
     let entry = entry_set(p, &ids);
-    let defs: Vec<Bits> = p.blocks.iter().map(|b| block_defs(b, &ids)).collect();
+    let defs: Vec<Bits> = p.blocks.iter().zip(ids.dests_by_block(p)).map(|(b, f)| block_defs(b, f, &ids)).collect();
     let mut out = vec![Bits::new(ids.count, true); n];
     let block_in = |k: usize, out: &[Bits], s: &mut Bits| {
         match k {
@@ -676,9 +705,9 @@ fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
             }
         }
     }
-    for k in 0..n {
+    for (k, (b, facts)) in p.blocks.iter().zip(ids.dests_by_block(p)).enumerate() {
         block_in(k, &out, &mut s);
-        transfer(p.target, &p.blocks[k], &ids, &mut s)?;
+        transfer(p.target, b, facts, &ids, &mut s)?;
     }
     Ok(())
 }
