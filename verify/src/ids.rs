@@ -50,8 +50,11 @@ impl Vregs {
     /// suffix counts as one word); `None` for a register never defined.
     pub fn of(p: &Program) -> Vregs {
         // Distinct names first (a name is named many times), then sorted.
-        let mut names: Vec<&str> = Vec::new();
-        let mut seen: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
+        // At most a name per destination and per input (a register is
+        // defined or an input before it is read, in a valid program).
+        let cap = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>();
+        let mut names: Vec<&str> = Vec::with_capacity(cap);
+        let mut seen: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(cap);
         fn add<'p>(n: &'p str, names: &mut Vec<&'p str>, seen: &mut hashbrown::HashTable<u32>) {
             let h = name_hash(n);
             if seen.find(h, |i| names.get(*i as usize) == Some(&n)).is_none() {
