@@ -130,7 +130,8 @@ struct LiveProgram {
 
 impl LiveProgram {
     fn of(code: &SrcCode) -> LiveProgram {
-        let mut p = LiveProgram { ids: Vec::new(), insts: Vec::new(), blocks: Vec::with_capacity(code.blocks().len()) };
+        let n: usize = code.blocks().iter().map(|b| code.insts(b).len()).sum();
+        let mut p = LiveProgram { ids: Vec::with_capacity(4 * n), insts: Vec::with_capacity(n), blocks: Vec::with_capacity(code.blocks().len()) };
         let mut defs = Vec::new();
         for block in code.blocks() {
             let first = p.insts.len();
