@@ -173,11 +173,12 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     if src.form != schedra_ir::Form::Source {
         return Err(CompileError::NotSource);
     }
-    schedra_ir::validate::validate(src)
+    // Opcodes and names are resolved once, for validation too.
+    let ids = source_ids::SourceIds::new(src);
+    schedra_ir::validate::validate_resolved(src, ids.descs())
         .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
     // The pre-RA order goes straight into the allocator's IR (no reordered
     // copy of the program is built).
-    let ids = source_ids::SourceIds::new(src);
     let orders = sched_pre::block_orders_with(src, &ids, opts);
     let alloc = allocate_stressed(src, &ids, &orders, opts)?;
     let hints = bundle::Hints::from_source(src);

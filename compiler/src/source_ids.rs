@@ -157,6 +157,11 @@ impl<'p> SourceIds<'p> {
         (first + k < end).then_some(first + k)
     }
 
+    /// Every instruction's op description, block by block in program order
+    /// (`None` where the target lacks the opcode).
+    pub fn descs(&self) -> &[Option<&'static OpDesc>] {
+        &self.descs
+    }
     /// The op description of instruction `k` of block `b` (`None` when the
     /// target lacks its opcode or there is no such instruction).
     pub fn desc(&self, b: usize, k: usize) -> Option<&'static OpDesc> {

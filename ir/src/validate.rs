@@ -49,13 +49,22 @@ use rustc_hash::FxHashMap as HashMap;
 /// Check that a source-form program is valid for its target. Returns `Ok`
 /// for machine-form programs (the verifier checks those). Never panics.
 pub fn validate(p: &Program) -> Result<(), Located> {
+    validate_resolved(p, &[])
+}
+
+/// [`validate`], given the op description of each instruction, block by
+/// block in program order, as `p.target.op(&inst.opcode)` gives it (a
+/// caller that has looked the opcodes up already saves the second look-up).
+/// The result is exactly [`validate`]'s; an instruction `descs` does not
+/// cover (a shorter slice) is looked up by name. Never panics.
+pub fn validate_resolved(p: &Program, descs: &[Option<&'static OpDesc>]) -> Result<(), Located> {
     if p.form == Form::Machine {
         return Ok(());
     }
     let labels = labels(p)?;
     let sizes = value_sizes(p)?;
     inputs(p)?;
-    let descs = instructions(p, &sizes)?;
+    let descs = instructions(p, &sizes, descs)?;
     let cfg = Cfg::new(p, &labels);
     reachable(p, &cfg)?;
     critical_edges(p, &cfg)?;
@@ -66,14 +75,16 @@ pub fn validate(p: &Program) -> Result<(), Located> {
 /// Check 4, block by block: each instruction, the condition of a `brnz`,
 /// and the thread-ending rule. On success, the descriptor of every
 /// instruction in program order (looked up once, read by the later checks).
-fn instructions(p: &Program, sizes: &SizeMap<'_>) -> Result<Vec<&'static OpDesc>, Located> {
+/// `known` holds descriptions already looked up, in the same order.
+fn instructions(p: &Program, sizes: &SizeMap<'_>, known: &[Option<&'static OpDesc>]) -> Result<Vec<&'static OpDesc>, Located> {
     let t = p.target;
     let end_op = t.ops.iter().find(|d| t.rules.ends_thread(d));
     let mut descs = Vec::with_capacity(p.blocks.iter().map(|b| b.insts.len()).sum());
     for b in &p.blocks {
         let mut last_desc = None;
         for (k, i) in b.insts.iter().enumerate() {
-            let inst = Inst_::new(p, sizes, i)?;
+            let desc = known.get(descs.len()).map_or_else(|| t.op(&i.opcode), |d| *d);
+            let inst = Inst_::new(p, sizes, i, desc)?;
             inst.check()?;
             let last = k + 1 == b.insts.len() && b.term.kind == TermKind::End;
             if t.rules.ends_thread(inst.d) && !last {
@@ -269,9 +280,10 @@ struct Inst_<'a> {
 }
 
 impl<'a> Inst_<'a> {
-    fn new(p: &'a Program, sizes: &'a SizeMap<'a>, i: &'a Inst) -> Result<Self, Located> {
+    /// `desc`: what `p.target.op(&i.opcode)` gives.
+    fn new(p: &'a Program, sizes: &'a SizeMap<'a>, i: &'a Inst, desc: Option<&'static OpDesc>) -> Result<Self, Located> {
         let t = p.target;
-        let d = t.op(&i.opcode).ok_or_else(|| err(i.span, format!("unknown opcode `{}` for target {}", show(&i.opcode), t.name)))?;
+        let d = desc.ok_or_else(|| err(i.span, format!("unknown opcode `{}` for target {}", show(&i.opcode), t.name)))?;
         if d.machine_only {
             return Err(err(i.span, format!("`{}` exists only in the machine form", d.name)));
         }
@@ -928,6 +940,23 @@ mod tests {
         assert!(bad("gen8", "input %x:2 = $g2:2\nb0:\n %t:2 = send.tex %x\n end\n").contains("must have size 4"));
         assert!(bad("gen8", "input %x:2 = $g2\nb0:\n end\n").contains("register run has size 1"));
         assert!(bad("gen8", "input %x:5 = $g2:5\nb0:\n end\n").contains("largest value size 4"));
+    }
+
+    #[test]
+    fn resolved_descriptions_give_the_same_result() {
+        let texts = [
+            "target v3d71\ninput %w = $rf1\nb0:\n %a = ldunif 0\n %c = fadd %a, 1.0\n tlbw %c\n end\n",
+            "target v3d71\nb0:\n %a = frob 1\n end\n",
+            "target v3d71\nb0:\n thrsw\n end\n",
+            "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = add %x, %x\n end\n",
+        ];
+        for text in texts {
+            let Ok(p) = parse(text.as_bytes(), None) else { panic!("does not parse: {text}") };
+            let descs: Vec<_> = p.blocks.iter().flat_map(|b| &b.insts).map(|i| p.target.op(&i.opcode)).collect();
+            let show = |r: Result<(), Located>| r.map_err(|e| e.to_string());
+            assert_eq!(show(validate_resolved(&p, &descs)), show(validate(&p)), "{text}");
+            assert_eq!(show(validate_resolved(&p, descs.get(..1).unwrap_or(&[]))), show(validate(&p)), "{text}");
+        }
     }
 
     #[test]
