@@ -199,7 +199,7 @@ impl Checker<'_> {
         let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in, &mut self.escratch);
         let s = run_source(&mut self.terms, &self.code, b, at, src_env, names, &mut self.sscratch);
         let m = match self.mach_of.get(b).copied().flatten() {
-            Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env),
+            Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env, false),
             None => MachRun::default(),
         };
         let n = self.succs.get(b).map(Vec::len).unwrap_or(0);
@@ -258,6 +258,18 @@ impl Checker<'_> {
         }
     }
 
+    /// Block `b`'s machine run `m` again, from the same entry, with its
+    /// reads recorded for a diagnosis. The run is a function of its entry
+    /// and makes no new term, so term numbering (and every later report)
+    /// is the same as if `m` had recorded them.
+    fn recorded(&mut self, b: usize, m: &MachRun) -> MachRun {
+        let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
+        match self.mach_of.get(b).copied().flatten() {
+            Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, m.entry_state(), true),
+            None => MachRun::default(),
+        }
+    }
+
     fn ctx<'b>(&'b mut self, s: &'b SrcRun, m: &'b MachRun) -> Ctx<'b> {
         Ctx { terms: &self.terms, mach: m, by_reg: m.writes_by_reg(), src: s, prog: self.mach, source: (self.src, &self.vregs), smt: Some(&mut self.smt) }
     }
@@ -306,10 +318,12 @@ impl Checker<'_> {
         let Some(mb) = self.mach_of.get(b).copied().flatten().and_then(|i| self.mach.blocks.get(i)) else { return };
         let (label, end, end_line) = (mb.label.clone(), mb.bundles.len(), mb.term.span.line);
         self.timing(&label, m, end, end_line);
-        self.effects(&label, s, m, end, end_line);
-        if let (Some(sc), Some((mc, read))) = (s.cond, m.cond) {
+        self.effects(b, &label, s, m, end, end_line);
+        if let (Some(sc), Some((mc, _))) = (s.cond, m.cond) {
             if let Answer::Differ(cex) = self.oblige(sc, mc, true) {
-                let d = self.explain(s, m, read, sc, end, end_line, "the branch condition differs from the source's");
+                let rec = self.recorded(b, m);
+                let read = rec.cond.and_then(|(_, r)| r);
+                let d = self.explain(s, &rec, read, sc, end, end_line, "the branch condition differs from the source's");
                 self.push(&label, d, Some(sb.term.span.line), Some(cex), s);
             }
         }
@@ -352,7 +366,8 @@ impl Checker<'_> {
                     continue;
                 }
                 let name = sblock.label.clone();
-                let d = self.ctx(s, m).explain_live_out(want, &what, &name, end, end_line);
+                let rec = self.recorded(b, m);
+                let d = self.ctx(s, &rec).explain_live_out(want, &what, &name, end, end_line);
                 if let Some(d) = d {
                     let line = s.def_line(want);
                     self.push(&label, d, line, None, s);
@@ -399,21 +414,21 @@ impl Checker<'_> {
         }
     }
 
-    fn effects(&mut self, label: &str, s: &SrcRun, m: &MachRun, end: usize, end_line: u32) {
+    fn effects(&mut self, blk: usize, label: &str, s: &SrcRun, m: &MachRun, end: usize, end_line: u32) {
         let channels: BTreeSet<&str> = s.effects.iter().map(|e| e.channel.as_str()).chain(m.effects.iter().map(|e| e.channel.as_str())).collect();
         for ch in channels {
             let se: Vec<&SrcEffect> = s.effects.iter().filter(|e| e.channel == ch).collect();
-            let me: Vec<&MachEffect> = m.effects.iter().filter(|e| e.channel == ch).collect();
+            let me: Vec<(usize, &MachEffect)> = m.effects.iter().enumerate().filter(|(_, e)| e.channel == ch).collect();
             for i in 0..se.len().max(me.len()) {
                 match (se.get(i), me.get(i)) {
-                    (Some(a), Some(b)) => self.effect_pair(label, s, m, a, b),
+                    (Some(a), Some(&(k, b))) => self.effect_pair(blk, label, s, m, a, (k, b)),
                     (Some(a), None) => {
                         let mut v = Violation::new(Kind::Dataflow, label, end, end_line, format!("the source writes channel `{ch}` {} time(s), the machine only {}", se.len(), me.len()));
                         v.src_line = Some(a.line);
                         self.out.push(v);
                         break;
                     }
-                    (None, Some(b)) => {
+                    (None, Some((_, b))) => {
                         let msg = format!("`{}` writes channel `{ch}` a time more than the source ({} vs {})", b.at.opcode, me.len(), se.len());
                         self.out.push(Violation::new(Kind::Dataflow, label, b.at.bundle, b.at.line, msg));
                         break;
@@ -424,7 +439,8 @@ impl Checker<'_> {
         }
     }
 
-    fn effect_pair(&mut self, label: &str, s: &SrcRun, m: &MachRun, a: &SrcEffect, b: &MachEffect) {
+    /// Compare a source effect with the machine's `k`-th effect `b` of block `blk`.
+    fn effect_pair(&mut self, blk: usize, label: &str, s: &SrcRun, m: &MachRun, a: &SrcEffect, (k, b): (usize, &MachEffect)) {
         if a.words.len() != b.words.len() {
             let msg = format!("`{}` writes {} word(s) to `{}`, the source {}", b.at.opcode, b.words.len(), a.channel, a.words.len());
             let mut v = Violation::new(Kind::Dataflow, label, b.at.bundle, b.at.line, msg);
@@ -434,9 +450,10 @@ impl Checker<'_> {
         }
         for (w, (&sw, &mw)) in a.words.iter().zip(&b.words).enumerate() {
             if let Answer::Differ(cex) = self.oblige(sw, mw, false) {
-                let read = b.reads.get(w).copied().flatten();
+                let rec = self.recorded(blk, m);
+                let read = rec.effects.get(k).and_then(|e| e.reads.get(w)).copied().flatten();
                 let what = format!("`{}` writes {} to `{}` but the source writes {}", b.at.opcode, self.terms.show(mw, 60), a.channel, self.terms.show(sw, 60));
-                let d = self.explain(s, m, read, sw, b.at.bundle, b.at.line, &what);
+                let d = self.explain(s, &rec, read, sw, b.at.bundle, b.at.line, &what);
                 self.push(label, d, Some(a.line), Some(cex), s);
                 break;
             }

@@ -14,8 +14,11 @@
 //!   writes land; a write issued at `c` with latency `L` lands at `c + L`. On a
 //!   non-interlocked target a read before the landing sees the old contents;
 //!   on an interlocked one the bundle waits (stall cycles) until the registers
-//!   it reads or writes have no write in flight. Every read and every write
-//!   is recorded as an event with its provenance, for the diagnosis.
+//!   it reads or writes have no write in flight. Every write is recorded as
+//!   an event; the reads (with their provenance, for the diagnosis) only
+//!   when asked: the fixpoint runs without them, and a diagnosis runs the
+//!   block again from the same entry with recording on, which reads the
+//!   same terms and makes no new one.
 //!
 //! Invariant: a machine register's term at any cycle is the term of the last
 //! write that landed on it (or its block-entry term), and every read event
@@ -706,7 +709,7 @@ pub struct MachRun {
     pub regs: RegMap,
     /// Scratch contents at the block end.
     pub mem: FxHashMap<u32, Term>,
-    /// Every register read.
+    /// Every register read (if `recorded`).
     pub reads: Vec<ReadEvent>,
     /// Every register write.
     pub writes: Vec<WriteEvent>,
@@ -714,6 +717,11 @@ pub struct MachRun {
     pub write_reads: Vec<ReadId>,
     /// Block-entry contents of the registers that were read or overwritten.
     pub entry: RegMap,
+    /// Block-entry contents of the scratch slots (as given to the run).
+    pub entry_slots: FxHashMap<u32, Term>,
+    /// Whether the reads were recorded: `reads`, `write_reads`, the
+    /// effects' reads and the condition's read are empty (`None`) otherwise.
+    pub recorded: bool,
     /// Timing problems.
     pub issues: Vec<TimingIssue>,
     /// Issue cycles, stalls included (the terminator's cycle).
@@ -741,15 +749,25 @@ impl MachRun {
     /// An empty run with room for the events of a block of `ops` ops in
     /// `bundles` bundles (a read per operand word, a write per op, as a
     /// rule), starting from `entry`.
-    fn sized_for(ops: usize, bundles: usize, entry: RegMap) -> MachRun {
+    fn sized_for(ops: usize, bundles: usize, entry: RegMap, record: bool) -> MachRun {
+        let reads = if record { 2 * ops + 1 } else { 0 };
         MachRun {
             entry,
-            reads: Vec::with_capacity(2 * ops + 1),
+            recorded: record,
+            reads: Vec::with_capacity(reads),
             writes: Vec::with_capacity(ops),
-            write_reads: Vec::with_capacity(2 * ops),
+            write_reads: Vec::with_capacity(reads),
             issue_cycle: Vec::with_capacity(bundles),
             ..MachRun::default()
         }
+    }
+
+    /// The block-entry state this run started from, enough to run the
+    /// block again: the registers it read or overwrote (junk included) and
+    /// the scratch slots. A run from it reads the same terms and makes no
+    /// new term (every junk symbol it meets exists already).
+    pub fn entry_state(&self) -> MachEntry {
+        MachEntry { regs: self.entry.clone(), slots: self.entry_slots.clone() }
     }
 }
 
@@ -867,31 +885,39 @@ impl<'a> Machine<'a> {
         (t, None)
     }
 
-    fn read(&mut self, reg: Reg, cycle: u64, at: &OpAt) -> ReadId {
+    /// Read a register: its term, and the read's id if the run records.
+    fn read(&mut self, reg: Reg, cycle: u64, at: &OpAt) -> (Term, Option<ReadId>) {
         let (term, from) = self.current(reg);
+        if !self.run.recorded {
+            return (term, None);
+        }
         self.run.reads.push(ReadEvent { reg, cycle, term, from, at: at.clone() });
-        self.run.reads.len() - 1
+        (term, Some(self.run.reads.len() - 1))
     }
 
-    /// Read one op's operands (into `bundle.args` and `bundle.arg_reads`).
+    /// Read one op's operands (into `bundle.args`, and if the run records,
+    /// the read behind each into `bundle.arg_reads`).
     fn operands(&mut self, op: &MachOp, cycle: u64) {
         self.s.bundle.args.clear();
         self.s.bundle.arg_reads.clear();
+        let record = self.run.recorded;
         for a in self.code.args(op) {
             match *a {
                 MachArg::Regs(p) => {
                     for r in p.regs() {
-                        let id = self.read(r, cycle, &op.at);
-                        if let Some(e) = self.run.reads.get(id) {
-                            self.s.bundle.args.push(e.term);
-                            self.s.bundle.arg_reads.push(Some(id));
+                        let (term, id) = self.read(r, cycle, &op.at);
+                        self.s.bundle.args.push(term);
+                        if record {
+                            self.s.bundle.arg_reads.push(id);
                         }
                     }
                 }
                 MachArg::Imm(bits) => {
                     let t = self.terms.lit(bits);
                     self.s.bundle.args.push(t);
-                    self.s.bundle.arg_reads.push(None);
+                    if record {
+                        self.s.bundle.arg_reads.push(None);
+                    }
                 }
                 MachArg::None => {}
             }
@@ -910,6 +936,11 @@ impl<'a> Machine<'a> {
         let b = &mut self.s.bundle;
         let w0 = b.words.len();
         let shape = outcome(self.terms, desc, op.idx, &b.args, dest_n, &mut b.words);
+        if !self.run.recorded {
+            let (w1, s0) = (b.words.len(), b.store_reads.len());
+            b.issued.push(Issued { op: k, shape, words: w0..w1, first_word: b.word_ends.len(), stores: s0..s0 });
+            return;
+        }
         let n = desc.operands.len().min(b.args.len());
         let value_ops = desc.operands.iter().take(n).enumerate().filter(|(_, k)| **k != OperandKind::Index).map(|(i, _)| i);
         let reads = |i: usize| b.arg_reads.get(b.args.range(i)).unwrap_or(&[]);
@@ -1023,8 +1054,11 @@ pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> impl Iterator<Item = Reg> {
 /// Run block `b` of `code` from `entry` (terms of the known locations at
 /// block entry). Registers and slots not in `entry` hold junk; `at` is the
 /// block's id for its symbols (see [`namer`]).
-/// `scratch` holds the simulator's working tables between runs.
-pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch, b: usize, at: u32, entry: MachEntry) -> MachRun {
+/// `scratch` holds the simulator's working tables between runs. With
+/// `record` the run also lists every register read and the reads behind
+/// each written, stored or output word (only a diagnosis reads them);
+/// everything else in the run is the same either way.
+pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch, b: usize, at: u32, entry: MachEntry, record: bool) -> MachRun {
     let Some(block) = code.block(b) else { return MachRun::default() };
     scratch.cur.clear();
     scratch.ready.clear();
@@ -1034,10 +1068,11 @@ pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch
         terms,
         code,
         at,
-        run: MachRun::sized_for(code.op_count(block), block.len, entry.regs),
-        mem: entry.slots.into_iter().map(|(s, t)| (s, (t, None))).collect(),
+        run: MachRun::sized_for(code.op_count(block), block.len, entry.regs, record),
+        mem: entry.slots.iter().map(|(s, t)| (*s, (*t, None))).collect(),
         s: scratch,
     };
+    m.run.entry_slots = entry.slots;
     let mut cycle = 0u64;
     for ops in code.bundle_ranges(block) {
         if code.interlocked {
@@ -1076,9 +1111,7 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
                 cycle = cycle.max(m.s.ready.get(r).unwrap_or(0));
             }
             m.land(cycle);
-            let id = m.read(r, cycle, &at);
-            let t = m.run.reads.get(id).map(|e| e.term);
-            m.run.cond = t.map(|t| (t, Some(id)));
+            m.run.cond = Some(m.read(r, cycle, &at));
         }
         Some(MachCond::Imm(bits)) => m.run.cond = Some((m.terms.lit(bits), None)),
         None => {}
@@ -1111,7 +1144,7 @@ mod tests {
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
         let entry = MachEntry::from_locs([(Loc::R(4), x), (Loc::R(5), y)]);
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, entry);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, entry, true);
         assert_eq!((run.regs.get(4), run.regs.get(5)), (Some(y), Some(x)));
         assert!(run.issues.is_empty());
     }
@@ -1121,7 +1154,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(0), old)]));
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(0), old)]), true);
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(4), Some(old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(5), Some(vary), "two cycles after, it has landed");
@@ -1129,10 +1162,24 @@ mod tests {
     }
 
     #[test]
+    fn a_recorded_rerun_reads_the_same_terms_and_makes_none() {
+        let p = machine("v3d71", "b0:\n    { add: fadd $rf4, $rf0, $rf1 }\n    { add: fmul $rf5, $rf4, $rf2 }\n    { add: mov $rf6, $rf5 }\n    end\n");
+        let (code, mut s, mut t) = (MachCode::of(&p), MachScratch::default(), Terms::new());
+        let a = t.intern(Node::Reg(0));
+        let fast = run_machine(&mut t, &code, &mut s, 0, 0, MachEntry::from_locs([(Loc::R(0), a)]), false);
+        assert!(fast.reads.is_empty() && fast.write_reads.is_empty());
+        let n = t.len();
+        let rec = run_machine(&mut t, &code, &mut s, 0, 0, fast.entry_state(), true);
+        assert_eq!(t.len(), n, "the rerun made a term");
+        assert_eq!((rec.regs.get(6), rec.writes.len(), rec.cycles), (fast.regs.get(6), fast.writes.len(), fast.cycles));
+        assert!(!rec.reads.is_empty());
+    }
+
+    #[test]
     fn writes_landing_together_and_writes_in_flight_are_reported() {
         let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
         let mut t = Terms::new();
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::default());
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::default(), true);
         assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
     }
 
@@ -1141,7 +1188,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(2), g2)]));
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(2), g2)]), true);
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(11), Some(want));
