@@ -514,11 +514,11 @@ impl Bits {
             *w |= 1 << (i % 64);
         }
     }
-    fn and(&mut self, o: &Bits) {
-        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a &= b);
+    fn and(&mut self, o: &[u64]) {
+        self.0.iter_mut().zip(o).for_each(|(a, b)| *a &= b);
     }
-    fn or(&mut self, o: &Bits) {
-        self.0.iter_mut().zip(&o.0).for_each(|(a, b)| *a |= b);
+    fn or(&mut self, o: &[u64]) {
+        self.0.iter_mut().zip(o).for_each(|(a, b)| *a |= b);
     }
     /// Every word set to all ones (`full`) or all zeros, as [`Bits::new`].
     fn fill(&mut self, full: bool) {
@@ -528,6 +528,31 @@ impl Bits {
     fn copy_from(&mut self, o: &Bits) {
         self.0.clear();
         self.0.extend_from_slice(&o.0);
+    }
+}
+
+/// One [`Bits`] of the same size per block, in one buffer: block `k`'s
+/// words are `all[k * words..(k + 1) * words]`.
+struct BlockBits {
+    words: usize,
+    all: Vec<u64>,
+}
+
+impl BlockBits {
+    /// `n` sets over `0..width`, all full or all empty as [`Bits::new`].
+    fn new(n: usize, width: usize, full: bool) -> BlockBits {
+        let words = width.div_ceil(64);
+        BlockBits { words, all: vec![if full { u64::MAX } else { 0 }; n * words] }
+    }
+    fn row(&self, k: usize) -> &[u64] {
+        self.all.get(k * self.words..(k + 1) * self.words).unwrap_or(&[])
+    }
+    /// Make block `k`'s set equal to `s`; whether it changed.
+    fn assign(&mut self, k: usize, s: &Bits) -> bool {
+        let row = self.all.get_mut(k * self.words..(k + 1) * self.words).unwrap_or(&mut []);
+        let changed = row != s.0.as_slice();
+        row.iter_mut().zip(&s.0).for_each(|(a, b)| *a = *b);
+        changed
     }
 }
 
@@ -610,12 +635,16 @@ fn define(i: &Inst, fact: usize, ids: &Ids<'_>, set: &mut Bits) {
     }
 }
 
-/// The facts block `b` defines (its transfer function is OUT = IN ∪ this);
-/// `facts` are its instructions' [`Ids::dest`].
-fn block_defs(b: &Block, facts: &[usize], ids: &Ids<'_>) -> Bits {
-    let mut set = Bits::new(ids.count, false);
-    b.insts.iter().zip(facts).for_each(|(i, &f)| define(i, f, ids, &mut set));
-    set
+/// The facts each block defines (its transfer function is OUT = IN ∪
+/// these); `s` is scratch space of the facts' size.
+fn block_defs(p: &Program, ids: &Ids<'_>, s: &mut Bits) -> BlockBits {
+    let mut defs = BlockBits::new(p.blocks.len(), ids.count, false);
+    for (k, (b, facts)) in p.blocks.iter().zip(ids.dests_by_block(p)).enumerate() {
+        s.fill(false);
+        b.insts.iter().zip(facts).for_each(|(i, &f)| define(i, f, ids, s));
+        defs.assign(k, s);
+    }
+    defs
 }
 
 /// Walk a block from `set`, adding definitions and reporting the first
@@ -695,26 +724,23 @@ fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     }
     let order = reverse_postorder(cfg);
     let entry = entry_set(p, &ids);
-    let defs: Vec<Bits> = p.blocks.iter().zip(ids.dests_by_block(p)).map(|(b, f)| block_defs(b, f, &ids)).collect();
-    let mut out = vec![Bits::new(ids.count, true); n];
-    let block_in = |k: usize, out: &[Bits], s: &mut Bits| {
+    let mut s = Bits::new(ids.count, true);
+    let defs = block_defs(p, &ids, &mut s);
+    let mut out = BlockBits::new(n, ids.count, true);
+    let block_in = |k: usize, out: &BlockBits, s: &mut Bits| {
         match k {
             0 => s.copy_from(&entry),
             _ => s.fill(true),
         }
-        cfg.preds(k).iter().for_each(|&j| s.and(&out[j]));
+        cfg.preds(k).iter().for_each(|&j| s.and(out.row(j)));
     };
-    let mut s = Bits::new(ids.count, true);
     let mut changed = true;
     while changed {
         changed = false;
         for &k in &order {
             block_in(k, &out, &mut s);
-            s.or(&defs[k]);
-            if s != out[k] {
-                out[k].copy_from(&s);
-                changed = true;
-            }
+            s.or(defs.row(k));
+            changed |= out.assign(k, &s);
         }
     }
     for (k, (b, facts)) in p.blocks.iter().zip(ids.dests_by_block(p)).enumerate() {
@@ -798,7 +824,7 @@ fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, descs: &[&'stat
     };
     let block_in = |k: usize, out: &[Bits]| {
         let mut s = Bits::new(n, k != 0);
-        cfg.preds(k).iter().for_each(|&j| s.and(&out[j]));
+        cfg.preds(k).iter().for_each(|&j| s.and(&out[j].0));
         s
     };
     let mut out = vec![Bits::new(n, true); p.blocks.len()];
