@@ -154,11 +154,17 @@ fn successors(t: &Terminator) -> [Option<&str>; 2] {
     }
 }
 
-/// The size of each virtual register, from the suffixes written on it.
-type SizeMap<'p> = HashMap<&'p str, (u8, Span)>;
+/// The size of each virtual register, from the suffixes written on it
+/// (and where it was first given).
+struct SizeMap<'p> {
+    map: HashMap<&'p str, (u8, Span)>,
+    /// Every size recorded is 1, so every virtual register has size 1 (an
+    /// unrecorded one too): [`size_of`] needs no look-up.
+    all_one: bool,
+}
 
 fn value_sizes(p: &Program) -> Result<SizeMap<'_>, Located> {
-    let mut map: SizeMap<'_> = HashMap::default();
+    let mut map = SizeMap { map: HashMap::default(), all_one: true };
     for i in &p.inputs {
         if let Some(v) = &i.vreg {
             let n = v.size.unwrap_or(i.reg.size);
@@ -184,21 +190,26 @@ fn insert_size<'p>(p: &Program, map: &mut SizeMap<'p>, v: &'p VirtReg, n: u8, sp
     if n > max {
         return Err(err(span, format!("`%{}` has size {n}, more than target {}'s largest value size {max}", show(&v.name), p.target.name)));
     }
-    match map.get(v.name.as_str()) {
+    match map.map.get(v.name.as_str()) {
         Some(&(m, at)) if m != n => Err(err(
             span,
             format!("`%{}` is defined here with size {n} but with size {m} at line {}; a redefinition must keep the size", show(&v.name), at.line),
         )),
         Some(_) => Ok(()),
         None => {
-            map.insert(v.name.as_str(), (n, span));
+            map.map.insert(v.name.as_str(), (n, span));
+            map.all_one &= n == 1;
             Ok(())
         }
     }
 }
 
+/// The size of `v` (1 if never given).
 fn size_of(sizes: &SizeMap<'_>, v: &VirtReg) -> u8 {
-    sizes.get(v.name.as_str()).map_or(1, |s| s.0)
+    match sizes.all_one {
+        true => 1,
+        false => sizes.map.get(v.name.as_str()).map_or(1, |s| s.0),
+    }
 }
 
 /// Inputs: registers exist, do not overlap, are not implicitly written; a
