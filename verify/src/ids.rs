@@ -20,7 +20,45 @@ fn name_hash(name: &str) -> u64 {
     name.hash(&mut h);
     h.finish()
 }
-use schedra_ir::{Operand, Program, TermKind};
+use schedra_ir::{Operand, Program, TermKind, VirtReg};
+
+/// What an occurrence of a register name is (see [`virt_occurrences`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// An input's name; the input register's size.
+    Input(u8),
+    /// An instruction's destination.
+    Dest,
+    /// An operand or a branch condition.
+    Read,
+}
+
+/// Every occurrence of a virtual register name in `p`, in this order: the
+/// inputs, then per block each instruction's operands then its
+/// destination, then the block's branch condition. [`Vregs::id_at`]
+/// counts occurrences in this order.
+pub fn virt_occurrences<'p>(p: &'p Program, mut f: impl FnMut(&'p VirtReg, Role)) {
+    for i in &p.inputs {
+        if let Some(v) = &i.vreg {
+            f(v, Role::Input(i.reg.size));
+        }
+    }
+    for b in &p.blocks {
+        for inst in &b.insts {
+            for v in inst.srcs.iter().filter_map(Operand::virt) {
+                f(v, Role::Read);
+            }
+            if let Some(v) = inst.dest.as_ref().and_then(Operand::virt) {
+                f(v, Role::Dest);
+            }
+        }
+        if let TermKind::Brnz { cond, .. } = &b.term.kind {
+            if let Some(v) = cond.virt() {
+                f(v, Role::Read);
+            }
+        }
+    }
+}
 
 /// A virtual register of the source program (an index into [`Vregs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +73,8 @@ pub struct Vregs {
     by_name: hashbrown::HashTable<VregId>,
     /// Whether some name contains a `.` (so `%a.1` may name two things).
     dotted: bool,
+    /// The id of each occurrence of a name (see [`Vregs::id_at`]).
+    occ: Vec<VregId>,
 }
 
 impl std::fmt::Debug for Vregs {
@@ -48,65 +88,71 @@ impl Vregs {
     /// branch conditions), numbered in name order. A register's size is the
     /// one its input or its definitions give (a definition without a size
     /// suffix counts as one word); `None` for a register never defined.
+    /// The id of every occurrence of a name is kept, in the order of
+    /// [`virt_occurrences`], for [`Vregs::id_at`].
     pub fn of(p: &Program) -> Vregs {
-        // Distinct names first (a name is named many times), then sorted.
-        // At most a name per destination and per input (a register is
-        // defined or an input before it is read, in a valid program).
+        // Distinct names first, in order of first occurrence (a name is
+        // named many times), with each occurrence's first-occurrence index
+        // and the sizes in that numbering; then the names are sorted and
+        // both renumbered. At most a name per destination and per input (a
+        // register is defined or an input before it is read).
         let cap = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>();
         let mut names: Vec<&str> = Vec::with_capacity(cap);
+        let mut sizes: Vec<Option<u8>> = Vec::with_capacity(cap);
+        let mut first: Vec<u32> = Vec::with_capacity(3 * cap);
         let mut seen: hashbrown::HashTable<u32> = hashbrown::HashTable::with_capacity(cap);
-        fn add<'p>(n: &'p str, names: &mut Vec<&'p str>, seen: &mut hashbrown::HashTable<u32>) {
+        virt_occurrences(p, |v, role| {
+            let n = v.name.as_str();
             let h = name_hash(n);
-            if seen.find(h, |i| names.get(*i as usize) == Some(&n)).is_none() {
-                seen.insert_unique(h, names.len() as u32, |i| names.get(*i as usize).map(|m| name_hash(m)).unwrap_or(0));
-                names.push(n);
-            }
-        }
-        for i in &p.inputs {
-            if let Some(v) = &i.vreg {
-                add(&v.name, &mut names, &mut seen);
-            }
-        }
-        for b in &p.blocks {
-            for inst in &b.insts {
-                for v in inst.dest.iter().chain(&inst.srcs).filter_map(Operand::virt) {
-                    add(&v.name, &mut names, &mut seen);
+            let i = match seen.find(h, |i| names.get(*i as usize) == Some(&n)) {
+                Some(i) => *i,
+                None => {
+                    let i = names.len() as u32;
+                    seen.insert_unique(h, i, |i| names.get(*i as usize).map(|m| name_hash(m)).unwrap_or(0));
+                    names.push(n);
+                    sizes.push(None);
+                    i
                 }
+            };
+            first.push(i);
+            if let Some(slot) = sizes.get_mut(i as usize) {
+                *slot = match role {
+                    Role::Input(reg_size) => Some(v.size.unwrap_or(reg_size)),
+                    Role::Dest => v.size.or(*slot).or(Some(1)),
+                    Role::Read => *slot,
+                };
             }
-            if let TermKind::Brnz { cond, .. } = &b.term.kind {
-                if let Some(v) = cond.virt() {
-                    add(&v.name, &mut names, &mut seen);
-                }
-            }
-        }
-        names.sort_unstable();
-        let mut by_name = hashbrown::HashTable::with_capacity(names.len());
-        for (i, n) in names.iter().enumerate() {
-            by_name.insert_unique(name_hash(n), VregId(i as u32), |id: &VregId| names.get(id.0 as usize).map(|n| name_hash(n)).unwrap_or(0));
-        }
-        let dotted = names.iter().any(|n| n.contains('.'));
-        let mut vregs = Vregs { names: names.iter().map(|n| n.to_string()).collect(), sizes: vec![None; names.len()], by_name, dotted };
-        vregs.read_sizes(p);
-        vregs
-    }
-
-    /// Sizes from the inputs, then from the definitions in program order.
-    fn read_sizes(&mut self, p: &Program) {
-        for i in &p.inputs {
-            if let Some(v) = &i.vreg {
-                self.set_size(&v.name, |_| Some(v.size.unwrap_or(i.reg.size)));
+        });
+        let mut order: Vec<u32> = (0..names.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| names.get(i as usize).copied().unwrap_or(""));
+        let mut rank = vec![0u32; names.len()];
+        for (k, &i) in order.iter().enumerate() {
+            if let Some(r) = rank.get_mut(i as usize) {
+                *r = k as u32;
             }
         }
-        for inst in p.blocks.iter().flat_map(|b| &b.insts) {
-            if let Some(Operand::Virt(v)) = &inst.dest {
-                self.set_size(&v.name, |old| v.size.or(old).or(Some(1)));
-            }
+        let sorted: Vec<&str> = order.iter().filter_map(|&i| names.get(i as usize).copied()).collect();
+        let mut by_name = hashbrown::HashTable::with_capacity(sorted.len());
+        for (i, n) in sorted.iter().enumerate() {
+            by_name.insert_unique(name_hash(n), VregId(i as u32), |id: &VregId| sorted.get(id.0 as usize).map(|n| name_hash(n)).unwrap_or(0));
+        }
+        Vregs {
+            names: sorted.iter().map(|n| n.to_string()).collect(),
+            sizes: order.iter().map(|&i| sizes.get(i as usize).copied().flatten()).collect(),
+            by_name,
+            dotted: sorted.iter().any(|n| n.contains('.')),
+            occ: first.iter().map(|&i| VregId(rank.get(i as usize).copied().unwrap_or(0))).collect(),
         }
     }
 
-    fn set_size(&mut self, name: &str, f: impl FnOnce(Option<u8>) -> Option<u8>) {
-        if let Some(slot) = self.id(name).and_then(|id| self.sizes.get_mut(id.0 as usize)) {
-            *slot = f(*slot);
+    /// The id of the `k`-th occurrence of a register name in the order of
+    /// [`virt_occurrences`], given its name: from the table kept by
+    /// [`Vregs::of`] when that occurrence has this name (no hashing), else
+    /// by name as [`Vregs::id`].
+    pub fn id_at(&self, k: usize, name: &str) -> Option<VregId> {
+        match self.occ.get(k) {
+            Some(&id) if self.names.get(id.0 as usize).is_some_and(|n| n == name) => Some(id),
+            _ => self.id(name),
         }
     }
 
@@ -151,5 +197,11 @@ mod tests {
         assert_eq!(ids.iter().map(|i| v.name(*i)).collect::<Vec<_>>(), ["a", "b", "u", "z"]);
         assert_eq!(ids.iter().map(|i| v.size(*i)).collect::<Vec<_>>(), [Some(1), Some(2), None, Some(1)]);
         assert_eq!(v.id("nope"), None);
+        // Occurrences: input z, dest b, reads b and u, dest a, read a.
+        let mut occ = Vec::new();
+        virt_occurrences(&p, |r, _| occ.push(r.name.as_str()));
+        assert_eq!(occ, ["z", "b", "b", "u", "a", "a"]);
+        assert!(occ.iter().enumerate().all(|(k, n)| v.id_at(k, n) == v.id(n)));
+        assert_eq!(v.id_at(0, "a"), v.id("a"), "a name that is not the occurrence's is looked up");
     }
 }

@@ -127,14 +127,41 @@ pub fn input_vars(p: &Program, vregs: &Vregs, mut f: impl FnMut(Reg, Var)) {
     }
 }
 
-fn arg(o: &Operand, vregs: &Vregs, raw: &mut Vec<Var>) -> Arg {
-    match o {
-        Operand::Imm(i) => Arg::Imm(i.bits),
-        Operand::Label(_) => Arg::Label,
-        _ => {
-            let start = raw.len();
-            raw.extend(operand_vars(o, vregs));
-            Arg::Vars(Span::of(start, raw.len()))
+/// Walks the program's register names in the order of
+/// [`crate::ids::virt_occurrences`], so that each name's id comes from
+/// [`Vregs::id_at`] instead of a hash of the name.
+struct Names<'v> {
+    vregs: &'v Vregs,
+    /// The index of the next occurrence.
+    k: usize,
+}
+
+impl Names<'_> {
+    /// Append the variables operand `o` names (one per word, as
+    /// [`operand_vars`]) to `raw`; `o` is the next operand in walk order.
+    fn vars(&mut self, o: &Operand, raw: &mut Vec<Var>) {
+        match o {
+            Operand::Virt(v) => {
+                let id = self.vregs.id_at(self.k, &v.name);
+                self.k += 1;
+                if let Some(id) = id {
+                    let n = v.size.or_else(|| self.vregs.size(id)).unwrap_or(1);
+                    raw.extend((0..n).map(|w| Var::V(id, w)));
+                }
+            }
+            _ => raw.extend(operand_vars(o, self.vregs)),
+        }
+    }
+
+    fn arg(&mut self, o: &Operand, raw: &mut Vec<Var>) -> Arg {
+        match o {
+            Operand::Imm(i) => Arg::Imm(i.bits),
+            Operand::Label(_) => Arg::Label,
+            _ => {
+                let start = raw.len();
+                self.vars(o, raw);
+                Arg::Vars(Span::of(start, raw.len()))
+            }
         }
     }
 }
@@ -146,18 +173,20 @@ impl SrcCode {
         let mut c = SrcCode { blocks: Vec::with_capacity(p.blocks.len()), insts: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), ..SrcCode::default() };
         let mut raw: Vec<Var> = Vec::with_capacity(3 * n);
         let mut extra: Vec<Var> = Vec::new();
+        let inputs = p.inputs.iter().filter(|i| i.vreg.is_some()).count();
+        let mut names = Names { vregs, k: inputs };
         for b in &p.blocks {
             let first = c.insts.len();
             for inst in &b.insts {
                 let desc = p.target.op(&inst.opcode);
                 let a0 = c.args.len();
                 for o in &inst.srcs {
-                    let arg = arg(o, vregs, &mut raw);
+                    let arg = names.arg(o, &mut raw);
                     c.args.push(arg);
                 }
                 let d0 = raw.len();
                 if let Some(d) = &inst.dest {
-                    raw.extend(operand_vars(d, vregs));
+                    names.vars(d, &mut raw);
                 }
                 let dest = Span::of(d0, raw.len());
                 // A register destination's id is its first variable's.
@@ -171,7 +200,7 @@ impl SrcCode {
                 c.insts.push(i);
             }
             let cond = match &b.term.kind {
-                TermKind::Brnz { cond, .. } => Some(arg(cond, vregs, &mut raw)),
+                TermKind::Brnz { cond, .. } => Some(names.arg(cond, &mut raw)),
                 _ => None,
             };
             c.blocks.push(SrcBlock { insts: Span::of(first, c.insts.len()), cond });
