@@ -44,6 +44,15 @@ fn desc_of(code: &MachCode, p: &Program, (b, bi, oi): (usize, usize, usize), ins
     }
 }
 
+/// The description of op `oi` of a bundle whose decoded descriptions are
+/// `descs` (looked up by name if `descs` is foreign, as [`desc_of`]).
+fn op_desc(descs: &[Option<&'static OpDesc>], p: &Program, oi: usize, inst: &Inst) -> Option<&'static OpDesc> {
+    match descs.get(oi) {
+        Some(d) => *d,
+        None => p.target.op(&inst.opcode),
+    }
+}
+
 /// Problems that make the programs incomparable (kind `structure`).
 pub fn structure(src: &Program, mach: &Program) -> Vec<Violation> {
     structure_in(src, mach, &MachCode::of(mach))
@@ -211,9 +220,10 @@ pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
                 out.push(v);
                 continue;
             }
-            slot_rules(mach, code, (bn, b), bi, bundle, &mut scratch, &mut out);
+            let descs = code.bundle_descs(bn, bi);
+            slot_rules(mach, descs, (b, bi), bundle, &mut scratch, &mut out);
             for (oi, op) in bundle.ops.iter().enumerate() {
-                if let Some(desc) = desc_of(code, mach, (bn, bi, oi), &op.inst) {
+                if let Some(desc) = op_desc(descs, mach, oi, &op.inst) {
                     if let Err(msg) = register_rules(mach, desc, &op.inst) {
                         out.push(Violation::new(Kind::Register, &b.label, bi, op_line(op, bundle), msg));
                     }
@@ -243,30 +253,38 @@ fn too_many_ops(mach: &Program, b: &Block, bi: usize, bundle: &Bundle) -> Option
 /// The lists [`slot_rules`] fills per bundle, kept from bundle to bundle.
 #[derive(Default)]
 struct SlotScratch<'p> {
-    used: Vec<&'p str>,
     written: Vec<Reg>,
     /// Distinct immediates.
     imms: Vec<u32>,
     known: Vec<(&'static OpDesc, &'p Inst)>,
 }
 
-fn slot_rules<'p>(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), bi: usize, bundle: &'p Bundle, scratch: &mut SlotScratch<'p>, out: &mut Vec<Violation>) {
+/// Kind `slot` problems of one bundle (`descs`: its ops' descriptions).
+fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&Block, usize), bundle: &'p Bundle, scratch: &mut SlotScratch<'p>, out: &mut Vec<Violation>) {
     let t = mach.target;
     let mut push = |msg: String| out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, msg));
-    let SlotScratch { used, written, imms, known } = scratch;
-    used.clear();
+    let SlotScratch { written, imms, known } = scratch;
     written.clear();
     imms.clear();
     known.clear();
+    // The target's slots used so far, by index (an op in a slot the target
+    // lacks is reported as such, never as a second op in its slot).
+    let mut used: u128 = 0;
     for (oi, op) in bundle.ops.iter().enumerate() {
         let slot = op.slot.as_str();
-        if !t.slots.contains(&slot) {
-            push(format!("{} has no slot `{slot}`", t.name));
-        } else if used.contains(&slot) {
-            push(format!("two ops in slot `{slot}` of one bundle"));
+        match t.slots.iter().position(|s| *s == slot) {
+            None => push(format!("{} has no slot `{slot}`", t.name)),
+            Some(k) => {
+                // Past 128 slots (no target has them) by the earlier ops' names.
+                let bit = 1u128.checked_shl(k as u32).unwrap_or(0);
+                let earlier = || bundle.ops.iter().take(oi).any(|o| o.slot == slot);
+                if used & bit != 0 || (bit == 0 && earlier()) {
+                    push(format!("two ops in slot `{slot}` of one bundle"));
+                }
+                used |= bit;
+            }
         }
-        used.push(slot);
-        let Some(desc) = desc_of(code, mach, (bn, bi, oi), &op.inst) else { continue };
+        let Some(desc) = op_desc(descs, mach, oi, &op.inst) else { continue };
         if !desc.slots.contains(&slot) {
             push(format!("`{}` cannot issue in slot `{slot}` (allowed: {})", desc.name, desc.slots.join(", ")));
         }
