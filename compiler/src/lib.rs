@@ -175,7 +175,7 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     }
     // Opcodes and names are resolved once, for validation too.
     let ids = source_ids::SourceIds::new(src);
-    schedra_ir::validate::validate_resolved(src, ids.descs())
+    schedra_ir::validate::validate_resolved(src, ids.resolved())
         .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
     // The pre-RA order goes straight into the allocator's IR (no reordered
     // copy of the program is built).

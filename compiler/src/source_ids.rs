@@ -157,10 +157,19 @@ impl<'p> SourceIds<'p> {
         (first + k < end).then_some(first + k)
     }
 
-    /// Every instruction's op description, block by block in program order
-    /// (`None` where the target lacks the opcode).
-    pub fn descs(&self) -> &[Option<&'static OpDesc>] {
-        &self.descs
+    /// Every opcode and name resolved here, for
+    /// [`schedra_ir::validate::validate_resolved`] (the layouts agree:
+    /// instructions block by block, per instruction the destination's
+    /// name id then each source's, [`NONE`] = `u32::MAX` for no name).
+    pub fn resolved(&self) -> schedra_ir::validate::Resolved<'_> {
+        schedra_ir::validate::Resolved {
+            descs: &self.descs,
+            starts: &self.starts,
+            operands: &self.operands,
+            inputs: &self.inputs,
+            conds: &self.conds,
+            names: self.names.len(),
+        }
     }
     /// The op description of instruction `k` of block `b` (`None` when the
     /// target lacks its opcode or there is no such instruction).

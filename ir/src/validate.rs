@@ -49,26 +49,52 @@ use rustc_hash::FxHashMap as HashMap;
 /// Check that a source-form program is valid for its target. Returns `Ok`
 /// for machine-form programs (the verifier checks those). Never panics.
 pub fn validate(p: &Program) -> Result<(), Located> {
-    validate_resolved(p, &[])
+    validate_resolved(p, Resolved::default())
 }
 
-/// [`validate`], given the op description of each instruction, block by
-/// block in program order, as `p.target.op(&inst.opcode)` gives it (a
-/// caller that has looked the opcodes up already saves the second look-up).
-/// The result is exactly [`validate`]'s; an instruction `descs` does not
-/// cover (a shorter slice) is looked up by name. Never panics.
-pub fn validate_resolved(p: &Program, descs: &[Option<&'static OpDesc>]) -> Result<(), Located> {
+/// What a caller has looked up in a program already, handed to
+/// [`validate_resolved`] so that it is not looked up again. Instructions
+/// are numbered block by block in program order. Every field may be left
+/// empty (the default): what is missing is looked up by name.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Resolved<'a> {
+    /// Each instruction's op description, as `p.target.op(&inst.opcode)`
+    /// gives it.
+    pub descs: &'a [Option<&'static OpDesc>],
+    /// Virtual register names numbered so that two operands share a number
+    /// exactly when they name the same register: instruction `k`'s
+    /// destination has number `operands[starts[k]]` and its source `j`
+    /// `operands[starts[k] + 1 + j]` (`u32::MAX` where the operand is not a
+    /// virtual register); `starts` has one more entry than there are
+    /// instructions. Used only when `starts`, `inputs` and `conds` all
+    /// cover the program.
+    pub starts: &'a [u32],
+    /// See `starts`.
+    pub operands: &'a [u32],
+    /// Each input's virtual register's number, if it names one.
+    pub inputs: &'a [Option<u32>],
+    /// Each block's `brnz` condition's number, if it is a virtual register.
+    pub conds: &'a [Option<u32>],
+    /// How many numbers there are (`0..names`).
+    pub names: usize,
+}
+
+/// [`validate`], given what the caller has looked up already (see
+/// [`Resolved`]; a caller that resolves the program's opcodes and names for
+/// its own use saves the second look-up). The result is exactly
+/// [`validate`]'s when `r` describes `p` as documented. Never panics.
+pub fn validate_resolved(p: &Program, r: Resolved<'_>) -> Result<(), Located> {
     if p.form == Form::Machine {
         return Ok(());
     }
     let labels = labels(p)?;
     let sizes = value_sizes(p)?;
     inputs(p)?;
-    let descs = instructions(p, &sizes, descs)?;
+    let descs = instructions(p, &sizes, r.descs)?;
     let cfg = Cfg::new(p, &labels);
     reachable(p, &cfg)?;
     critical_edges(p, &cfg)?;
-    defined_before_use(p, &cfg)?;
+    defined_before_use(p, r, &cfg)?;
     scratch_written_before_read(p, &sizes, &descs, &cfg)
 }
 
@@ -567,40 +593,110 @@ impl BlockBits {
     }
 }
 
-/// Numbering of the defined-ness facts: virtual registers first, then
-/// physical registers.
-struct Ids<'p> {
+/// Numbering of the defined-ness facts: virtual registers first (inputs
+/// and destinations, in order of first definition), then physical
+/// registers. Virtual registers are found by the caller's numbers when
+/// [`Resolved`] covers the program, else by name.
+struct Ids<'p, 'r> {
+    /// By name (when not resolved): each defined name's fact.
     virt: HashMap<&'p str, usize>,
+    /// By number (when resolved): each number's fact, or [`NO_FACT`].
+    by_num: Vec<usize>,
+    /// The caller's numbers, when they cover the program.
+    r: Option<Resolved<'r>>,
+    /// How many virtual registers are defined (the first physical fact).
+    nvirt: usize,
     count: usize,
     /// Per instruction in program order: the fact of its virtual
     /// destination, or [`NO_FACT`] (no destination, or a physical one).
     dest: Vec<usize>,
 }
 
-/// No virtual destination (see [`Ids::dest`]).
+/// No fact (see [`Ids`]).
 const NO_FACT: usize = usize::MAX;
 
-impl<'p> Ids<'p> {
-    fn new(p: &'p Program) -> Ids<'p> {
+impl<'p, 'r> Ids<'p, 'r> {
+    fn new(p: &'p Program, r: Resolved<'r>) -> Ids<'p, 'r> {
         let insts = p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
-        let mut virt = HashMap::with_capacity_and_hasher(p.inputs.len() + insts, Default::default());
-        for v in p.inputs.iter().filter_map(|i| i.vreg.as_ref()) {
-            let n = virt.len();
-            virt.entry(v.name.as_str()).or_insert(n);
+        let covers = r.starts.len() == insts + 1 && r.inputs.len() == p.inputs.len() && r.conds.len() == p.blocks.len();
+        let mut ids = Ids { virt: HashMap::default(), by_num: Vec::new(), r: covers.then_some(r), nvirt: 0, count: 0, dest: Vec::with_capacity(insts) };
+        match covers {
+            true => ids.number_resolved(p),
+            false => ids.number_by_name(p, insts),
         }
-        let mut dest = Vec::with_capacity(insts);
+        ids.count = ids.nvirt + p.target.regs.count as usize;
+        ids
+    }
+    fn number_by_name(&mut self, p: &'p Program, insts: usize) {
+        self.virt.reserve(p.inputs.len() + insts);
+        for v in p.inputs.iter().filter_map(|i| i.vreg.as_ref()) {
+            let n = self.virt.len();
+            self.virt.entry(v.name.as_str()).or_insert(n);
+        }
         for i in p.blocks.iter().flat_map(|b| &b.insts) {
             let fact = match &i.dest {
                 Some(Operand::Virt(v)) => {
-                    let n = virt.len();
-                    *virt.entry(v.name.as_str()).or_insert(n)
+                    let n = self.virt.len();
+                    *self.virt.entry(v.name.as_str()).or_insert(n)
                 }
                 _ => NO_FACT,
             };
-            dest.push(fact);
+            self.dest.push(fact);
         }
-        let count = virt.len() + p.target.regs.count as usize;
-        Ids { virt, count, dest }
+        self.nvirt = self.virt.len();
+    }
+    fn number_resolved(&mut self, p: &Program) {
+        let Some(r) = self.r else { return };
+        self.by_num = vec![NO_FACT; r.names];
+        for num in r.inputs.iter().flatten() {
+            self.define_num(*num);
+        }
+        for (k, i) in p.blocks.iter().flat_map(|b| &b.insts).enumerate() {
+            let fact = match &i.dest {
+                Some(Operand::Virt(_)) => self.define_num(self.num(k, 0)),
+                _ => NO_FACT,
+            };
+            self.dest.push(fact);
+        }
+    }
+    /// Give number `num` the next fact unless it has one; its fact.
+    fn define_num(&mut self, num: u32) -> usize {
+        let Some(f) = self.by_num.get_mut(num as usize) else { return NO_FACT };
+        if *f == NO_FACT {
+            *f = self.nvirt;
+            self.nvirt += 1;
+        }
+        *f
+    }
+    /// The caller's number of operand `j` (0 the destination, `1 + s`
+    /// source `s`) of instruction `k`.
+    fn num(&self, k: usize, j: usize) -> u32 {
+        let Some(r) = self.r else { return u32::MAX };
+        r.starts.get(k).and_then(|&s| r.operands.get(s as usize + j)).copied().unwrap_or(u32::MAX)
+    }
+    /// The fact of the caller's number `num`, if defined.
+    fn of_num(&self, num: Option<u32>) -> Option<usize> {
+        num.and_then(|n| self.by_num.get(n as usize)).copied().filter(|&f| f != NO_FACT)
+    }
+    /// The fact of virtual register `v`, operand `j` of instruction `k`
+    /// (see [`Ids::num`]), if it is ever defined.
+    fn operand(&self, v: &VirtReg, k: usize, j: usize) -> Option<usize> {
+        match self.r {
+            Some(_) => self.of_num(Some(self.num(k, j))),
+            None => self.virt.get(v.name.as_str()).copied(),
+        }
+    }
+    /// The fact of `v`, the virtual register of input `k` or the condition
+    /// of block `k` (`cond`), if it is ever defined.
+    fn named(&self, v: &VirtReg, k: usize, cond: bool) -> Option<usize> {
+        match self.r {
+            Some(r) => self.of_num((if cond { r.conds } else { r.inputs }).get(k).copied().flatten()),
+            None => self.virt.get(v.name.as_str()).copied(),
+        }
+    }
+    /// The fact of physical register `x`.
+    fn phys(&self, x: Reg) -> usize {
+        self.nvirt + x as usize
     }
     /// The virtual-destination facts of each block's instructions, block
     /// by block.
@@ -612,43 +708,35 @@ impl<'p> Ids<'p> {
             here
         })
     }
-    /// The facts an operand stands for (a register run is several).
-    fn of(&self, o: &Operand) -> Vec<usize> {
-        match o {
-            Operand::Virt(v) => self.virt.get(v.name.as_str()).map(|&i| vec![i]).unwrap_or_default(),
-            Operand::Phys(r) => r.regs().map(|x| self.virt.len() + x as usize).collect(),
-            _ => Vec::new(),
-        }
-    }
 }
 
-fn entry_set(p: &Program, ids: &Ids<'_>) -> Bits {
+fn entry_set(p: &Program, ids: &Ids<'_, '_>) -> Bits {
     let mut s = Bits::new(ids.count, false);
-    for i in &p.inputs {
+    for (k, i) in p.inputs.iter().enumerate() {
         if let Some(v) = &i.vreg {
-            ids.virt.get(v.name.as_str()).into_iter().for_each(|&x| s.set(x));
+            ids.named(v, k, false).into_iter().for_each(|x| s.set(x));
         }
-        i.reg.regs().for_each(|x| s.set(ids.virt.len() + x as usize));
+        i.reg.regs().for_each(|x| s.set(ids.phys(x)));
     }
     for &r in p.target.rules.payload(p.stage) {
-        s.set(ids.virt.len() + r as usize);
+        s.set(ids.phys(r));
     }
     s
 }
 
 /// Add the facts instruction `i`'s destination defines to `set` (`fact`:
 /// its virtual destination's, from [`Ids::dest`]).
-fn define(i: &Inst, fact: usize, ids: &Ids<'_>, set: &mut Bits) {
+fn define(i: &Inst, fact: usize, ids: &Ids<'_, '_>, set: &mut Bits) {
     match &i.dest {
         Some(Operand::Virt(_)) => set.set(fact),
-        Some(Operand::Phys(r)) => r.regs().for_each(|x| set.set(ids.virt.len() + x as usize)),
+        Some(Operand::Phys(r)) => r.regs().for_each(|x| set.set(ids.phys(x))),
         _ => {}
     }
 }
 
 /// The facts each block defines (its transfer function is OUT = IN ∪
 /// these); `s` is scratch space of the facts' size.
-fn block_defs(p: &Program, ids: &Ids<'_>, s: &mut Bits) -> BlockBits {
+fn block_defs(p: &Program, ids: &Ids<'_, '_>, s: &mut Bits) -> BlockBits {
     let mut defs = BlockBits::new(p.blocks.len(), ids.count, false);
     for (k, (b, facts)) in p.blocks.iter().zip(ids.dests_by_block(p)).enumerate() {
         s.fill(false);
@@ -658,42 +746,50 @@ fn block_defs(p: &Program, ids: &Ids<'_>, s: &mut Bits) -> BlockBits {
     defs
 }
 
-/// Walk a block from `set`, adding definitions and reporting the first
-/// read of something not in the set; `facts` are its instructions'
-/// [`Ids::dest`].
-fn transfer(t: &Target, b: &Block, facts: &[usize], ids: &Ids<'_>, set: &mut Bits) -> Result<(), Located> {
-    for (i, &f) in b.insts.iter().zip(facts) {
-        i.srcs.iter().try_for_each(|o| read_ok(t, o, ids, set, i.span))?;
-        define(i, f, ids, set);
+/// Walk block `bk` (whose first instruction is instruction `first` of the
+/// program) from `set`, adding definitions and reporting the first read
+/// of something not in the set.
+fn transfer(t: &Target, b: &Block, bk: usize, first: usize, ids: &Ids<'_, '_>, set: &mut Bits) -> Result<(), Located> {
+    for (j, i) in b.insts.iter().enumerate() {
+        let k = first + j;
+        for (s, o) in i.srcs.iter().enumerate() {
+            let fact = match o {
+                Operand::Virt(v) => ids.operand(v, k, 1 + s),
+                _ => None,
+            };
+            read_ok(t, o, fact, ids, set, i.span)?;
+        }
+        define(i, ids.dest.get(k).copied().unwrap_or(NO_FACT), ids, set);
     }
     if let TermKind::Brnz { cond, .. } = &b.term.kind {
-        read_ok(t, cond, ids, set, b.term.span)?;
+        let fact = match cond {
+            Operand::Virt(v) => ids.named(v, bk, true),
+            _ => None,
+        };
+        read_ok(t, cond, fact, ids, set, b.term.span)?;
     }
     Ok(())
 }
 
-fn read_ok(t: &Target, o: &Operand, ids: &Ids<'_>, set: &Bits, span: Span) -> Result<(), Located> {
+/// Whether operand `o` (a virtual register's: with its fact `fact`, if it
+/// is ever defined) is in `set`; if not, the error.
+fn read_ok(t: &Target, o: &Operand, fact: Option<usize>, ids: &Ids<'_, '_>, set: &Bits, span: Span) -> Result<(), Located> {
     // Fast path: the message is only built for a read that fails.
     let defined = match o {
-        Operand::Virt(v) => ids.virt.get(v.name.as_str()).is_some_and(|&x| set.get(x)),
-        Operand::Phys(r) => r.regs().all(|x| set.get(ids.virt.len() + x as usize)),
+        Operand::Virt(_) => fact.is_some_and(|x| set.get(x)),
+        Operand::Phys(r) => r.regs().all(|x| set.get(ids.phys(x))),
         _ => true,
     };
     if defined {
         return Ok(());
     }
     let missing = match o {
-        Operand::Virt(v) if !ids.virt.contains_key(v.name.as_str()) => {
-            return Err(err(span, format!("`%{}` is used but never defined", show(&v.name))));
-        }
+        Operand::Virt(v) if fact.is_none() => format!("`%{}` is used but never defined", show(&v.name)),
         Operand::Virt(v) => format!("`%{}` is not defined on every path to this use", show(&v.name)),
         Operand::Phys(r) => format!("${}{} is read before it is written on some path (it is neither an input nor a payload register)", t.regs.name(r.base), suffix(*r)),
         _ => return Ok(()),
     };
-    match ids.of(o).into_iter().all(|x| set.get(x)) {
-        true => Ok(()),
-        false => Err(err(span, missing)),
-    }
+    Err(err(span, missing))
 }
 
 /// The most bits the dataflow may hold (blocks × facts): beyond this a
@@ -727,8 +823,8 @@ fn reverse_postorder(cfg: &Cfg) -> Vec<usize> {
     post
 }
 
-fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
-    let ids = Ids::new(p);
+fn defined_before_use(p: &Program, r: Resolved<'_>, cfg: &Cfg) -> Result<(), Located> {
+    let ids = Ids::new(p, r);
     let n = p.blocks.len();
     if n.saturating_mul(ids.count) > DATAFLOW_BUDGET_BITS {
         return Err(err(Span::new(1, 1), format!("program too large to validate ({n} blocks × {} registers)", ids.count)));
@@ -754,9 +850,11 @@ fn defined_before_use(p: &Program, cfg: &Cfg) -> Result<(), Located> {
             changed |= out.assign(k, &s);
         }
     }
-    for (k, (b, facts)) in p.blocks.iter().zip(ids.dests_by_block(p)).enumerate() {
+    let mut first = 0;
+    for (k, b) in p.blocks.iter().enumerate() {
         block_in(k, &out, &mut s);
-        transfer(p.target, b, facts, &ids, &mut s)?;
+        transfer(p.target, b, k, first, &ids, &mut s)?;
+        first += b.insts.len();
     }
     Ok(())
 }
@@ -983,6 +1081,9 @@ mod tests {
     fn resolved_descriptions_give_the_same_result() {
         let texts = [
             "target v3d71\ninput %w = $rf1\nb0:\n %a = ldunif 0\n %c = fadd %a, 1.0\n tlbw %c\n end\n",
+            "target v3d71\ninput %w = $rf1\nb0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n %x = mov %w\n jmp b3\nb2:\n jmp b3\nb3:\n tlbw %x\n end\n",
+            "target v3d71\nb0:\n %a = mov %b\n end\n",
+            "target v3d71\ninput %w = $rf1\nb0:\n %i = mov %w\n jmp b1\nb1:\n %i = sub %i, 1\n brnz %i, b2, b3\nb2:\n jmp b1\nb3:\n tlbw %i\n end\n",
             "target v3d71\nb0:\n %a = frob 1\n end\n",
             "target v3d71\nb0:\n thrsw\n end\n",
             "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = add %x, %x\n end\n",
@@ -990,9 +1091,31 @@ mod tests {
         for text in texts {
             let Ok(p) = parse(text.as_bytes(), None) else { panic!("does not parse: {text}") };
             let descs: Vec<_> = p.blocks.iter().flat_map(|b| &b.insts).map(|i| p.target.op(&i.opcode)).collect();
+            // Names numbered in reverse order of first appearance.
+            let mut seen: Vec<String> = Vec::new();
+            let mut num = |o: Option<&Operand>| match o.and_then(Operand::virt) {
+                Some(v) => {
+                    if !seen.contains(&v.name) {
+                        seen.push(v.name.clone());
+                    }
+                    seen.iter().position(|n| *n == v.name).map_or(u32::MAX, |x| 100 - x as u32)
+                }
+                None => u32::MAX,
+            };
+            let (mut starts, mut operands) = (Vec::new(), Vec::new());
+            for i in p.blocks.iter().flat_map(|b| &b.insts) {
+                starts.push(operands.len() as u32);
+                operands.push(num(i.dest.as_ref()));
+                operands.extend(i.srcs.iter().map(|o| num(Some(o))));
+            }
+            starts.push(operands.len() as u32);
+            let conds: Vec<_> = p.blocks.iter().map(|b| if let TermKind::Brnz { cond, .. } = &b.term.kind { Some(num(Some(cond))) } else { None }).collect();
+            let inputs: Vec<_> = p.inputs.iter().map(|i| i.vreg.clone().map(|v| num(Some(&Operand::Virt(v))))).collect();
+            let full = Resolved { descs: &descs, starts: &starts, operands: &operands, inputs: &inputs, conds: &conds, names: 101 };
             let show = |r: Result<(), Located>| r.map_err(|e| e.to_string());
-            assert_eq!(show(validate_resolved(&p, &descs)), show(validate(&p)), "{text}");
-            assert_eq!(show(validate_resolved(&p, descs.get(..1).unwrap_or(&[]))), show(validate(&p)), "{text}");
+            assert_eq!(show(validate_resolved(&p, full)), show(validate(&p)), "{text}");
+            let part = Resolved { descs: descs.get(..1).unwrap_or(&[]), starts: &[], ..full };
+            assert_eq!(show(validate_resolved(&p, part)), show(validate(&p)), "{text}");
         }
     }
 
