@@ -14,7 +14,7 @@
 //! by syntax or by an `unsat` answer, and the entry facts used are a
 //! fixpoint (re-checked here after the iteration).
 
-use crate::dataflow::{describe_var, enter, exit_facts, EnterScratch, ExitLocs, fixpoint, input_facts, liveness, successors, Facts, Liveness};
+use crate::dataflow::{describe_var, enter, exit_facts, EnterScratch, ExitLocs, fixpoint, input_facts, liveness, successors_by, Facts, Liveness};
 use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
@@ -63,16 +63,16 @@ struct Checker<'a> {
 /// Compare `mach` against `src` (both structurally sound, see
 /// [`crate::rules::structure`]).
 pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
-    check_in(src, mach, MachCode::of(mach), timeout_ms)
+    check_in(src, mach, MachCode::of(mach), (&Labels::of(src), &Labels::of(mach)), timeout_ms)
 }
 
-/// [`check`], with `mach` decoded as `mcode`.
-pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, timeout_ms: u64) -> Outcome {
+/// [`check`], with `mach` decoded as `mcode` and the labels of `src` and
+/// `mach` given.
+pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mach_labels): (&Labels, &Labels), timeout_ms: u64) -> Outcome {
     let vregs = Rc::new(Vregs::of(src));
     let code = SrcCode::of(src, &vregs);
-    let succs = successors(src);
+    let succs = successors_by(src, src_labels);
     let live = liveness(&code, &succs);
-    let (src_labels, mach_labels) = (Labels::of(src), Labels::of(mach));
     // Room for the terms of about four visits per op (most blocks are
     // visited once or twice; each visit makes a term or two per op).
     let ops = src.op_count() + mach.op_count();

@@ -167,7 +167,11 @@ impl LiveProgram {
 
 /// Successor block indices of each source block (unknown labels skipped).
 pub fn successors(p: &Program) -> Vec<Vec<usize>> {
-    let labels = crate::labels::Labels::of(p);
+    successors_by(p, &crate::labels::Labels::of(p))
+}
+
+/// [`successors`], with `p`'s labels given.
+pub fn successors_by(p: &Program, labels: &crate::labels::Labels) -> Vec<Vec<usize>> {
     p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| labels.index(l)).collect()).collect()
 }
 

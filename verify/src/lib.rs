@@ -80,7 +80,8 @@ pub fn verify(src: &Program, machine: &Program, opts: &VerifyOptions) -> Report 
         time_ms: 0.0,
     };
     let code = machcode::MachCode::of(machine);
-    let structure = rules::structure_in(src, machine, &code);
+    let labels = (labels::Labels::of(src), labels::Labels::of(machine));
+    let structure = rules::structure_in(src, machine, &code, (&labels.0, &labels.1));
     let comparable = structure.is_empty();
     report.violations.extend(structure);
     if src.target.name == machine.target.name {
@@ -88,7 +89,7 @@ pub fn verify(src: &Program, machine: &Program, opts: &VerifyOptions) -> Report 
         report.violations.extend(rules::hazards_in(machine, &code));
     }
     if comparable {
-        let out = compare::check_in(src, machine, code, opts.timeout_ms);
+        let out = compare::check_in(src, machine, code, (&labels.0, &labels.1), opts.timeout_ms);
         report.violations.extend(out.violations);
         report.obligations = out.obligations;
         report.cycles = out.cycles;

@@ -55,11 +55,12 @@ fn op_desc(descs: &[Option<&'static OpDesc>], p: &Program, oi: usize, inst: &Ins
 
 /// Problems that make the programs incomparable (kind `structure`).
 pub fn structure(src: &Program, mach: &Program) -> Vec<Violation> {
-    structure_in(src, mach, &MachCode::of(mach))
+    structure_in(src, mach, &MachCode::of(mach), (&Labels::of(src), &Labels::of(mach)))
 }
 
-/// [`structure`], with `mach` decoded as `code`.
-pub fn structure_in(src: &Program, mach: &Program, code: &MachCode) -> Vec<Violation> {
+/// [`structure`], with `mach` decoded as `code` and the labels of `src`
+/// and `mach` given.
+pub fn structure_in(src: &Program, mach: &Program, code: &MachCode, labels: (&Labels, &Labels)) -> Vec<Violation> {
     let mut out = Vec::new();
     let entry = mach.blocks.first().map(|b| (b.label.clone(), b.span.line)).unwrap_or_default();
     let at_entry = |msg: String| Violation::new(Kind::Structure, &entry.0, 0, entry.1, msg);
@@ -82,7 +83,7 @@ pub fn structure_in(src: &Program, mach: &Program, code: &MachCode) -> Vec<Viola
     for r in mi.difference(&si) {
         out.push(at_entry(format!("the machine program declares input ${} that the source does not have", mach.reg_name(*r))));
     }
-    blocks_and_edges(src, mach, &mut out);
+    blocks_and_edges(src, mach, labels, &mut out);
     for (bn, b) in mach.blocks.iter().enumerate() {
         for (bi, bundle) in b.bundles.iter().enumerate() {
             for (oi, op) in bundle.ops.iter().enumerate() {
@@ -95,13 +96,12 @@ pub fn structure_in(src: &Program, mach: &Program, code: &MachCode) -> Vec<Viola
     out
 }
 
-fn blocks_and_edges(src: &Program, mach: &Program, out: &mut Vec<Violation>) {
+fn blocks_and_edges(src: &Program, mach: &Program, (src_labels, mach_labels): (&Labels, &Labels), out: &mut Vec<Violation>) {
     if let (Some(s), Some(m)) = (src.blocks.first(), mach.blocks.first()) {
         if s.label != m.label {
             out.push(Violation::new(Kind::Structure, &m.label, 0, m.span.line, format!("the machine program starts at block {} but the source at {}", m.label, s.label)));
         }
     }
-    let (src_labels, mach_labels) = (Labels::of(src), Labels::of(mach));
     for sb in &src.blocks {
         let Some(mb) = mach_labels.index(&sb.label).and_then(|i| mach.blocks.get(i)) else {
             let (label, line) = mach.blocks.first().map(|b| (b.label.as_str(), b.span.line)).unwrap_or(("", 0));
