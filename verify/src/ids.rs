@@ -67,10 +67,13 @@ pub struct VregId(pub u32);
 /// The virtual registers a source program names, with their sizes.
 #[derive(Clone, Default)]
 pub struct Vregs {
-    names: Vec<String>,
+    /// Every name, in id order, one after another (one allocation).
+    text: String,
+    /// Where each id's name is in `text`.
+    spans: Vec<(u32, u32)>,
     sizes: Vec<Option<u8>>,
-    /// The ids, found by the hash of their name.
-    by_name: hashbrown::HashTable<VregId>,
+    /// The ids (their numbers), found by the hash of their name.
+    by_name: hashbrown::HashTable<u32>,
     /// Whether some name contains a `.` (so `%a.1` may name two things).
     dotted: bool,
     /// The id of each occurrence of a name (see [`Vregs::id_at`]).
@@ -79,7 +82,8 @@ pub struct Vregs {
 
 impl std::fmt::Debug for Vregs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Vregs").field("names", &self.names).field("sizes", &self.sizes).finish_non_exhaustive()
+        let names: Vec<&str> = (0..self.spans.len()).map(|i| self.name(VregId(i as u32))).collect();
+        f.debug_struct("Vregs").field("names", &names).field("sizes", &self.sizes).finish_non_exhaustive()
     }
 }
 
@@ -132,12 +136,22 @@ impl Vregs {
             }
         }
         let sorted: Vec<&str> = order.iter().filter_map(|&i| names.get(i as usize).copied()).collect();
-        let mut by_name = hashbrown::HashTable::with_capacity(sorted.len());
-        for (i, n) in sorted.iter().enumerate() {
-            by_name.insert_unique(name_hash(n), VregId(i as u32), |id: &VregId| sorted.get(id.0 as usize).map(|n| name_hash(n)).unwrap_or(0));
+        let mut text = String::with_capacity(sorted.iter().map(|n| n.len()).sum());
+        let mut spans = Vec::with_capacity(sorted.len());
+        for n in &sorted {
+            let start = text.len() as u32;
+            text.push_str(n);
+            spans.push((start, text.len() as u32));
+        }
+        // The table of first occurrences becomes the table of ids: same
+        // names, same hashes, numbers renamed to ranks.
+        let mut by_name = seen;
+        for i in by_name.iter_mut() {
+            *i = rank.get(*i as usize).copied().unwrap_or(0);
         }
         Vregs {
-            names: sorted.iter().map(|n| n.to_string()).collect(),
+            text,
+            spans,
             sizes: order.iter().map(|&i| sizes.get(i as usize).copied().flatten()).collect(),
             by_name,
             dotted: sorted.iter().any(|n| n.contains('.')),
@@ -151,19 +165,31 @@ impl Vregs {
     /// by name as [`Vregs::id`].
     pub fn id_at(&self, k: usize, name: &str) -> Option<VregId> {
         match self.occ.get(k) {
-            Some(&id) if self.names.get(id.0 as usize).is_some_and(|n| n == name) => Some(id),
+            Some(&id) if self.is_named(id, name) => Some(id),
             _ => self.id(name),
         }
     }
 
     /// The id of a register named by the program (`None` for other names).
     pub fn id(&self, name: &str) -> Option<VregId> {
-        self.by_name.find(name_hash(name), |id| self.names.get(id.0 as usize).is_some_and(|n| n == name)).copied()
+        self.by_name.find(name_hash(name), |&i| self.is_named(VregId(i), name)).map(|&i| VregId(i))
     }
 
     /// The name of a register (without `%`; `?` for a foreign id).
     pub fn name(&self, id: VregId) -> &str {
-        self.names.get(id.0 as usize).map(String::as_str).unwrap_or("?")
+        self.name_of(id).unwrap_or("?")
+    }
+
+    /// Whether register `id` is named `name` (a byte compare).
+    fn is_named(&self, id: VregId, name: &str) -> bool {
+        let Some(&(start, end)) = self.spans.get(id.0 as usize) else { return false };
+        self.text.as_bytes().get(start as usize..end as usize) == Some(name.as_bytes())
+    }
+
+    /// The name of a register (`None` for a foreign id).
+    fn name_of(&self, id: VregId) -> Option<&str> {
+        let &(start, end) = self.spans.get(id.0 as usize)?;
+        self.text.get(start as usize..end as usize)
     }
 
     /// The register whose word 0 is spelled like word `w` of `id`
