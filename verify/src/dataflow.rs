@@ -320,13 +320,13 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
 }
 
 /// What a machine run leaves in its locations, for [`exit_facts`]: every
-/// (term, location) pair grouped by term (the holders of a term are one
-/// run of it)
-/// and the locations holding closed terms. Computed once per run, shared
-/// by its successors.
+/// (term, location) pair, unordered (a block ends with a few dozen
+/// locations and has a handful of live variables, so scanning the list per
+/// live variable costs less than sorting it), and the locations holding
+/// closed terms. Computed once per run, shared by its successors.
 #[derive(Default)]
 pub struct ExitLocs {
-    by_term: Vec<(Term, Loc)>,
+    held_by: Vec<(Term, Loc)>,
     closed: Vec<(Loc, Term)>,
 }
 
@@ -340,19 +340,16 @@ impl ExitLocs {
 
     /// [`ExitLocs::of`] into `self` (keeping its room).
     pub fn fill(&mut self, terms: &Terms, mach: &MachRun) {
-        let ExitLocs { by_term, closed } = self;
-        by_term.clear();
+        let ExitLocs { held_by, closed } = self;
+        held_by.clear();
         closed.clear();
         let locs = mach.regs.iter().map(|(r, t)| (Loc::R(r), t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
         for (loc, t) in locs {
-            by_term.push((t, loc));
+            held_by.push((t, loc));
             if terms.closed(t) {
                 closed.push((loc, t));
             }
         }
-        // Grouped by term only: the holders of a term go into `held`, which
-        // `Facts::from_parts` sorts.
-        by_term.sort_unstable_by_key(|(t, _)| *t);
         // Sorted once here rather than once per successor (locations are
         // distinct, so the order is total); the registers come in order.
         if !closed.is_sorted_by_key(|(l, _)| *l) {
@@ -376,7 +373,7 @@ pub fn exit_facts(
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
     let (mut held, mut var_closed) = (Vec::with_capacity(2 * live.len()), Vec::with_capacity(live.len()));
-    let by_term = &locs.by_term;
+    let held_by = &locs.held_by;
     let mut written: Option<Vec<(Loc, Term)>> = None;
     for &i in live {
         let Some(t) = src_run.exit.get(i) else { continue };
@@ -386,9 +383,9 @@ pub fn exit_facts(
         if terms.closed(t) {
             var_closed.push((i, t));
         }
-        let start = by_term.partition_point(|(u, _)| *u < t);
+        // The holders in any order: `Facts::from_parts` sorts `held`.
         let before = held.len();
-        held.extend(by_term.get(start..).unwrap_or(&[]).iter().take_while(|(u, _)| *u == t).map(|(_, loc)| (*loc, i)));
+        held.extend(held_by.iter().filter(|(u, _)| *u == t).map(|(_, loc)| (*loc, i)));
         if held.len() == before {
             for (loc, mt) in written.get_or_insert_with(|| written_locs(mach)).iter().take(16) {
                 if !terms.is_junk(*mt) && equal(terms, t, *mt) {
