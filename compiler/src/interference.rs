@@ -152,15 +152,7 @@ fn low_mask(n: usize, wi: usize) -> u64 {
 /// The elements below `n` of the set with words `words`, in increasing order.
 fn bits_below(words: &[u64], n: usize) -> impl Iterator<Item = usize> + '_ {
     words.iter().enumerate().flat_map(move |(wi, &w)| {
-        let mut w = w & low_mask(n, wi);
-        std::iter::from_fn(move || {
-            if w == 0 {
-                return None;
-            }
-            let b = w.trailing_zeros() as usize;
-            w &= w - 1;
-            Some(wi * 64 + b)
-        })
+        liveness::word_bits(wi, w & low_mask(n, wi))
     })
 }
 
@@ -168,15 +160,7 @@ fn bits_below(words: &[u64], n: usize) -> impl Iterator<Item = usize> + '_ {
 /// increasing order.
 fn bits_from(words: &[u64], n: usize) -> impl Iterator<Item = usize> + '_ {
     words.iter().enumerate().skip(n / 64).flat_map(move |(wi, &w)| {
-        let mut w = w & !low_mask(n, wi);
-        std::iter::from_fn(move || {
-            if w == 0 {
-                return None;
-            }
-            let b = w.trailing_zeros() as usize;
-            w &= w - 1;
-            Some(wi * 64 + b)
-        })
+        liveness::word_bits(wi, w & !low_mask(n, wi))
     })
 }
 

@@ -44,6 +44,19 @@ impl PartialEq for BitSet {
 
 impl Eq for BitSet {}
 
+/// The elements of word `wi` of a bit set whose bits are `w`, in
+/// increasing order (`wi * 64 + b` for each set bit `b`).
+pub(crate) fn word_bits(wi: usize, mut w: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if w == 0 {
+            return None;
+        }
+        let b = w.trailing_zeros() as usize;
+        w &= w - 1;
+        Some(wi * 64 + b)
+    })
+}
+
 impl BitSet {
     /// An empty set able to hold `n` elements.
     pub fn new(n: usize) -> BitSet {
@@ -139,17 +152,7 @@ impl BitSet {
     }
     /// The elements in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words().iter().enumerate().flat_map(|(wi, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(wi * 64 + b)
-            })
-        })
+        self.words().iter().enumerate().flat_map(|(wi, &w)| word_bits(wi, w))
     }
 }
 

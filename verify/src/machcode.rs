@@ -16,26 +16,10 @@
 //!
 //! [`dest_regs`]: crate::symbolic::dest_regs
 
+use crate::srccode::Span;
 use crate::symbolic::{index_operand, OpAt};
 use schedra_ir::target::{Dest, OpDesc, OperandKind};
 use schedra_ir::{Operand, PhysReg, Program, Reg, TermKind};
-
-/// A range of one of [`MachCode`]'s flat lists.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Span {
-    start: u32,
-    end: u32,
-}
-
-impl Span {
-    fn of(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
-    }
-
-    fn get<T>(self, v: &[T]) -> &[T] {
-        v.get(self.start as usize..self.end as usize).unwrap_or(&[])
-    }
-}
 
 /// One operand of a machine op, as the simulator reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,7 +171,7 @@ impl MachCode {
     /// The ops of each bundle of a block, in order, as ranges of op
     /// indices (see [`MachCode::ops`]).
     pub fn bundle_ranges<'c>(&'c self, b: &MachBlock) -> impl Iterator<Item = std::ops::Range<usize>> + 'c {
-        b.bundles.get(&self.bundles).iter().map(|s| s.start as usize..s.end as usize)
+        b.bundles.get(&self.bundles).iter().map(|s| s.range())
     }
 
     /// The ops with indices in `r`.
@@ -213,6 +197,6 @@ impl MachCode {
 
     /// Number of ops in a block.
     pub fn op_count(&self, b: &MachBlock) -> usize {
-        b.bundles.get(&self.bundles).iter().map(|s| (s.end - s.start) as usize).sum()
+        b.bundles.get(&self.bundles).iter().map(|s| s.range().len()).sum()
     }
 }

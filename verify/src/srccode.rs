@@ -21,7 +21,8 @@ use crate::symbolic::{index_operand, operand_vars, DestName, Var};
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::{Operand, Program, Reg, TermKind};
 
-/// A range of one of [`SrcCode`]'s flat lists.
+/// A range of one of the flat lists of [`SrcCode`] and
+/// [`crate::machcode::MachCode`]: `start..end`, empty when out of bounds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Span {
     start: u32,
@@ -29,11 +30,18 @@ pub struct Span {
 }
 
 impl Span {
-    fn of(start: usize, end: usize) -> Span {
+    /// The range `start..end`.
+    pub(crate) fn of(start: usize, end: usize) -> Span {
         Span { start: start as u32, end: end as u32 }
     }
 
-    fn get<T>(self, v: &[T]) -> &[T] {
+    /// The range as indices.
+    pub(crate) fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// The items of `v` in the range (none when it is out of bounds).
+    pub(crate) fn get<T>(self, v: &[T]) -> &[T] {
         v.get(self.start as usize..self.end as usize).unwrap_or(&[])
     }
 }
