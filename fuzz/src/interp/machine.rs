@@ -37,7 +37,7 @@
 use super::exec::{self, Action, Arg, Fast, FastSrc};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, op_desc, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 
@@ -146,7 +146,7 @@ fn out_of_range(p: &Program, r: PhysReg, at: Loc<'_>) -> RunError {
 /// Look up an op and find its destination registers.
 fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, RunError> {
     let t = p.target;
-    let desc = op_desc(t, &inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
+    let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
         (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
         (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),

@@ -31,7 +31,6 @@ pub mod exec;
 pub mod machine;
 #[cfg(test)]
 mod naive;
-mod optable;
 #[cfg(test)]
 mod robust;
 pub mod scratch;
@@ -44,7 +43,6 @@ pub use effects::Effects;
 pub use error::{Place, RunError};
 pub use trace::Trace;
 pub use world::World;
-pub(crate) use optable::op_desc;
 
 use rustc_hash::FxHashMap;
 use schedra_ir::{Form, Program};

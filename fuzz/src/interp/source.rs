@@ -21,7 +21,7 @@
 use super::exec::{self, Action, Arg, Channel, Fast, FastSrc};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, op_desc, plain_number, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use super::{label_map, plain_number, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use rustc_hash::FxHashMap;
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
@@ -155,7 +155,7 @@ impl<'p> Decoded<'p> {
                 let srcs = src_slots.len();
                 src_slots.extend(inst.srcs.iter().map(|o| slots.of(o)));
                 let dest = inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o));
-                let desc = op_desc(p.target, &inst.opcode);
+                let desc = p.target.op(&inst.opcode);
                 let slot_of = |i: usize| src_slots.get(srcs + i).copied().filter(|&s| s != NO_SLOT);
                 let fast = desc.filter(|_| one_word_dest(inst)).and_then(|d| Fast::plan(d, &inst.srcs, slot_of));
                 insts.push(DInst { inst, desc, srcs, dest, fast });

@@ -12,6 +12,7 @@
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
 pub mod gen8;
+mod optable;
 pub mod r600;
 pub mod v3d71;
 
@@ -274,11 +275,11 @@ pub struct Target {
     pub op_index: OpIndex,
 }
 
-/// A lazily built map from opcode name to its first position in a target's
-/// opcode table; it only speeds up [`Target::op`] and never changes its
-/// answer.
+/// A lazily built map from opcode name to its first row in a target's
+/// opcode table (`optable`); it only speeds up [`Target::op`] and never
+/// changes its answer.
 #[derive(Debug, Default)]
-pub struct OpIndex(std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, usize>>);
+pub struct OpIndex(std::sync::OnceLock<optable::Table>);
 
 impl OpIndex {
     /// An empty index (filled on first use).
@@ -296,15 +297,7 @@ impl std::fmt::Debug for Target {
 impl Target {
     /// The opcode's description, if the target has it.
     pub fn op(&self, name: &str) -> Option<&'static OpDesc> {
-        let ops = self.ops;
-        let index = self.op_index.0.get_or_init(|| {
-            let mut m = rustc_hash::FxHashMap::default();
-            for (i, o) in ops.iter().enumerate() {
-                m.entry(o.name).or_insert(i);
-            }
-            m
-        });
-        index.get(name).and_then(|&i| ops.get(i))
+        self.op_index.0.get_or_init(|| optable::Table::of(self.ops)).find(name)
     }
     /// Whether the target has a single slot (machine ops may be written
     /// without braces).

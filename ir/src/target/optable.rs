@@ -1,17 +1,20 @@
-//! Opcode name → description, per target: what `Target::op` finds, through
-//! a small hash table built once per target and process.
+//! Opcode name → position in a target's opcode table, the index behind
+//! [`super::Target::op`]: a small hash table built once per target and
+//! process. It is on every decoder's path (validation, the compiler, the
+//! verifier, the interpreters look an opcode up per instruction).
 //!
 //! Algorithm: a name of at most 16 bytes is packed into one `u128` (its
 //! first and last 4 or 8 bytes, which for a given length determine it);
 //! with its length that is its key. Keys live in an open-addressing table
 //! (linear probing, at most a quarter full) and are compared as two
 //! integers, which for short opcode names is much cheaper than hashing and
-//! comparing strings. A key is inserted only if absent, so a name the target's table spells
-//! twice finds its first row, as `Target::op` does. Names longer than 16
-//! bytes (none today) are looked up with `Target::op`.
+//! //! comparing strings. A key is inserted only if absent, so a name the
+//! target's table spells twice finds its first row. Names longer than 16
+//! bytes (no opcode today) are found by a scan of the table, first row
+//! first. Invariant: [`Table::find`] answers exactly what the first row
+//! named `name` is.
 
-use schedra_ir::target::OpDesc;
-use schedra_ir::Target;
+use super::OpDesc;
 
 /// The longest name that is packed into a key.
 const PACKED: usize = 16;
@@ -44,15 +47,18 @@ fn key(name: &[u8]) -> Option<Key> {
 }
 
 /// One target's opcodes by name: `slots.len()` is a power of two.
-struct Table {
+#[derive(Debug)]
+pub(crate) struct Table {
+    ops: &'static [OpDesc],
     slots: Vec<Option<(Key, &'static OpDesc)>>,
 }
 
 impl Table {
-    fn of(t: &'static Target) -> Table {
-        let size = (4 * t.ops.len()).next_power_of_two().max(64);
-        let mut table = Table { slots: vec![None; size] };
-        for o in t.ops {
+    /// The table of `ops` (a target's opcode table).
+    pub(crate) fn of(ops: &'static [OpDesc]) -> Table {
+        let size = (4 * ops.len()).next_power_of_two().max(64);
+        let mut table = Table { ops, slots: vec![None; size] };
+        for o in ops {
             if let Some(k) = key(o.name.as_bytes()) {
                 table.insert(k, o);
             }
@@ -83,6 +89,14 @@ impl Table {
         }
     }
 
+    /// The first row named `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<&'static OpDesc> {
+        match key(name.as_bytes()) {
+            Some(k) => self.get(k),
+            None => self.ops.iter().find(|o| o.name == name),
+        }
+    }
+
     fn get(&self, k: Key) -> Option<&'static OpDesc> {
         let mask = self.slots.len() - 1;
         let mut i = self.home(k);
@@ -97,29 +111,20 @@ impl Table {
     }
 }
 
-/// The description of `opcode` on `t`: exactly `t.op(opcode)`.
-pub(crate) fn op_desc(t: &'static Target, opcode: &str) -> Option<&'static OpDesc> {
-    static TABLES: std::sync::OnceLock<Vec<Table>> = std::sync::OnceLock::new();
-    let tables = TABLES.get_or_init(|| schedra_ir::target::all().iter().map(|t| Table::of(t)).collect());
-    let table = schedra_ir::target::all().iter().position(|x| std::ptr::eq(*x, t)).and_then(|i| tables.get(i));
-    match (table, key(opcode.as_bytes())) {
-        (Some(table), Some(k)) => table.get(k),
-        _ => t.op(opcode),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn finds_what_target_op_finds() {
-        for t in schedra_ir::target::all() {
+    fn finds_the_first_row_of_each_name() {
+        for t in crate::target::all() {
+            let table = Table::of(t.ops);
             let names = t.ops.iter().map(|o| o.name.to_string());
             let others = ["", "x", "fadd.", "tlbw2", "mov ", "mov\0", "addd", "send.tex.eot.x", "a-name-longer-than-sixteen"].map(String::from);
             for name in names.chain(others) {
+                let first = t.ops.iter().find(|o| o.name == name);
                 assert!(
-                    match (op_desc(t, &name), t.op(&name)) {
+                    match (table.find(&name), first) {
                         (Some(a), Some(b)) => std::ptr::eq(a, b),
                         (a, b) => a.is_none() && b.is_none(),
                     },
