@@ -5,6 +5,11 @@
 //! compiler can be compared byte for byte:
 //!
 //! `cargo run --release -p schedra-compiler --example compile_dump -- FILES... > out.txt`
+//!
+//! With `COMPILE_DUMP_STRESS=1` in the environment every compile is
+//! additionally repeated under `--stress-regalloc N` for N in 1, 2, 4, 8
+//! (the fuzz campaign's way of making small programs spill), each printed
+//! with its N.
 
 use schedra_compiler::{compile, Options, Ra, Sched};
 
@@ -15,6 +20,11 @@ fn main() {
         (Sched::TopDown, Ra::Graph),
         (Sched::BottomUp, Ra::Graph),
     ];
+    let stress: &[Option<u16>] = if std::env::var_os("COMPILE_DUMP_STRESS").is_some() {
+        &[None, Some(1), Some(2), Some(4), Some(8)]
+    } else {
+        &[None]
+    };
     for path in std::env::args().skip(1) {
         let Ok(text) = std::fs::read(&path) else {
             println!("== {path}: unreadable");
@@ -37,15 +47,21 @@ fn main() {
         } else {
             vec![None]
         };
-        for (sched, ra) in modes {
-            for &inject in &injects {
-                println!("== {path} {sched:?} {ra:?} {inject:?}");
-                match compile(&p, &Options { sched, ra, inject, stress_regalloc: None }) {
-                    Ok(c) => {
-                        print!("{}", schedra_ir::print::print(&c.program));
-                        println!("{}", c.stats.shader_db_line(&path, p.target.name));
+        for &stress_regalloc in stress {
+            for (sched, ra) in modes {
+                for &inject in &injects {
+                    match stress_regalloc {
+                        None => println!("== {path} {sched:?} {ra:?} {inject:?}"),
+                        Some(n) => println!("== {path} {sched:?} {ra:?} {inject:?} stress {n}"),
                     }
-                    Err(e) => println!("error: {e}"),
+                    let opts = Options { sched, ra, inject, stress_regalloc };
+                    match compile(&p, &opts) {
+                        Ok(c) => {
+                            print!("{}", schedra_ir::print::print(&c.program));
+                            println!("{}", c.stats.shader_db_line(&path, p.target.name));
+                        }
+                        Err(e) => println!("error: {e}"),
+                    }
                 }
             }
         }
