@@ -16,6 +16,7 @@
 
 use crate::interference::{Constraints, Graph, Hint};
 use crate::ra_ir::{RegSet, ValId};
+use crate::spill::LazyCosts;
 use schedra_ir::PhysReg;
 
 /// The values to colour and what is known about them.
@@ -28,8 +29,9 @@ pub struct Problem<'a> {
     pub cons: &'a Constraints,
     /// Size of every value.
     pub sizes: &'a [u8],
-    /// Spill cost of every value.
-    pub cost: &'a [f64],
+    /// Spill cost of every value (asked for only when simplification has
+    /// to remove a node optimistically).
+    pub cost: &'a LazyCosts<'a>,
 }
 
 /// The registers of the one-register candidates, when no register is a
@@ -107,8 +109,9 @@ fn simplify(p: &Problem) -> Vec<ValId> {
         {
             Some(i) => i,
             None => {
+                let cost = &p.cost.get().cost;
                 let score = |v: ValId| {
-                    p.cost.get(v as usize).copied().unwrap_or(1.0)
+                    cost.get(v as usize).copied().unwrap_or(1.0)
                         / (weight[v as usize] as f64 + 1.0)
                 };
                 let mut best = 0;
@@ -202,7 +205,10 @@ mod tests {
         let (f, g, k) = setup(TRIANGLE, &[0, 1, 2, 3]);
         let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
         let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
-        let cost = vec![1.0; sizes.len()];
+        let cost = LazyCosts::known(crate::spill::Costs {
+            cost: vec![1.0; sizes.len()],
+            span: vec![0; sizes.len()],
+        });
         let a = color(&Problem {
             nodes: &nodes,
             graph: &g,
@@ -226,7 +232,10 @@ mod tests {
         let (f, g, k) = setup(TRIANGLE, &[0, 1]);
         let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
         let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
-        let cost = vec![1.0; sizes.len()];
+        let cost = LazyCosts::known(crate::spill::Costs {
+            cost: vec![1.0; sizes.len()],
+            span: vec![0; sizes.len()],
+        });
         let spill = color(&Problem {
             nodes: &nodes,
             graph: &g,

@@ -148,7 +148,7 @@ pub fn allocate_resolved(
             Some((vm0, lv0)) if vm0 == full => lv0,
             _ => liveness::analyze(&f, &full),
         };
-        let costs = spill::costs_at_depth(&f, &full, &lv_full, &depth);
+        let costs = spill::LazyCosts::new(&f, &full, &lv_full, &depth);
         let mut victims = spill::pressure_victims(
             &f,
             &full,
@@ -184,7 +184,7 @@ fn attempt(
     env: &Env,
     (full, lv_full): (&VarMap, &Liveness),
     cons: &Constraints,
-    costs: &spill::Costs,
+    costs: &spill::LazyCosts,
 ) -> Result<Vec<RBlock>, Vec<ValId>> {
     let vm = VarMap::new(f, env.implicit_writes, env.track_scratch);
     let lv_own;
@@ -197,8 +197,9 @@ fn attempt(
     let graph = interference::build(f, &vm, lv);
     match assign(f, opts, env, &vm, lv, &graph, cons, costs) {
         Ok(blocks) => Ok(blocks),
-        Err(Failure::Values(vs)) => Err(choose_victims(&graph, costs, vs)),
+        Err(Failure::Values(vs)) => Err(choose_victims(&graph, costs.get(), vs)),
         Err(Failure::AtGap(v, b, g)) => {
+            let costs = costs.get();
             let occ = liveness::occupancy(f, &vm, lv, b);
             let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
             let alt = occ
@@ -266,7 +267,7 @@ fn assign(
     lv: &Liveness,
     graph: &Graph,
     cons: &Constraints,
-    costs: &spill::Costs,
+    costs: &spill::LazyCosts,
 ) -> Result<Vec<RBlock>, Failure> {
     let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
     let here = present(f);
@@ -278,7 +279,7 @@ fn assign(
         graph,
         cons,
         sizes: &sizes,
-        cost: &costs.cost,
+        cost: costs,
     };
     let assignment = color::color(&problem).map_err(Failure::Values)?;
     match opts.ra {

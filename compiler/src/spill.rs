@@ -165,6 +165,44 @@ pub struct Costs {
     pub span: Vec<usize>,
 }
 
+/// Spill costs computed on first use: most allocation rounds never need
+/// them (no gap over-full, colouring never has to pick optimistically, no
+/// failure), and then they are never computed.
+pub struct LazyCosts<'a> {
+    /// What the costs are computed from: the function, its full variable
+    /// map and liveness, and its blocks' loop depths.
+    src: Option<(&'a Func, &'a VarMap, &'a Liveness, &'a [u32])>,
+    cell: std::cell::OnceCell<Costs>,
+}
+
+impl<'a> LazyCosts<'a> {
+    /// The costs [`costs_at_depth`] would give for `f`, computed when first
+    /// asked for.
+    pub fn new(f: &'a Func, vm: &'a VarMap, lv: &'a Liveness, depth: &'a [u32]) -> Self {
+        LazyCosts {
+            src: Some((f, vm, lv, depth)),
+            cell: std::cell::OnceCell::new(),
+        }
+    }
+    /// Costs already known.
+    pub fn known(c: Costs) -> LazyCosts<'static> {
+        LazyCosts {
+            src: None,
+            cell: std::cell::OnceCell::from(c),
+        }
+    }
+    /// The costs (computed now if this is the first request).
+    pub fn get(&self) -> &Costs {
+        self.cell.get_or_init(|| match self.src {
+            Some((f, vm, lv, depth)) => costs_at_depth(f, vm, lv, depth),
+            None => Costs {
+                cost: Vec::new(),
+                span: Vec::new(),
+            },
+        })
+    }
+}
+
 /// Compute spill costs.
 pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
     costs_at_depth(f, vm, lv, &loop_depth(f))
@@ -260,7 +298,7 @@ pub fn pressure_victims(
     lv: &Liveness,
     alloc: &RegSet,
     k: usize,
-    c: &Costs,
+    c: &LazyCosts,
 ) -> Vec<ValId> {
     let mut chosen: Vec<ValId> = Vec::new();
     let mut is_chosen = vec![false; vm.nv];
@@ -276,7 +314,7 @@ pub fn pressure_victims(
                 })
                 .sum();
             while p > k {
-                let Some(v) = victim_at(f, vm, set, b, g, c, &is_chosen) else {
+                let Some(v) = victim_at(f, vm, set, b, g, c.get(), &is_chosen) else {
                     break;
                 };
                 p = p.saturating_sub(f.size(Loc::Val(v)) as usize);
