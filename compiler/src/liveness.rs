@@ -117,6 +117,14 @@ impl BitSet {
         }
         changed
     }
+    /// How many elements this set shares with `o`.
+    pub fn count_common(&self, o: &BitSet) -> usize {
+        self.words()
+            .iter()
+            .zip(o.words())
+            .map(|(a, b)| (a & b).count_ones() as usize)
+            .sum()
+    }
     /// Remove every member.
     pub fn clear(&mut self) {
         self.words_mut().iter_mut().for_each(|w| *w = 0);

@@ -290,6 +290,22 @@ pub fn victim_at(
         .min_by(|a, b| c.cost[*a as usize].total_cmp(&c.cost[*b as usize]))
 }
 
+/// When every value of `f` is one register wide: the variables that need a
+/// register of their own at a gap (every value not yet chosen for
+/// spilling, every allocatable register), so that a gap's demand is the
+/// size of its intersection with this set. `None` when some value is wider.
+fn unit_demand(f: &Func, vm: &VarMap, alloc: &RegSet) -> Option<BitSet> {
+    if vm.nv != f.vals.len() || f.vals.iter().any(|v| v.size != 1) {
+        return None;
+    }
+    let mut mask = BitSet::new(vm.nvars());
+    (0..vm.nv).for_each(|x| mask.insert(x));
+    (0..vm.nregs)
+        .filter(|&r| alloc.contains(r as Reg))
+        .for_each(|r| mask.insert(vm.nv + r));
+    Some(mask)
+}
+
 /// Values to spill so that no gap needs more registers than `k` (sizes of
 /// occupying values plus allocatable physical registers occupied).
 pub fn pressure_victims(
@@ -302,23 +318,30 @@ pub fn pressure_victims(
 ) -> Vec<ValId> {
     let mut chosen: Vec<ValId> = Vec::new();
     let mut is_chosen = vec![false; vm.nv];
+    let mut counted = unit_demand(f, vm, alloc);
     for b in 0..f.blocks.len() {
         let occ = liveness::occupancy(f, vm, lv, b);
         for (g, set) in occ.iter().enumerate() {
-            let mut p: usize = set
-                .iter()
-                .map(|x| match vm.as_val(x) {
-                    Some(v) if is_chosen[v as usize] => 0,
-                    Some(v) => f.size(Loc::Val(v)) as usize,
-                    None => alloc.contains((x - vm.nv) as Reg) as usize,
-                })
-                .sum();
+            let mut p: usize = match &counted {
+                Some(mask) => set.count_common(mask),
+                None => set
+                    .iter()
+                    .map(|x| match vm.as_val(x) {
+                        Some(v) if is_chosen[v as usize] => 0,
+                        Some(v) => f.size(Loc::Val(v)) as usize,
+                        None => alloc.contains((x - vm.nv) as Reg) as usize,
+                    })
+                    .sum(),
+            };
             while p > k {
                 let Some(v) = victim_at(f, vm, set, b, g, c.get(), &is_chosen) else {
                     break;
                 };
                 p = p.saturating_sub(f.size(Loc::Val(v)) as usize);
                 is_chosen[v as usize] = true;
+                if let Some(mask) = &mut counted {
+                    mask.remove(v as usize);
+                }
                 chosen.push(v);
             }
         }
