@@ -19,7 +19,8 @@
 //! and every bundle and end sequence satisfies the target's rules.
 
 use crate::lower::{forward_implicit_copies, lower_insts_resolved, would_forward, LoweredOp};
-use crate::sched_post::{build_graph, landing_end, schedule, Schedule};
+use crate::depgraph::{DepGraph, GraphScratch};
+use crate::sched_post::{build_graph_in, landing_end, schedule, Schedule};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
 use schedra_ir::{
@@ -98,10 +99,11 @@ pub fn bundle_program_resolved(
     let target = alloc.target;
     let live = phys_live_out(&alloc);
     let mut blocks = Vec::with_capacity(alloc.blocks.len());
+    let mut ws = Workspace::default();
     for (i, b) in alloc.blocks.into_iter().enumerate() {
         let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
         blocks.push(bundle_block(
-            target,
+            (target, &mut ws),
             (b, block_descs),
             live.get(i).map(Vec::as_slice).unwrap_or(&[]),
             opts,
@@ -129,8 +131,16 @@ pub fn bundle_program_resolved(
     Ok((program, stats))
 }
 
+/// Scratch space reused from block to block: the dependency graph and its
+/// bookkeeping.
+#[derive(Default)]
+struct Workspace {
+    graph: DepGraph,
+    scratch: GraphScratch,
+}
+
 fn bundle_block(
-    target: &'static Target,
+    (target, ws): (&'static Target, &mut Workspace),
     (mut b, descs): (Block, &[&'static OpDesc]),
     live_out: &[Reg],
     opts: &Options,
@@ -143,9 +153,9 @@ fn bundle_block(
     } else {
         Vec::new()
     };
-    let mut best = schedule_block(target, &b, plain, opts, hints)?;
+    let mut best = schedule_block((target, ws), &b, plain, opts, hints)?;
     if !forwarded.is_empty() && forwarded.len() < best.0.len() {
-        let other = schedule_block(target, &b, forwarded, opts, hints)?;
+        let other = schedule_block((target, ws), &b, forwarded, opts, hints)?;
         if other.1.bundles.len() < best.1.bundles.len() {
             best = other;
         }
@@ -211,14 +221,14 @@ fn end_marker_of(
 /// Schedule lowered ops of `b` and place the end marker: the ops, the
 /// schedule, and the marker's bundle if any.
 fn schedule_block(
-    target: &'static Target,
+    (target, ws): (&'static Target, &mut Workspace),
     b: &Block,
     ops: Vec<LoweredOp>,
     opts: &Options,
     hints: &Hints,
 ) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
-    let g = build_graph(target, &ops, &hints.pinned, opts);
-    let mut s = schedule(target, &ops, &g)?;
+    build_graph_in(&mut ws.graph, &mut ws.scratch, (target, &ops), &hints.pinned, opts);
+    let mut s = schedule(target, &ops, &ws.graph)?;
     let at =
         end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
     Ok((ops, s, at))

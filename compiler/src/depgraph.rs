@@ -149,6 +149,17 @@ pub struct DepGraph {
     lists: Vec<u32>,
 }
 
+/// The bookkeeping of [`DepGraph::rebuild`], kept between graphs so that
+/// its memory is reused.
+#[derive(Default)]
+pub struct GraphScratch {
+    locs: Locs,
+    /// The effects later ones must stay behind, with their op.
+    effects: Vec<(usize, Effect)>,
+    /// Fill positions of the counting sort.
+    next: Vec<u32>,
+}
+
 /// What the forward pass remembers of one location.
 #[derive(Clone, Copy)]
 struct LocState {
@@ -164,7 +175,9 @@ struct LocState {
 const NIL: usize = usize::MAX;
 
 /// Every location's state, with all reader lists in one arena (no
-/// allocation per location).
+/// allocation per location). Reusable: [`Locs::reset`] forgets the
+/// locations of the last graph without giving back the memory.
+#[derive(Default)]
 struct Locs {
     /// The state slot of each location, by [`dense_key`] (`NO_SLOT` when
     /// it has none yet); keys beyond [`DENSE_KEYS`] go to `far`.
@@ -173,6 +186,8 @@ struct Locs {
     states: Vec<LocState>,
     /// (reader op, next node) of every reader list.
     nodes: Vec<(usize, usize)>,
+    /// The keys of `near` given a slot (to reset them).
+    keys: Vec<usize>,
 }
 
 /// A location without a state slot in [`Locs::near`].
@@ -192,13 +207,18 @@ fn dense_key(l: Loc) -> usize {
 }
 
 impl Locs {
-    fn with_capacity(n: usize) -> Locs {
-        Locs {
-            near: Vec::new(),
-            far: HashMap::default(),
-            states: Vec::with_capacity(n),
-            nodes: Vec::with_capacity(n),
+    /// Forget every location (the dense table keeps its size, all slots
+    /// `NO_SLOT` again).
+    fn reset(&mut self) {
+        for &k in &self.keys {
+            if let Some(s) = self.near.get_mut(k) {
+                *s = NO_SLOT;
+            }
         }
+        self.keys.clear();
+        self.far.clear();
+        self.states.clear();
+        self.nodes.clear();
     }
     /// The state slot of `l` (created empty on first use).
     fn slot(&mut self, l: Loc) -> usize {
@@ -213,6 +233,7 @@ impl Locs {
             match self.near.get_mut(key) {
                 Some(s) if *s == NO_SLOT => {
                     *s = next as u32;
+                    self.keys.push(key);
                     next
                 }
                 Some(s) => *s as usize,
@@ -287,23 +308,38 @@ impl DepGraph {
     /// edge is kept; the post-RA scheduler uses it for fault injection, every
     /// other caller passes `|_| true`.
     pub fn build<T: AsRef<OpDeps>>(ops: &[T], keep: impl Fn(&Edge) -> bool) -> DepGraph {
-        let mut g = DepGraph {
-            n: ops.len(),
-            // About three edges per op in practice: sized once.
-            edges: Vec::with_capacity(3 * ops.len()),
-            ..DepGraph::default()
-        };
-        let mut locs = Locs::with_capacity(2 * ops.len());
-        let mut effects: Vec<(usize, &Effect)> = Vec::new();
+        let mut g = DepGraph::default();
+        g.rebuild(&mut GraphScratch::default(), ops, keep);
+        g
+    }
+
+    /// [`DepGraph::build`] into `self` (replacing its graph), with the
+    /// bookkeeping in `scratch`: when both are reused from block to block,
+    /// building a graph allocates nothing once they have grown.
+    pub fn rebuild<T: AsRef<OpDeps>>(
+        &mut self,
+        scratch: &mut GraphScratch,
+        ops: &[T],
+        keep: impl Fn(&Edge) -> bool,
+    ) {
+        self.n = ops.len();
+        self.edges.clear();
+        // About three edges per op in practice: sized once.
+        self.edges.reserve(3 * ops.len());
+        let locs = &mut scratch.locs;
+        locs.reset();
+        locs.states.reserve(2 * ops.len());
+        locs.nodes.reserve(2 * ops.len());
+        let effects = &mut scratch.effects;
+        effects.clear();
         let mut last_barrier: Option<usize> = None;
         for (i, op) in ops.iter().enumerate() {
             let op = op.as_ref();
-            g.register_edges(&mut locs, i, op, &keep);
+            self.register_edges(locs, i, op, &keep);
             locs.record(i, op);
-            g.order_effects(i, op, &mut effects, &mut last_barrier, &keep);
+            self.order_effects(i, op, effects, &mut last_barrier, &keep);
         }
-        g.index();
-        g
+        self.index(&mut scratch.next);
     }
 
     /// Add the register edges into op `i` (summary `op`) that `keep`
@@ -346,11 +382,11 @@ impl DepGraph {
         }
     }
 
-    fn order_effects<'a>(
+    fn order_effects(
         &mut self,
         i: usize,
-        op: &'a OpDeps,
-        effects: &mut Vec<(usize, &'a Effect)>,
+        op: &OpDeps,
+        effects: &mut Vec<(usize, Effect)>,
         last_barrier: &mut Option<usize>,
         keep: &impl Fn(&Edge) -> bool,
     ) {
@@ -379,16 +415,15 @@ impl DepGraph {
             }
         }
         for eff in &op.effects {
-            let mut froms: Vec<usize> = effects
-                .iter()
-                .filter(|(_, old)| conflicts(old, eff))
-                .map(|(j, _)| *j)
-                .collect();
-            froms.dedup();
-            for from in froms {
-                let e = order(from);
-                if keep(&e) {
-                    self.push(e);
+            // One edge per conflicting op (its effects sit side by side).
+            let mut last = None;
+            for &(from, old) in effects.iter() {
+                if conflicts(&old, eff) && last != Some(from) {
+                    last = Some(from);
+                    let e = order(from);
+                    if keep(&e) {
+                        self.push(e);
+                    }
                 }
             }
         }
@@ -398,7 +433,7 @@ impl DepGraph {
             if let Effect::Output(c) = eff {
                 effects.retain(|(_, old)| !matches!(old, Effect::Output(o) if o == c));
             }
-            effects.push((i, eff));
+            effects.push((i, *eff));
         }
     }
 
@@ -410,10 +445,13 @@ impl DepGraph {
 
     /// Lay out the incoming and outgoing edge lists (counting sort by op,
     /// stable, so each list keeps creation order) in one buffer.
-    fn index(&mut self) {
+    fn index(&mut self, next: &mut Vec<u32>) {
         let (n, m) = (self.n, self.edges.len());
-        let mut lists = vec![0u32; 2 * (n + 1) + 2 * m];
-        let mut next = vec![0u32; n + 1];
+        let mut lists = std::mem::take(&mut self.lists);
+        lists.clear();
+        lists.resize(2 * (n + 1) + 2 * m, 0);
+        next.clear();
+        next.resize(n + 1, 0);
         for (part, key) in [(0, edge_to as fn(&Edge) -> usize), (1, edge_from)] {
             let (starts, rest) = lists.split_at_mut(2 * (n + 1));
             let start = &mut starts[part * (n + 1)..(part + 1) * (n + 1)];

@@ -22,7 +22,7 @@
 //! after the last bundle. With the graph's invariant this makes the bundles
 //! compute what the ops computed in order.
 
-use crate::depgraph::{DepGraph, Edge, EdgeKind, Loc};
+use crate::depgraph::{DepGraph, Edge, EdgeKind, GraphScratch, Loc};
 use crate::lower::LoweredOp;
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::OperandKind;
@@ -45,11 +45,24 @@ pub struct Schedule {
 /// are dropped: the group interference check ignores them; only on the
 /// fault's own target, r600).
 pub fn build_graph(target: &Target, ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
+    let mut g = DepGraph::default();
+    build_graph_in(&mut g, &mut GraphScratch::default(), (target, ops), pinned, opts);
+    g
+}
+
+/// [`build_graph`] into `g` (replacing its graph), reusing `scratch`.
+pub fn build_graph_in(
+    g: &mut DepGraph,
+    scratch: &mut GraphScratch,
+    (target, ops): (&Target, &[LoweredOp]),
+    pinned: &[Reg],
+    opts: &Options,
+) {
     let pinned_fault = opts.has(Fault::R600PinnedWar)
         && Fault::R600PinnedWar
             .target()
             .is_none_or(|t| t == target.name);
-    DepGraph::build(ops, |e: &Edge| {
+    g.rebuild(scratch, ops, |e: &Edge| {
         let phys = match e.loc {
             Some(Loc::Phys(r)) if e.kind == EdgeKind::War => Some(r),
             _ => None,

@@ -33,7 +33,7 @@
 //! reads, and every effect order per channel are those of the input
 //! program; blocks, labels and terminators are unchanged.
 
-use crate::depgraph::{DepGraph, Loc, OpDeps};
+use crate::depgraph::{DepGraph, GraphScratch, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
 use crate::liveness::{BitSet, UseDef};
@@ -82,10 +82,11 @@ pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     let empty = BitSet::new(0);
     let mut orders = Vec::with_capacity(src.blocks.len());
+    let mut ws = (DepGraph::default(), GraphScratch::default());
     for bi in 0..src.blocks.len() {
         let lo = live.get(bi).unwrap_or(&empty);
         let bd = deps.get(bi).map(Vec::as_slice).unwrap_or(&[]);
-        orders.push(order_block(bd, ids.cond(bi), lo, limit, opts.sched, ids));
+        orders.push(order_block(&mut ws, bd, (ids.cond(bi), lo), limit, opts.sched, ids));
     }
     orders
 }
@@ -155,17 +156,18 @@ fn live_out(p: &Program, deps: &[Vec<OpDeps>], conds: &[Option<u32>], n: usize) 
 }
 
 /// The new order of one block's instructions (indices into its `insts`),
-/// given their dependency summaries `deps` and the name its branch reads
-/// (`cond`).
+/// given their dependency summaries `deps`, the name its branch reads
+/// (`cond`) and its live-out names; the graph is built in the reused `g`.
 fn order_block(
+    (g, scratch): &mut (DepGraph, GraphScratch),
     deps: &[OpDeps],
-    cond: Option<u32>,
-    live_out: &BitSet,
+    (cond, live_out): (Option<u32>, &BitSet),
     limit: usize,
     dir: Sched,
     names: &Names,
 ) -> Vec<usize> {
-    let g = DepGraph::build(deps, |_| true);
+    g.rebuild(scratch, deps, |_| true);
+    let g = &*g;
     let mut live_out_b = BitSet::new(names.len());
     live_out_b.union_with(live_out);
     if let Some(c) = cond {
@@ -173,8 +175,8 @@ fn order_block(
     }
     let live_out = &live_out_b;
     match dir {
-        Sched::TopDown => list_schedule::<TopDown>(&g, deps, live_out, limit, names),
-        Sched::BottomUp => list_schedule::<BottomUp>(&g, deps, live_out, limit, names),
+        Sched::TopDown => list_schedule::<TopDown>(g, deps, live_out, limit, names),
+        Sched::BottomUp => list_schedule::<BottomUp>(g, deps, live_out, limit, names),
     }
 }
 
