@@ -730,8 +730,8 @@ mod tests {
             .enumerate()
             .map(|(k, i)| source_deps(&V3D71, &ids, (0, k), i))
             .collect();
-        let wide = order_block(&deps, None, &BitSet::new(0), 64, Sched::TopDown, &ids);
-        let tight = order_block(&deps, None, &BitSet::new(0), 2, Sched::TopDown, &ids);
+        let wide = order_block(&mut Default::default(), &deps, (None, &BitSet::new(0)), 64, Sched::TopDown, &ids);
+        let tight = order_block(&mut Default::default(), &deps, (None, &BitSet::new(0)), 2, Sched::TopDown, &ids);
         let max_live = |o: &[usize]| {
             let (mut live, mut best) = (0i32, 0i32);
             for &i in o {
