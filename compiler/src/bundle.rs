@@ -20,7 +20,7 @@
 
 use crate::lower::{forward_implicit_copies, lower_insts_resolved, would_forward, LoweredOp};
 use crate::depgraph::{DepGraph, GraphScratch};
-use crate::sched_post::{build_graph_in, landing_end, schedule, Schedule};
+use crate::sched_post::{build_graph_in, landing_end, schedule_in, Schedule, Scratch};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
 use schedra_ir::{
@@ -131,12 +131,13 @@ pub fn bundle_program_resolved(
     Ok((program, stats))
 }
 
-/// Scratch space reused from block to block: the dependency graph and its
-/// bookkeeping.
+/// Scratch space reused from block to block: the dependency graph, its
+/// bookkeeping and the scheduler's.
 #[derive(Default)]
 struct Workspace {
     graph: DepGraph,
     scratch: GraphScratch,
+    sched: Scratch,
 }
 
 fn bundle_block(
@@ -156,7 +157,7 @@ fn bundle_block(
     let mut best = schedule_block((target, ws), &b, plain, opts, hints)?;
     if !forwarded.is_empty() && forwarded.len() < best.0.len() {
         let other = schedule_block((target, ws), &b, forwarded, opts, hints)?;
-        if other.1.bundles.len() < best.1.bundles.len() {
+        if other.1.len() < best.1.len() {
             best = other;
         }
     }
@@ -164,7 +165,7 @@ fn bundle_block(
     let marker = end_marker_of(target, &b)?;
     let mut bundles: Vec<Bundle> = Vec::new();
     let mut insts: Vec<Option<Inst>> = ops.into_iter().map(|o| Some(o.inst)).collect();
-    for (i, bundle) in s.bundles.iter().enumerate() {
+    for (i, bundle) in s.bundles().enumerate() {
         let mut ops_here = take_bundle_ops(target, &mut insts, bundle);
         if let (Some(p), Some((m, _))) = (at, marker) {
             if p == i {
@@ -228,7 +229,7 @@ fn schedule_block(
     hints: &Hints,
 ) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
     build_graph_in(&mut ws.graph, &mut ws.scratch, (target, &ops), &hints.pinned, opts);
-    let mut s = schedule(target, &ops, &ws.graph)?;
+    let mut s = schedule_in(&mut ws.sched, target, &ops, &ws.graph)?;
     let at =
         end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
     Ok((ops, s, at))
@@ -336,10 +337,8 @@ pub fn place_end_marker(
     k: usize,
     opts: &Options,
 ) -> usize {
-    let used = s
-        .bundles
-        .iter()
-        .rposition(|b| !b.is_empty())
+    let used = (0..s.len())
+        .rposition(|i| !s.bundle(i).is_empty())
         .map_or(0, |i| i + 1);
     let land = landing_end(ops, s);
     let first = used.saturating_sub(k + 1).max(land.saturating_sub(k + 1));
@@ -354,7 +353,7 @@ pub fn place_end_marker(
             target.rules.end_slot_ok(op.desc, &op.inst, Some(p)).is_ok()
         }
     };
-    let bundle = |i: usize| s.bundles.get(i).map(Vec::as_slice).unwrap_or(&[]);
+    let bundle = |i: usize| s.bundle(i);
     let merge_ok = |p: usize| {
         (p..used).all(|i| {
             bundle(i)
@@ -369,17 +368,17 @@ pub fn place_end_marker(
         let tail_ok =
             (q..used).all(|i| bundle(i).iter().all(|&(j, sl)| op_ok(j, i - q, sl, false)));
         if tail_ok && used + 1 < p + 1 + k {
-            s.bundles.truncate(used);
-            s.bundles.insert(q, Vec::new());
+            s.truncate(used);
+            s.insert_empty(q);
             for c in s.cycle_of.iter_mut().filter(|c| **c >= q) {
                 *c += 1;
             }
             return q;
         }
     }
-    s.bundles.truncate(used.max(land));
-    while s.bundles.len() < p + 1 + k {
-        s.bundles.push(Vec::new());
+    s.truncate(used.max(land));
+    while s.len() < p + 1 + k {
+        s.push([]);
     }
     p
 }

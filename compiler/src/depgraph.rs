@@ -524,16 +524,25 @@ impl DepGraph {
     /// the block, counting `own[i]` (its own latency) at the path's end: the
     /// critical-path priority of a top-down scheduler.
     pub fn heights(&self, own: &[u32]) -> Vec<i64> {
+        let mut h = Vec::new();
+        self.heights_into(own, &mut h);
+        h
+    }
+
+    /// [`DepGraph::heights`] into `h` (replacing its contents).
+    pub fn heights_into(&self, own: &[u32], h: &mut Vec<i64>) {
         let n = self.len();
-        let mut h = vec![0i64; n];
+        h.clear();
+        h.resize(n, 0);
         for i in (0..n).rev() {
             let mut best = own.get(i).copied().unwrap_or(0) as i64;
             for e in self.succs_of(i) {
                 best = best.max(e.delay.max(0) as i64 + h.get(e.to).copied().unwrap_or(0));
             }
-            h[i] = best;
+            if let Some(x) = h.get_mut(i) {
+                *x = best;
+            }
         }
-        h
     }
 
     /// For each op, the longest delay-weighted path from the start of the

@@ -28,14 +28,61 @@ use crate::{CompileError, Fault, Options};
 use schedra_ir::target::OperandKind;
 use schedra_ir::{Inst, OpDesc, Reg, Target};
 
-/// A block's schedule: for each bundle, the ops it holds (index into the
-/// lowered op list) with their slots; and the cycle of each op.
+/// A block's schedule: the bundles in issue order, each the ops it holds
+/// (index into the lowered op list) with their slots; and the cycle of
+/// each op. The bundles sit in one buffer (no allocation per bundle).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Schedule {
-    /// Bundles in issue order.
-    pub bundles: Vec<Vec<(usize, &'static str)>>,
+    /// The members of every bundle, bundle after bundle.
+    members: Vec<(usize, &'static str)>,
+    /// Where each bundle ends in `members`.
+    ends: Vec<usize>,
     /// Bundle index of each op.
     pub cycle_of: Vec<usize>,
+}
+
+impl Schedule {
+    /// How many bundles.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+    /// Whether there is no bundle.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+    /// The ops of bundle `i` with their slots (empty past the end).
+    pub fn bundle(&self, i: usize) -> &[(usize, &'static str)] {
+        let start = match i.checked_sub(1) {
+            Some(j) => self.ends.get(j).copied().unwrap_or(0),
+            None => 0,
+        };
+        let end = self.ends.get(i).copied().unwrap_or(start);
+        self.members.get(start..end).unwrap_or(&[])
+    }
+    /// Every bundle in issue order.
+    pub fn bundles(&self) -> impl Iterator<Item = &[(usize, &'static str)]> + '_ {
+        (0..self.len()).map(move |i| self.bundle(i))
+    }
+    /// Append a bundle holding `ops`.
+    pub fn push(&mut self, ops: impl IntoIterator<Item = (usize, &'static str)>) {
+        self.members.extend(ops);
+        self.ends.push(self.members.len());
+    }
+    /// Keep the first `n` bundles.
+    pub fn truncate(&mut self, n: usize) {
+        self.ends.truncate(n);
+        self.members.truncate(self.ends.last().copied().unwrap_or(0));
+    }
+    /// Insert an empty bundle before bundle `q` (at the end if `q` is past
+    /// it); the cycles of the ops are not changed.
+    pub fn insert_empty(&mut self, q: usize) {
+        let q = q.min(self.ends.len());
+        let at = match q.checked_sub(1) {
+            Some(j) => self.ends.get(j).copied().unwrap_or(0),
+            None => 0,
+        };
+        self.ends.insert(q, at);
+    }
 }
 
 /// Build the post-RA dependency graph of `ops`. `pinned` lists the
@@ -200,6 +247,7 @@ fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'stat
 /// How many due ready ops (best first) are tried for each bundle slot.
 const WINDOW: usize = 48;
 
+#[derive(Default)]
 struct State {
     left: Vec<usize>,
     earliest: Vec<i64>,
@@ -210,19 +258,23 @@ struct State {
 }
 
 impl State {
-    fn new(g: &DepGraph, prio: Vec<i64>) -> State {
+    /// Start scheduling the ops of `g` whose own latencies are `own`
+    /// (critical-path priorities, the roots ready), reusing the memory.
+    fn reset(&mut self, g: &DepGraph, own: &[u32]) {
         let n = g.len();
-        let left: Vec<usize> = (0..n).map(|i| g.pred_count(i)).collect();
-        let mut st = State {
-            left,
-            earliest: vec![0; n],
-            ready: Vec::new(),
-            prio,
-            cycle_of: vec![None; n],
-        };
-        let roots: Vec<usize> = (0..n).filter(|&i| st.left[i] == 0).collect();
-        roots.into_iter().for_each(|i| st.make_ready(i));
-        st
+        self.left.clear();
+        self.left.extend((0..n).map(|i| g.pred_count(i)));
+        self.earliest.clear();
+        self.earliest.resize(n, 0);
+        self.ready.clear();
+        g.heights_into(own, &mut self.prio);
+        self.cycle_of.clear();
+        self.cycle_of.resize(n, None);
+        for i in 0..n {
+            if self.left.get(i) == Some(&0) {
+                self.make_ready(i);
+            }
+        }
     }
 
     fn key(&self, i: usize) -> (std::cmp::Reverse<i64>, usize) {
@@ -273,34 +325,46 @@ pub fn schedule(
     ops: &[LoweredOp],
     g: &DepGraph,
 ) -> Result<Schedule, CompileError> {
-    let own: Vec<u32> = ops
-        .iter()
-        .map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0))
-        .collect();
-    let mut st = State::new(g, g.heights(&own));
-    let mut bundles: Vec<Vec<(usize, &'static str)>> = Vec::new();
+    schedule_in(&mut Scratch::default(), target, ops, g)
+}
+
+/// The scheduler's bookkeeping, kept between blocks so that its memory is
+/// reused.
+#[derive(Default)]
+pub struct Scratch {
+    st: State,
+    own: Vec<u32>,
+    open: OpenBundle,
+}
+
+/// [`schedule`] with its bookkeeping in `scratch`.
+pub fn schedule_in(
+    scratch: &mut Scratch,
+    target: &Target,
+    ops: &[LoweredOp],
+    g: &DepGraph,
+) -> Result<Schedule, CompileError> {
+    let Scratch { st, own, open } = scratch;
+    own.clear();
+    own.extend(ops.iter().map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0)));
+    st.reset(g, own);
+    let mut s = Schedule::default();
     let mut placed = 0;
-    let mut open = OpenBundle::default();
     while placed < ops.len() {
-        let cycle = bundles.len();
+        let cycle = s.len();
         open.members.clear();
         open.slots.clear();
-        placed += open.fill(target, ops, g, &mut st, cycle);
-        if open.members.is_empty() {
-            if let Some((next, s)) = place_alone(target, ops, g, &mut st, cycle)? {
-                open.members = vec![next];
-                open.slots = s;
-                placed += 1;
-            }
+        placed += open.fill(target, ops, g, st, cycle);
+        if open.members.is_empty() && place_alone(open, (target, ops), g, st, cycle)? {
+            placed += 1;
         }
-        bundles.push(open.members.drain(..).zip(open.slots.drain(..)).collect());
+        s.push(open.members.iter().copied().zip(open.slots.iter().copied()));
     }
-    let cycle_of = st.cycle_of.iter().map(|c| c.unwrap_or(0)).collect();
-    let mut s = Schedule { bundles, cycle_of };
+    s.cycle_of.extend(st.cycle_of.iter().map(|c| c.unwrap_or(0)));
     if !target.interlocked {
         let land = landing_end(ops, &s);
-        while s.bundles.len() < land {
-            s.bundles.push(Vec::new());
+        while s.len() < land {
+            s.push([]);
         }
     }
     Ok(s)
@@ -346,18 +410,19 @@ impl OpenBundle {
     }
 }
 
-/// When no candidate fits an empty bundle at `cycle`: the next ready op
-/// (earliest, then best priority, then first), placed alone with its slots
-/// if it is due or the target interlocks (stalls instead of taking a nop);
-/// `None` for an empty bundle (a nop cycle). Fails on a dependency cycle
-/// (nothing ready) or an op that fits no bundle on its own.
+/// When no candidate fits the empty bundle `open` at `cycle`: the next
+/// ready op (earliest, then best priority, then first) goes alone into
+/// `open` with its slot if it is due or the target interlocks (stalls
+/// instead of taking a nop); `false` for an empty bundle (a nop cycle).
+/// Fails on a dependency cycle (nothing ready) or an op that fits no bundle
+/// on its own.
 fn place_alone(
-    target: &Target,
-    ops: &[LoweredOp],
+    open: &mut OpenBundle,
+    (target, ops): (&Target, &[LoweredOp]),
     g: &DepGraph,
     st: &mut State,
     cycle: usize,
-) -> Result<Option<(usize, Vec<&'static str>)>, CompileError> {
+) -> Result<bool, CompileError> {
     let next = st.ready.iter().copied().min_by_key(|&i| {
         (
             st.earliest.get(i).copied().unwrap_or(0),
@@ -372,16 +437,17 @@ fn place_alone(
     };
     let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
     if !(due || target.interlocked) {
-        return Ok(None);
+        return Ok(false);
     }
-    let s = fits(target, ops, &[next]).ok_or_else(|| {
-        CompileError::Unsupported(format!(
+    if !fits_into(target, ops, &[next], &mut open.slots) {
+        return Err(CompileError::Unsupported(format!(
             "`{}` fits no bundle on its own",
             ops.get(next).map_or("?", |o| o.inst.opcode.as_str())
-        ))
-    })?;
+        )));
+    }
+    open.members.push(next);
     st.place(g, next, cycle);
-    Ok(Some((next, s)))
+    Ok(true)
 }
 
 /// The first cycle at which every write of the schedule has landed.
@@ -462,7 +528,7 @@ mod tests {
         assert_eq!(s.cycle_of[0], s.cycle_of[1]);
         assert_eq!(s.cycle_of[2], s.cycle_of[0] + 1);
         assert_eq!(s.cycle_of[3], s.cycle_of[2] + 2);
-        assert_eq!(s.bundles.len(), s.cycle_of[3] + 1);
+        assert_eq!(s.len(), s.cycle_of[3] + 1);
     }
 
     #[test]
@@ -487,8 +553,8 @@ mod tests {
             inst("mov", Some(4), vec![Operand::Imm(Imm::f32(1.0))]),
         ];
         let (_, s) = run(&R600, &insts, &Options::default());
-        assert_eq!(s.bundles.len(), 1);
-        assert_eq!(s.bundles[0].len(), 2);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.bundle(0).len(), 2);
     }
 
     #[test]
@@ -498,13 +564,13 @@ mod tests {
             inst("add", Some(5), vec![reg(1), Operand::Imm(Imm::int(2))]),
         ];
         let (_, s) = run(&V3D71, &insts, &Options::default());
-        assert_eq!(s.bundles.len(), 2);
+        assert_eq!(s.len(), 2);
         let insts = [
             inst("add", Some(4), vec![reg(1), Operand::Imm(Imm::int(1))]),
             inst("add", Some(5), vec![reg(2), Operand::Imm(Imm::int(1))]),
         ];
         let (_, s) = run(&V3D71, &insts, &Options::default());
-        assert_eq!(s.bundles.len(), 1);
+        assert_eq!(s.len(), 1);
     }
 
     #[test]
@@ -531,8 +597,8 @@ mod tests {
             },
         ];
         let (_, s) = run(&GEN8, &insts, &Options::default());
-        assert_eq!(s.bundles.len(), 3);
-        assert!(s.bundles.iter().all(|b| b.len() == 1));
+        assert_eq!(s.len(), 3);
+        assert!(s.bundles().all(|b| b.len() == 1));
         assert!(s.cycle_of[0] < s.cycle_of[1]);
         // The independent mov fills the latency gap between mul and add.
         assert_eq!(s.cycle_of[2], 1);
