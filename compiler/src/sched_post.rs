@@ -126,80 +126,62 @@ pub fn build_graph_in(
 /// legal: one op per slot, no two ops writing one register, at most
 /// `rules.max_bundle_imms()` distinct immediates, and `rules.bundle_ok`.
 pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str>> {
-    let mut slots = Vec::new();
-    fits_into(target, ops, members, &mut slots).then_some(slots)
+    let mut t = Trial::default();
+    fits_into(target, ops, members, &mut t).then_some(t.slots)
 }
 
-/// [`fits`] without allocating on the common path: on success `slots` holds
-/// the slot of each member (in order); on failure its contents are
+/// Scratch lists of one bundle check, reused from trial to trial.
+#[derive(Default)]
+struct Trial {
+    /// On success, the slot of each member (in order).
+    slots: Vec<&'static str>,
+    /// The physical registers written so far.
+    regs: Vec<Reg>,
+    /// The distinct immediate words so far.
+    imms: Vec<u32>,
+}
+
+/// [`fits`] without allocating once `t` has grown: on success `t.slots`
+/// holds the slot of each member (in order); on failure its contents are
 /// unspecified.
-fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], slots: &mut Vec<&'static str>) -> bool {
+fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial) -> bool {
     if members.iter().any(|&m| m >= ops.len()) {
         return false;
     }
-    if let [m] = members {
-        return fits_alone(target, ops, *m, slots);
-    }
     let member_ops = || members.iter().filter_map(|&m| ops.get(m));
     // No physical register written twice in the bundle.
-    let mut writes = member_ops().flat_map(|o| o.deps.writes.iter().filter_map(|(l, _)| match l {
-        Loc::Phys(r) => Some(*r),
-        _ => None,
-    }));
-    let twice = (0..).map_while(|k| writes.next().map(|r| (k, r))).any(|(k, r)| {
-        member_ops()
-            .flat_map(|o| o.deps.writes.iter().filter_map(|(l, _)| match l {
-                Loc::Phys(x) => Some(*x),
-                _ => None,
-            }))
-            .take(k)
-            .any(|x| x == r)
-    });
-    if twice {
+    t.regs.clear();
+    for o in member_ops() {
+        for (l, _) in &o.deps.writes {
+            if let Loc::Phys(r) = l {
+                if t.regs.contains(r) {
+                    return false;
+                }
+                t.regs.push(*r);
+            }
+        }
+    }
+    t.imms.clear();
+    for op in member_ops() {
+        let value_imms = op.inst.srcs.iter().zip(op.desc.operands).filter(|(_, k)| **k != OperandKind::Index);
+        for bits in value_imms.filter_map(|(o, _)| o.imm().map(|i| i.bits)) {
+            if !t.imms.contains(&bits) {
+                t.imms.push(bits);
+            }
+        }
+    }
+    if t.imms.len() > target.rules.max_bundle_imms() {
         return false;
     }
-    if distinct_imms(ops, members) > target.rules.max_bundle_imms() {
-        return false;
-    }
-    if !assign_slots_into(ops, members, slots) {
+    if let [m] = members {
+        // Alone, an op takes its first slot.
+        t.slots.clear();
+        let Some(&first) = ops.get(*m).and_then(|op| op.slots.first()) else { return false };
+        t.slots.push(first);
+    } else if !assign_slots_into(ops, members, &mut t.slots) {
         return false;
     }
     bundle_ok(target, ops, members)
-}
-
-/// [`fits_into`] of the one-op bundle `[m]`: the same checks, without
-/// the pairwise machinery (its slot is its first one).
-fn fits_alone(target: &Target, ops: &[LoweredOp], m: usize, slots: &mut Vec<&'static str>) -> bool {
-    let Some(op) = ops.get(m) else { return false };
-    let w = &op.deps.writes;
-    let twice = w.iter().enumerate().any(|(k, (l, _))| {
-        matches!(l, Loc::Phys(_)) && w[..k].iter().any(|(x, _)| x == l)
-    });
-    if twice || distinct_imms(ops, &[m]) > target.rules.max_bundle_imms() {
-        return false;
-    }
-    slots.clear();
-    let Some(&first) = op.slots.first() else { return false };
-    slots.push(first);
-    bundle_ok(target, ops, &[m])
-}
-
-/// How many distinct immediate words the members' value operands carry.
-fn distinct_imms(ops: &[LoweredOp], members: &[usize]) -> usize {
-    let imms = || {
-        members.iter().filter_map(|&m| ops.get(m)).flat_map(|op| {
-            op.inst
-                .srcs
-                .iter()
-                .zip(op.desc.operands)
-                .filter(|(_, k)| **k != OperandKind::Index)
-                .filter_map(|(o, _)| o.imm().map(|i| i.bits))
-        })
-    };
-    imms()
-        .enumerate()
-        .filter(|&(k, bits)| !imms().take(k).any(|b| b == bits))
-        .count()
 }
 
 /// The target's bundle rule over the members (a stack buffer for the usual
@@ -230,7 +212,7 @@ fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'stat
         };
         let Some(op) = ops.get(m) else { return false };
         for s in op.slots.iter() {
-            if !used.contains(s) {
+            if !used.iter().any(|u| same_slot(u, s)) {
                 used.push(s);
                 if go(ops, members, k + 1, used) {
                     return true;
@@ -242,6 +224,12 @@ fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'stat
     }
     used.clear();
     go(ops, members, 0, used)
+}
+
+/// Whether two slot names are equal (the first letter usually tells them
+/// apart without a full comparison).
+fn same_slot(a: &str, b: &str) -> bool {
+    a.as_bytes().first() == b.as_bytes().first() && a == b
 }
 
 /// How many due ready ops (best first) are tried for each bundle slot.
@@ -376,7 +364,7 @@ pub fn schedule_in(
 struct OpenBundle {
     members: Vec<usize>,
     slots: Vec<&'static str>,
-    trial: Vec<&'static str>,
+    trial: Trial,
 }
 
 impl OpenBundle {
@@ -403,7 +391,7 @@ impl OpenBundle {
                 self.members.pop();
             }
             let Some(c) = found else { return added };
-            std::mem::swap(&mut self.slots, &mut self.trial);
+            std::mem::swap(&mut self.slots, &mut self.trial.slots);
             st.place(g, c, cycle);
             added += 1;
         }
@@ -439,12 +427,13 @@ fn place_alone(
     if !(due || target.interlocked) {
         return Ok(false);
     }
-    if !fits_into(target, ops, &[next], &mut open.slots) {
+    if !fits_into(target, ops, &[next], &mut open.trial) {
         return Err(CompileError::Unsupported(format!(
             "`{}` fits no bundle on its own",
             ops.get(next).map_or("?", |o| o.inst.opcode.as_str())
         )));
     }
+    std::mem::swap(&mut open.slots, &mut open.trial.slots);
     open.members.push(next);
     st.place(g, next, cycle);
     Ok(true)
