@@ -320,14 +320,17 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
 }
 
 /// What a machine run leaves in its locations, for [`exit_facts`]: every
-/// (term, location) pair, unordered (a block ends with a few dozen
-/// locations and has a handful of live variables, so scanning the list per
-/// live variable costs less than sorting it), and the locations holding
-/// closed terms. Computed once per run, shared by its successors.
+/// (term, location) pair in location order, and the locations holding
+/// closed terms (also in location order). Computed once per run, shared by
+/// its successors; also holds [`exit_facts`]'s list of wanted variables
+/// between calls.
 #[derive(Default)]
 pub struct ExitLocs {
     held_by: Vec<(Term, Loc)>,
     closed: Vec<(Loc, Term)>,
+    /// Scratch of [`exit_facts`]: the live variables to place, their exit
+    /// terms and whether a location holds them syntactically.
+    want: Vec<(u32, Term, bool)>,
 }
 
 impl ExitLocs {
@@ -340,21 +343,19 @@ impl ExitLocs {
 
     /// [`ExitLocs::of`] into `self` (keeping its room).
     pub fn fill(&mut self, terms: &Terms, mach: &MachRun) {
-        let ExitLocs { held_by, closed } = self;
+        let ExitLocs { held_by, closed, .. } = self;
         held_by.clear();
         closed.clear();
-        let locs = mach.regs.iter().map(|(r, t)| (Loc::R(r), t)).chain(mach.mem.iter().map(|(s, t)| (Loc::S(*s), *t)));
-        for (loc, t) in locs {
-            held_by.push((t, loc));
-            if terms.closed(t) {
-                closed.push((loc, t));
+        // Registers come in order; the few scratch slots of a hash map are
+        // put in order here.
+        let first_slot = mach.regs.len();
+        held_by.extend(mach.regs.iter().map(|(r, t)| (t, Loc::R(r))).chain(mach.mem.iter().map(|(s, t)| (*t, Loc::S(*s)))));
+        if let Some(slots) = held_by.get_mut(first_slot..) {
+            if slots.len() > 1 {
+                slots.sort_unstable_by_key(|(_, l)| *l);
             }
         }
-        // Sorted once here rather than once per successor (locations are
-        // distinct, so the order is total); the registers come in order.
-        if !closed.is_sorted_by_key(|(l, _)| *l) {
-            closed.sort_unstable_by_key(|(l, _)| *l);
-        }
+        closed.extend(held_by.iter().filter(|(t, _)| terms.closed(*t)).map(|(t, l)| (*l, *t)));
     }
 }
 
@@ -363,18 +364,22 @@ impl ExitLocs {
 /// the closed terms. `locs` are [`ExitLocs::of`] the machine run.
 /// `equal` decides equality of terms that differ syntactically (the
 /// solver); it is asked only about variables no location holds
-/// syntactically.
+/// syntactically, in variable order.
+///
+/// The held pairs come out sorted: one walk over the locations in order,
+/// each matched against the live variables in order (a block ends with a
+/// dozen locations and a handful of live variables).
 pub fn exit_facts(
     terms: &mut Terms,
     src_run: &SrcRun,
     mach: &MachRun,
-    locs: &ExitLocs,
+    locs: &mut ExitLocs,
     live: &[u32],
     equal: &mut dyn FnMut(&mut Terms, Term, Term) -> bool,
 ) -> Facts {
     let (mut held, mut var_closed) = (Vec::with_capacity(2 * live.len()), Vec::with_capacity(live.len()));
-    let held_by = &locs.held_by;
-    let mut written: Option<Vec<(Loc, Term)>> = None;
+    let ExitLocs { held_by, closed, want } = locs;
+    want.clear();
     for &i in live {
         let Some(t) = src_run.exit.get(i) else { continue };
         if terms.is_junk(t) {
@@ -383,18 +388,29 @@ pub fn exit_facts(
         if terms.closed(t) {
             var_closed.push((i, t));
         }
-        // The holders in any order: `Facts::from_parts` sorts `held`.
-        let before = held.len();
-        held.extend(held_by.iter().filter(|(u, _)| *u == t).map(|(_, loc)| (*loc, i)));
-        if held.len() == before {
-            for (loc, mt) in written.get_or_insert_with(|| written_locs(mach)).iter().take(16) {
-                if !terms.is_junk(*mt) && equal(terms, t, *mt) {
-                    held.push((*loc, i));
-                }
+        want.push((i, t, false));
+    }
+    for &(u, loc) in held_by.iter() {
+        for (i, t, found) in want.iter_mut() {
+            if *t == u {
+                held.push((loc, *i));
+                *found = true;
             }
         }
     }
-    Facts::from_parts(held, locs.closed.clone(), var_closed)
+    let mut written: Option<Vec<(Loc, Term)>> = None;
+    for &(i, t, found) in want.iter() {
+        if found {
+            continue;
+        }
+        // Out of order: `Facts::from_parts` sorts `held` again.
+        for (loc, mt) in written.get_or_insert_with(|| written_locs(mach)).iter().take(16) {
+            if !terms.is_junk(*mt) && equal(terms, t, *mt) {
+                held.push((*loc, i));
+            }
+        }
+    }
+    Facts::from_parts(held, closed.clone(), var_closed)
 }
 
 /// Locations the block wrote, with their final terms (most recent first).

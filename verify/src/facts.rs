@@ -31,6 +31,10 @@ pub struct Facts {
 
 /// Sort by key and keep one entry per key: the one pushed last.
 fn by_key_last<K: Ord + Copy>(mut v: Vec<(K, Term)>) -> Vec<(K, Term)> {
+    // Already sorted with one entry per key (the usual case): nothing to do.
+    if v.is_sorted_by(|a, b| a.0 < b.0) {
+        return v;
+    }
     // A stable sort keeps equal keys in push order; keep the last of each
     // (in place: `kept` entries are final).
     v.sort_by_key(|(k, _)| *k);
@@ -115,10 +119,13 @@ fn retain_common<T: Copy>(a: &mut Vec<T>, b: &[T], cmp: impl Fn(&T, &T) -> std::
 impl Facts {
     /// Facts from unordered parts: `held` pairs (duplicates allowed), and
     /// closed terms per location and per variable (for a key given twice,
-    /// the later entry counts, as a map insertion would).
+    /// the later entry counts, as a map insertion would). Parts already
+    /// sorted without duplicates are taken as they are.
     pub fn from_parts(mut held: Vec<(Loc, VarNo)>, loc_closed: Vec<(Loc, Term)>, var_closed: Vec<(VarNo, Term)>) -> Facts {
-        held.sort_unstable();
-        held.dedup();
+        if !held.is_sorted_by(|a, b| a < b) {
+            held.sort_unstable();
+            held.dedup();
+        }
         Facts { held, loc_closed: by_key_last(loc_closed), var_closed: by_key_last(var_closed) }
     }
 
