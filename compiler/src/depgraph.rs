@@ -548,17 +548,26 @@ impl DepGraph {
     /// For each op, the longest delay-weighted path from the start of the
     /// block to it: the priority of a bottom-up scheduler.
     pub fn depths(&self) -> Vec<i64> {
+        let mut d = Vec::new();
+        self.depths_into(&mut d);
+        d
+    }
+
+    /// [`DepGraph::depths`] into `d` (replacing its contents).
+    pub fn depths_into(&self, d: &mut Vec<i64>) {
         let n = self.len();
-        let mut d = vec![0i64; n];
+        d.clear();
+        d.resize(n, 0);
         for i in 0..n {
             let best = self
                 .preds_of(i)
                 .map(|e| d.get(e.from).copied().unwrap_or(0) + e.delay.max(0) as i64)
                 .max()
                 .unwrap_or(0);
-            d[i] = best;
+            if let Some(x) = d.get_mut(i) {
+                *x = best;
+            }
         }
-        d
     }
 }
 

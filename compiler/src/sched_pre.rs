@@ -82,7 +82,7 @@ pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     let empty = BitSet::new(0);
     let mut orders = Vec::with_capacity(src.blocks.len());
-    let mut ws = (DepGraph::default(), GraphScratch::default());
+    let mut ws = Scratch::default();
     for bi in 0..src.blocks.len() {
         let lo = live.get(bi).unwrap_or(&empty);
         let bd = deps.get(bi).map(Vec::as_slice).unwrap_or(&[]);
@@ -155,19 +155,32 @@ fn live_out(p: &Program, deps: &[Vec<OpDeps>], conds: &[Option<u32>], n: usize) 
     crate::liveness::program_live_out(p, &ud, n)
 }
 
+/// The scheduler's per-block structures, kept between blocks so that their
+/// memory is reused: the dependency graph and its bookkeeping, the ready
+/// lists, and the counts, clocks and priorities of the ops.
+#[derive(Default)]
+struct Scratch {
+    graph: DepGraph,
+    graph_scratch: GraphScratch,
+    ready: Ready,
+    left: Vec<usize>,
+    earliest: Vec<i64>,
+    own: Vec<u32>,
+    path: Vec<i64>,
+}
+
 /// The new order of one block's instructions (indices into its `insts`),
 /// given their dependency summaries `deps`, the name its branch reads
-/// (`cond`) and its live-out names; the graph is built in the reused `g`.
+/// (`cond`) and its live-out names; built in the reused `ws`.
 fn order_block(
-    (g, scratch): &mut (DepGraph, GraphScratch),
+    ws: &mut Scratch,
     deps: &[OpDeps],
     (cond, live_out): (Option<u32>, &BitSet),
     limit: usize,
     dir: Sched,
     names: &Names,
 ) -> Vec<usize> {
-    g.rebuild(scratch, deps, |_| true);
-    let g = &*g;
+    ws.graph.rebuild(&mut ws.graph_scratch, deps, |_| true);
     let mut live_out_b = BitSet::new(names.len());
     live_out_b.union_with(live_out);
     if let Some(c) = cond {
@@ -175,8 +188,8 @@ fn order_block(
     }
     let live_out = &live_out_b;
     match dir {
-        Sched::TopDown => list_schedule::<TopDown>(g, deps, live_out, limit, names),
-        Sched::BottomUp => list_schedule::<BottomUp>(g, deps, live_out, limit, names),
+        Sched::TopDown => list_schedule::<TopDown>(ws, deps, live_out, limit, names),
+        Sched::BottomUp => list_schedule::<BottomUp>(ws, deps, live_out, limit, names),
     }
 }
 
@@ -264,10 +277,10 @@ impl<'a> Pressure<'a> {
     }
 }
 
-fn own_latency(deps: &[OpDeps]) -> Vec<u32> {
-    deps.iter()
-        .map(|d| d.writes.iter().map(|w| w.1).max().unwrap_or(0))
-        .collect()
+/// Each op's own latency (its longest write) into `out`.
+fn own_latency(deps: &[OpDeps], out: &mut Vec<u32>) {
+    out.clear();
+    out.extend(deps.iter().map(|d| d.writes.iter().map(|w| w.1).max().unwrap_or(0)));
 }
 
 /// How many of the best-ranked ready ops the heuristics look at per step
@@ -279,6 +292,7 @@ const WINDOW: usize = 24;
 /// rest, so that a window over each always shows the consumers that end live
 /// ranges even when thousands of loads are ready; plus all of them in
 /// program order (the register-pressure fallback).
+#[derive(Default)]
 struct Ready {
     lists: [Vec<usize>; 2],
     /// Every ready op, by index (the program-order view).
@@ -290,24 +304,20 @@ struct Ready {
 }
 
 impl Ready {
-    fn new(rank: Vec<(i64, std::cmp::Reverse<usize>)>, deps: &[OpDeps], backwards: bool) -> Ready {
-        let fresh = deps
-            .iter()
-            .map(|d| {
-                if backwards {
-                    virt_writes(d).next().is_none()
-                } else {
-                    virt_reads(d).next().is_none()
-                }
-            })
-            .collect();
-        Ready {
-            lists: [Vec::new(), Vec::new()],
-            by_index: BitSet::new(deps.len()),
-            rank,
-            fresh,
-            backwards,
-        }
+    /// Empty, for the ops `deps` (whose ranks the caller fills into
+    /// `rank`), reusing the memory.
+    fn reset(&mut self, deps: &[OpDeps], backwards: bool) {
+        self.fresh.clear();
+        self.fresh.extend(deps.iter().map(|d| {
+            if backwards {
+                virt_writes(d).next().is_none()
+            } else {
+                virt_reads(d).next().is_none()
+            }
+        }));
+        self.lists.iter_mut().for_each(Vec::clear);
+        self.by_index = BitSet::new(deps.len());
+        self.backwards = backwards;
     }
     fn key(&self, i: usize) -> (i64, std::cmp::Reverse<usize>) {
         self.rank
@@ -452,11 +462,12 @@ trait Direction {
     const BACKWARDS: bool;
     /// A fresh pressure tracker at the walk's starting point.
     fn pressure<'a>(deps: &[OpDeps], live_out: &'a BitSet, names: &Names) -> Self::Pressure<'a>;
-    /// The static rank of each op, best first (critical path, then program
-    /// order in the walk's direction).
-    fn rank(g: &DepGraph, deps: &[OpDeps]) -> Vec<(i64, std::cmp::Reverse<usize>)>;
-    /// The clock before which each op's inputs (in walk order) are not ready.
-    fn earliest(deps: &[OpDeps]) -> Vec<i64>;
+    /// The static rank of each op into `ws.ready.rank`, best first
+    /// (critical path, then program order in the walk's direction).
+    fn rank(ws: &mut Scratch, deps: &[OpDeps]);
+    /// The clock before which each op's inputs (in walk order) are not
+    /// ready, into `ws.earliest`.
+    fn earliest(ws: &mut Scratch, deps: &[OpDeps]);
     /// How many neighbours must be placed before op `i` is ready.
     fn blockers(g: &DepGraph, i: usize) -> usize;
     /// The neighbours placing op `i` unblocks, with the edge delay.
@@ -475,14 +486,18 @@ impl Direction for TopDown {
     fn pressure<'a>(deps: &[OpDeps], live_out: &'a BitSet, names: &Names) -> Pressure<'a> {
         Pressure::new(deps, live_out, names)
     }
-    fn rank(g: &DepGraph, deps: &[OpDeps]) -> Vec<(i64, std::cmp::Reverse<usize>)> {
-        let height = g.heights(&own_latency(deps));
-        (0..deps.len())
-            .map(|i| (height.get(i).copied().unwrap_or(0), std::cmp::Reverse(i)))
-            .collect()
+    fn rank(ws: &mut Scratch, deps: &[OpDeps]) {
+        own_latency(deps, &mut ws.own);
+        ws.graph.heights_into(&ws.own, &mut ws.path);
+        let height = &ws.path;
+        ws.ready.rank.clear();
+        ws.ready.rank.extend(
+            (0..deps.len()).map(|i| (height.get(i).copied().unwrap_or(0), std::cmp::Reverse(i))),
+        );
     }
-    fn earliest(deps: &[OpDeps]) -> Vec<i64> {
-        vec![0i64; deps.len()]
+    fn earliest(ws: &mut Scratch, deps: &[OpDeps]) {
+        ws.earliest.clear();
+        ws.earliest.resize(deps.len(), 0);
     }
     fn blockers(g: &DepGraph, i: usize) -> usize {
         g.pred_count(i)
@@ -506,16 +521,20 @@ impl Direction for BottomUp {
     fn pressure(_: &[OpDeps], live_out: &BitSet, names: &Names) -> ReversePressure {
         ReversePressure::new(live_out, names)
     }
-    fn rank(g: &DepGraph, deps: &[OpDeps]) -> Vec<(i64, std::cmp::Reverse<usize>)> {
-        let depth = g.depths();
+    fn rank(ws: &mut Scratch, deps: &[OpDeps]) {
+        ws.graph.depths_into(&mut ws.path);
+        let depth = &ws.path;
         let n = deps.len();
         // Latest in program order first among equals.
-        (0..n)
-            .map(|i| (depth.get(i).copied().unwrap_or(0), std::cmp::Reverse(n - i)))
-            .collect()
+        ws.ready.rank.clear();
+        ws.ready.rank.extend(
+            (0..n).map(|i| (depth.get(i).copied().unwrap_or(0), std::cmp::Reverse(n - i))),
+        );
     }
-    fn earliest(deps: &[OpDeps]) -> Vec<i64> {
-        own_latency(deps).iter().map(|&l| l as i64 - 1).collect()
+    fn earliest(ws: &mut Scratch, deps: &[OpDeps]) {
+        own_latency(deps, &mut ws.own);
+        ws.earliest.clear();
+        ws.earliest.extend(ws.own.iter().map(|&l| l as i64 - 1));
     }
     fn blockers(g: &DepGraph, i: usize) -> usize {
         g.succ_count(i)
@@ -534,19 +553,25 @@ impl Direction for BottomUp {
 /// prefer the op with the best (non-negative) pressure gain, then the
 /// earliest in the walk's direction. Returns the block order.
 fn list_schedule<D: Direction>(
-    g: &DepGraph,
+    ws: &mut Scratch,
     deps: &[OpDeps],
     live_out: &BitSet,
     limit: usize,
     names: &Names,
 ) -> Vec<usize> {
     let n = deps.len();
-    let mut left: Vec<usize> = (0..n).map(|i| D::blockers(g, i)).collect();
-    let mut earliest = D::earliest(deps);
-    let mut ready = Ready::new(D::rank(g, deps), deps, D::BACKWARDS);
-    (0..n)
-        .filter(|&i| left[i] == 0)
-        .for_each(|i| ready.insert(i));
+    ws.left.clear();
+    ws.left.extend((0..n).map(|i| D::blockers(&ws.graph, i)));
+    D::earliest(ws, deps);
+    ws.ready.reset(deps, D::BACKWARDS);
+    D::rank(ws, deps);
+    let Scratch { graph: g, ready, left, earliest, .. } = ws;
+    let g = &*g;
+    for i in 0..n {
+        if left.get(i) == Some(&0) {
+            ready.insert(i);
+        }
+    }
     let mut pressure = D::pressure(deps, live_out, names);
     let threshold = (limit / 2).max(1);
     let mut order = Vec::with_capacity(n);
