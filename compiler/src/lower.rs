@@ -268,20 +268,22 @@ pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options)
 
 /// The ordered effects of an op (either form).
 pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
-    let index = inst
-        .srcs
-        .iter()
-        .zip(desc.operands)
-        .find(|(_, k)| **k == OperandKind::Index)
-        .and_then(|(o, _)| o.imm())
-        .map(|i| i.bits);
+    // The index operand's value (only outputs and scratch accesses ask).
+    let index = || {
+        inst.srcs
+            .iter()
+            .zip(desc.operands)
+            .find(|(_, k)| **k == OperandKind::Index)
+            .and_then(|(o, _)| o.imm())
+            .map(|i| i.bits)
+    };
     let mut out = Effects::default();
     if ends_thread(target, desc) {
         out.push(Effect::Barrier);
     }
     match desc.sem {
         Sem::Output(ch, with_index) => {
-            let index = if with_index { index } else { None };
+            let index = if with_index { index() } else { None };
             out.push(Effect::Output(Channel { name: ch, index }));
         }
         Sem::ScratchRead | Sem::ScratchWrite => {
@@ -291,7 +293,7 @@ pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
             } else {
                 dest_size(inst)
             };
-            match index {
+            match index() {
                 Some(lo) => out.push(Effect::Scratch {
                     write,
                     lo,
