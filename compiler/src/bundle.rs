@@ -161,12 +161,12 @@ fn bundle_block(
             best = other;
         }
     }
-    let (ops, s, at) = best;
+    let (mut ops, s, at) = best;
     let marker = end_marker_of(target, &b)?;
-    let mut bundles: Vec<Bundle> = Vec::new();
-    let mut insts: Vec<Option<Inst>> = ops.into_iter().map(|o| Some(o.inst)).collect();
+    let mut bundles: Vec<Bundle> = Vec::with_capacity(s.len());
+    let mut order: Vec<(usize, &'static str)> = Vec::new();
     for (i, bundle) in s.bundles().enumerate() {
-        let mut ops_here = take_bundle_ops(target, &mut insts, bundle);
+        let mut ops_here = take_bundle_ops(target, &mut ops, bundle, &mut order);
         if let (Some(p), Some((m, _))) = (at, marker) {
             if p == i {
                 ops_here.push(marker_op(m));
@@ -187,24 +187,39 @@ fn bundle_block(
     })
 }
 
-/// [`crate::sched_post::bundle_ops`] moving each op's instruction out of `insts` (every op sits
-/// in exactly one bundle) instead of copying it.
+/// [`crate::sched_post::bundle_ops`] moving each op's instruction out of
+/// `ops` (every op sits in exactly one bundle) instead of copying it: the
+/// members are put in the target's slot order first (`order` is scratch
+/// space), then their ops built.
 fn take_bundle_ops(
     target: &Target,
-    insts: &mut [Option<Inst>],
+    ops: &mut [LoweredOp],
     bundle: &[(usize, &'static str)],
+    order: &mut Vec<(usize, &'static str)>,
 ) -> Vec<schedra_ir::Op> {
-    let mut v: Vec<schedra_ir::Op> = bundle
-        .iter()
-        .filter_map(|&(i, slot)| {
-            insts.get_mut(i).and_then(Option::take).map(|inst| schedra_ir::Op {
+    order.clear();
+    order.extend_from_slice(bundle);
+    order.sort_by_key(|&(_, slot)| crate::sched_post::slot_rank(target, slot));
+    let mut v = Vec::with_capacity(order.len() + 1);
+    for &(i, slot) in order.iter() {
+        if let Some(o) = ops.get_mut(i) {
+            v.push(schedra_ir::Op {
                 slot: slot.to_string(),
-                inst,
-            })
-        })
-        .collect();
-    crate::sched_post::sort_by_slot(target, &mut v);
+                inst: std::mem::replace(&mut o.inst, taken()),
+            });
+        }
+    }
     v
+}
+
+/// What is left of a lowered op whose instruction moved into its bundle.
+fn taken() -> Inst {
+    Inst {
+        opcode: String::new(),
+        dest: None,
+        srcs: Vec::new(),
+        span: Default::default(),
+    }
 }
 
 /// The end marker and its delay-slot count if block `b` ends the program on

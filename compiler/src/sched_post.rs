@@ -470,13 +470,17 @@ pub fn bundle_ops(
 /// Order `ops` as the target lists its slots (the printed order of a
 /// bundle); an op in a slot the target does not name goes last.
 pub(crate) fn sort_by_slot(target: &Target, ops: &mut [schedra_ir::Op]) {
-    ops.sort_by_key(|o| {
-        target
-            .slots
-            .iter()
-            .position(|s| *s == o.slot)
-            .unwrap_or(usize::MAX)
-    });
+    ops.sort_by_key(|o| slot_rank(target, &o.slot));
+}
+
+/// Where slot `slot` comes in the target's slot list (`usize::MAX` for a
+/// slot the target does not name): the key of [`sort_by_slot`].
+pub(crate) fn slot_rank(target: &Target, slot: &str) -> usize {
+    target
+        .slots
+        .iter()
+        .position(|s| same_slot(s, slot))
+        .unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
