@@ -100,10 +100,11 @@ pub fn bundle_program_resolved(
     let live = phys_live_out(&alloc);
     let mut blocks = Vec::with_capacity(alloc.blocks.len());
     let mut ws = Workspace::default();
+    let mut tally = stats::Tally::default();
     for (i, b) in alloc.blocks.into_iter().enumerate() {
         let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
         blocks.push(bundle_block(
-            (target, &mut ws),
+            (target, &mut ws, &mut tally),
             (b, block_descs),
             live.get(i).map(Vec::as_slice).unwrap_or(&[]),
             opts,
@@ -127,8 +128,7 @@ pub fn bundle_program_resolved(
         inputs,
         blocks,
     };
-    let stats = stats::machine_stats(&program);
-    Ok((program, stats))
+    Ok((program, tally.finish()))
 }
 
 /// Scratch space reused from block to block: the dependency graph, its
@@ -141,7 +141,7 @@ struct Workspace {
 }
 
 fn bundle_block(
-    (target, ws): (&'static Target, &mut Workspace),
+    (target, ws, tally): (&'static Target, &mut Workspace, &mut stats::Tally),
     (mut b, descs): (Block, &[&'static OpDesc]),
     live_out: &[Reg],
     opts: &Options,
@@ -165,7 +165,16 @@ fn bundle_block(
     let marker = end_marker_of(target, &b)?;
     let mut bundles: Vec<Bundle> = Vec::with_capacity(s.len());
     let mut order: Vec<(usize, &'static str)> = Vec::new();
+    let marker_inst = marker.map(|(m, _)| marker_op(m).inst);
+    tally.block();
     for (i, bundle) in s.bundles().enumerate() {
+        // Statistics from the ops' own descriptions (no look-up by name).
+        let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
+        let marker_here = match (at, marker, &marker_inst) {
+            (Some(p), Some((m, _)), Some(mi)) if p == i => Some((Some(m), mi)),
+            _ => None,
+        };
+        tally.bundle(target.interlocked, members.chain(marker_here));
         let mut ops_here = take_bundle_ops(target, &mut ops, bundle, &mut order);
         if let (Some(p), Some((m, _))) = (at, marker) {
             if p == i {
@@ -178,6 +187,7 @@ fn bundle_block(
             span: Default::default(),
         });
     }
+    tally.end_block(target.interlocked, &b.term);
     Ok(Block {
         label: b.label,
         insts: Vec::new(),

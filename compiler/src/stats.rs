@@ -16,7 +16,8 @@
 
 use crate::Stats;
 use schedra_ir::target::Sem;
-use schedra_ir::{Operand, Program, Reg, TermKind};
+use schedra_ir::target::OpDesc;
+use schedra_ir::{Inst, Operand, Program, Reg, TermKind, Terminator};
 
 /// Account for `inst` (of op `desc`) issuing at `clock`: count a spill
 /// store or fill in `st`, record when each register it writes lands (and
@@ -74,52 +75,90 @@ impl Landing {
 /// fills them.
 pub fn machine_stats(prog: &Program) -> Stats {
     let t = prog.target;
-    let mut st = Stats::default();
-    let mut clock = 0usize;
-    let mut ready = Landing::default();
+    let mut tally = Tally::default();
     for b in &prog.blocks {
-        // register -> (cycle its latest write lands, written by an SFU op);
-        // each block is costed from a quiet machine, like the verifier's
-        // per-block cycle count.
-        ready.clear();
-        let mut sfu_until = 0usize;
+        tally.block();
         for bundle in &b.bundles {
-            st.instructions += 1;
-            if bundle.ops.is_empty() {
-                st.nops += 1;
-                if clock < sfu_until {
-                    st.sfu_stalls += 1;
-                }
-            }
-            if t.interlocked {
-                let reads = bundle
-                    .ops
-                    .iter()
-                    .flat_map(|o| o.inst.srcs.iter())
-                    .filter_map(Operand::phys)
-                    .flat_map(|p| p.regs());
-                clock = wait_for(&ready, reads, clock, &mut st);
-            }
-            for op in &bundle.ops {
-                if let Some(desc) = t.op(&op.inst.opcode) {
-                    issue(desc, &op.inst, clock, (&mut ready, &mut sfu_until), &mut st);
-                }
-            }
-            clock += 1;
+            let ops = bundle.ops.iter().map(|o| (t.op(&o.inst.opcode), &o.inst));
+            tally.bundle(t.interlocked, ops);
         }
+        tally.end_block(t.interlocked, &b.term);
+    }
+    tally.finish()
+}
+
+/// [`machine_stats`] gathered while the program is being built: feed the
+/// blocks in layout order ([`Tally::block`], one [`Tally::bundle`] per
+/// bundle, [`Tally::end_block`]), then [`Tally::finish`].
+#[derive(Default)]
+pub struct Tally {
+    st: Stats,
+    clock: usize,
+    /// register -> (cycle its latest write lands, written by an SFU op).
+    ready: Landing,
+    sfu_until: usize,
+}
+
+impl Tally {
+    /// Start a block: each block is costed from a quiet machine, like the
+    /// verifier's per-block cycle count.
+    pub fn block(&mut self) {
+        self.ready.clear();
+        self.sfu_until = 0;
+    }
+
+    /// Account for one bundle holding `ops` (each op's description, if the
+    /// target has one, and its instruction). The order of the ops does not
+    /// matter: no two ops of a legal bundle write one register.
+    pub fn bundle<'a>(
+        &mut self,
+        interlocked: bool,
+        ops: impl Iterator<Item = (Option<&'a OpDesc>, &'a Inst)> + Clone,
+    ) {
+        self.st.instructions += 1;
+        if ops.clone().next().is_none() {
+            self.st.nops += 1;
+            if self.clock < self.sfu_until {
+                self.st.sfu_stalls += 1;
+            }
+        }
+        if interlocked {
+            let reads = ops
+                .clone()
+                .flat_map(|(_, i)| i.srcs.iter())
+                .filter_map(Operand::phys)
+                .flat_map(|p| p.regs());
+            self.clock = wait_for(&self.ready, reads, self.clock, &mut self.st);
+        }
+        for (desc, inst) in ops {
+            if let Some(desc) = desc {
+                let state = (&mut self.ready, &mut self.sfu_until);
+                issue(desc, inst, self.clock, state, &mut self.st);
+            }
+        }
+        self.clock += 1;
+    }
+
+    /// End a block with terminator `term` (an interlocked target waits for
+    /// a `brnz` condition).
+    pub fn end_block(&mut self, interlocked: bool, term: &Terminator) {
         if let (
             true,
             TermKind::Brnz {
                 cond: Operand::Phys(p),
                 ..
             },
-        ) = (t.interlocked, &b.term.kind)
+        ) = (interlocked, &term.kind)
         {
-            clock = wait_for(&ready, p.regs(), clock, &mut st);
+            self.clock = wait_for(&self.ready, p.regs(), self.clock, &mut self.st);
         }
     }
-    st.cycles = clock;
-    st
+
+    /// The statistics of everything fed so far.
+    pub fn finish(mut self) -> Stats {
+        self.st.cycles = self.clock;
+        self.st
+    }
 }
 
 /// Advance `clock` until every register in `reads` has landed; count the
@@ -150,7 +189,7 @@ fn wait_for(
 mod tests {
     use super::*;
     use schedra_ir::target::{gen8::GEN8, v3d71::V3D71};
-    use schedra_ir::{Block, Bundle, Form, Inst, Op, PhysReg, Span, Stage, Target, Terminator};
+    use schedra_ir::{Block, Bundle, Form, Op, PhysReg, Span, Stage, Target};
 
     fn op(slot: &str, name: &str, dest: Option<PhysReg>, srcs: Vec<PhysReg>) -> Op {
         Op {
@@ -188,6 +227,17 @@ mod tests {
             form: Form::Machine,
             inputs: vec![],
             blocks: vec![block],
+        }
+    }
+
+    #[test]
+    fn every_target_names_each_op_once() {
+        // The bundler tallies with each op's own description; the names
+        // must find the same one.
+        for t in [&V3D71, &GEN8, &schedra_ir::target::r600::R600] {
+            for o in t.ops {
+                assert!(t.op(o.name).is_some_and(|d| std::ptr::eq(d, o)), "{} {}", t.name, o.name);
+            }
         }
     }
 
