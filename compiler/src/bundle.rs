@@ -20,6 +20,7 @@
 
 use crate::lower::{forward_implicit_copies, lower_insts_resolved, would_forward, LoweredOp};
 use crate::depgraph::{DepGraph, GraphScratch};
+use crate::phys_live::PhysLive;
 use crate::sched_post::{build_graph_in, landing_end, schedule_in, Schedule, Scratch};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
@@ -97,20 +98,35 @@ pub fn bundle_program_resolved(
         return Err(CompileError::NotSource);
     }
     let target = alloc.target;
-    let live = phys_live_out(&alloc);
-    let mut blocks = Vec::with_capacity(alloc.blocks.len());
+    let mut alloc = alloc;
+    let live = PhysLive::new(&alloc);
+    let insts: Vec<Vec<Inst>> = alloc.blocks.iter_mut().map(|b| std::mem::take(&mut b.insts)).collect();
+    let mut bundles = Vec::with_capacity(alloc.blocks.len());
     let mut ws = Workspace::default();
     let mut tally = stats::Tally::default();
-    for (i, b) in alloc.blocks.into_iter().enumerate() {
+    for (i, (b, insts)) in alloc.blocks.iter().zip(insts).enumerate() {
         let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        blocks.push(bundle_block(
+        let live_out = |r: Reg| live.live_out(&alloc, i, r);
+        bundles.push(bundle_block(
             (target, &mut ws, &mut tally),
-            (b, block_descs),
-            live.get(i).map(Vec::as_slice).unwrap_or(&[]),
+            (b, insts, block_descs),
+            &live_out,
             opts,
             hints,
         )?);
     }
+    let blocks = alloc
+        .blocks
+        .into_iter()
+        .zip(bundles)
+        .map(|(b, bundles)| Block {
+            label: b.label,
+            insts: Vec::new(),
+            bundles,
+            term: b.term,
+            span: b.span,
+        })
+        .collect();
     let inputs = alloc
         .inputs
         .iter()
@@ -140,61 +156,68 @@ struct Workspace {
     sched: Scratch,
 }
 
+/// The bundles of block `b` of the allocated program, whose instructions
+/// `insts` (with their descriptions `descs`) have been moved out of it.
 fn bundle_block(
     (target, ws, tally): (&'static Target, &mut Workspace, &mut stats::Tally),
-    (mut b, descs): (Block, &[&'static OpDesc]),
-    live_out: &[Reg],
+    (b, insts, descs): (&Block, Vec<Inst>, &[&'static OpDesc]),
+    live_out: &dyn Fn(Reg) -> bool,
     opts: &Options,
     hints: &Hints,
-) -> Result<Block, CompileError> {
-    let plain = lower_insts_resolved(target, std::mem::take(&mut b.insts), descs, opts)?;
-    let reads = term_reads(&b);
+) -> Result<Vec<Bundle>, CompileError> {
+    let plain = lower_insts_resolved(target, insts, descs, opts)?;
+    let reads = term_reads(b);
     let forwarded = if would_forward(&plain, live_out, &reads) {
         forward_implicit_copies(target, plain.clone(), live_out, &reads, opts)
     } else {
         Vec::new()
     };
-    let mut best = schedule_block((target, ws), &b, plain, opts, hints)?;
+    let mut best = schedule_block((target, ws), b, plain, opts, hints)?;
     if !forwarded.is_empty() && forwarded.len() < best.0.len() {
-        let other = schedule_block((target, ws), &b, forwarded, opts, hints)?;
+        let other = schedule_block((target, ws), b, forwarded, opts, hints)?;
         if other.1.len() < best.1.len() {
             best = other;
         }
     }
-    let (mut ops, s, at) = best;
-    let marker = end_marker_of(target, &b)?;
+    let marker = end_marker_of(target, b)?;
+    let bundles = emit(target, tally, best, marker.map(|(m, _)| m));
+    tally.end_block(target.interlocked, &b.term);
+    Ok(bundles)
+}
+
+/// The machine bundles of a scheduled block (`ops`, their schedule `s`
+/// and the bundle `at` that carries the end marker `marker`), each tallied
+/// into the statistics.
+fn emit(
+    target: &'static Target,
+    tally: &mut stats::Tally,
+    (mut ops, s, at): (Vec<LoweredOp>, Schedule, Option<usize>),
+    marker: Option<&'static OpDesc>,
+) -> Vec<Bundle> {
     let mut bundles: Vec<Bundle> = Vec::with_capacity(s.len());
     let mut order: Vec<(usize, &'static str)> = Vec::new();
-    let marker_inst = marker.map(|(m, _)| marker_op(m).inst);
+    let marker_inst = marker.map(|m| marker_op(m).inst);
     tally.block();
     for (i, bundle) in s.bundles().enumerate() {
-        // Statistics from the ops' own descriptions (no look-up by name).
-        let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
         let marker_here = match (at, marker, &marker_inst) {
-            (Some(p), Some((m, _)), Some(mi)) if p == i => Some((Some(m), mi)),
+            (Some(p), Some(m), Some(mi)) if p == i => Some((m, mi)),
             _ => None,
         };
-        tally.bundle(target.interlocked, members.chain(marker_here));
+        // Statistics from the ops' own descriptions (no look-up by name).
+        let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
+        let with_marker = marker_here.map(|(m, mi)| (Some(m), mi));
+        tally.bundle(target.interlocked, members.chain(with_marker));
         let mut ops_here = take_bundle_ops(target, &mut ops, bundle, &mut order);
-        if let (Some(p), Some((m, _))) = (at, marker) {
-            if p == i {
-                ops_here.push(marker_op(m));
-                crate::sched_post::sort_by_slot(target, &mut ops_here);
-            }
+        if let Some((m, _)) = marker_here {
+            ops_here.push(marker_op(m));
+            crate::sched_post::sort_by_slot(target, &mut ops_here);
         }
         bundles.push(Bundle {
             ops: ops_here,
             span: Default::default(),
         });
     }
-    tally.end_block(target.interlocked, &b.term);
-    Ok(Block {
-        label: b.label,
-        insts: Vec::new(),
-        bundles,
-        term: b.term,
-        span: b.span,
-    })
+    bundles
 }
 
 /// [`crate::sched_post::bundle_ops`] moving each op's instruction out of
@@ -272,45 +295,11 @@ fn term_reads(b: &Block) -> Vec<Reg> {
 }
 
 /// Physical registers live out of each block of the allocated program
-/// (backward fixpoint over the CFG; an op's destination is a definition,
-/// its register sources and the terminator's condition are uses).
+/// (an op's destination is a definition, its register sources and the
+/// terminator's condition are uses), in increasing order.
 pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
-    use crate::liveness::UseDef;
-    let phys = |o: &Operand| o.phys().into_iter().flat_map(|x| x.regs());
-    let width = p
-        .blocks
-        .iter()
-        .flat_map(|b| {
-            b.insts
-                .iter()
-                .flat_map(|i| i.dest.iter().chain(&i.srcs))
-                .flat_map(phys)
-                .chain(term_reads(b))
-        })
-        .map(|r| r as usize + 1)
-        .max()
-        .unwrap_or(0);
-    let ud: Vec<UseDef> = p
-        .blocks
-        .iter()
-        .map(|b| {
-            let mut ud = UseDef::new(width);
-            for inst in &b.insts {
-                for r in inst.srcs.iter().flat_map(phys) {
-                    ud.read(r as usize);
-                }
-                for r in inst.dest.iter().flat_map(phys) {
-                    ud.write(r as usize);
-                }
-            }
-            term_reads(b).into_iter().for_each(|r| ud.read(r as usize));
-            ud
-        })
-        .collect();
-    let out = crate::liveness::program_live_out(p, &ud, width);
-    out.into_iter()
-        .map(|s| s.iter().map(|r| r as Reg).collect())
-        .collect()
+    let live = PhysLive::new(p);
+    (0..p.blocks.len()).map(|b| live.live_out_all(p, b)).collect()
 }
 
 /// The target's end-of-program marker: its machine-only thread-switch op.

@@ -29,6 +29,7 @@ pub mod interference;
 pub mod linear_scan;
 pub mod liveness;
 pub mod lower;
+pub mod phys_live;
 pub mod ra_ir;
 pub mod regalloc;
 pub mod sched_post;

@@ -321,13 +321,14 @@ const MAX_FORWARD_SPAN: usize = 8;
 /// that value of `$k` sit shortly after it with no other write of `$r` in
 /// between, those ops read `$r` directly and the copy goes. Only when `$k`'s
 /// new value dies inside the block: it is redefined later in the block, or
-/// it is neither in `live_out` nor read by the terminator (`term_reads`).
+/// it is neither read by the terminator (`term_reads`) nor live out of the
+/// block (`live_out`, asked last: it may walk the program).
 /// The dependency graph then keeps `$r` unchanged until the last redirected
 /// read, exactly as it kept it for the copy.
 pub fn forward_implicit_copies(
     target: &Target,
     mut ops: Vec<LoweredOp>,
-    live_out: &[schedra_ir::Reg],
+    live_out: &dyn Fn(schedra_ir::Reg) -> bool,
     term_reads: &[schedra_ir::Reg],
     opts: &Options,
 ) -> Vec<LoweredOp> {
@@ -364,7 +365,7 @@ pub fn forward_implicit_copies(
 /// bundler skip copying and rescheduling a block that has nothing to forward.
 pub fn would_forward(
     ops: &[LoweredOp],
-    live_out: &[schedra_ir::Reg],
+    live_out: &dyn Fn(schedra_ir::Reg) -> bool,
     term_reads: &[schedra_ir::Reg],
 ) -> bool {
     (0..ops.len().saturating_sub(1)).any(|i| {
@@ -402,7 +403,7 @@ fn forward_readers(
     m: usize,
     fixed: schedra_ir::Reg,
     k: schedra_ir::Reg,
-    live_out: &[schedra_ir::Reg],
+    live_out: &dyn Fn(schedra_ir::Reg) -> bool,
     term_reads: &[schedra_ir::Reg],
 ) -> Option<Vec<usize>> {
     let mut readers = Vec::new();
@@ -430,7 +431,7 @@ fn forward_readers(
         }
         fixed_written |= op.deps.writes.iter().any(|(l, _)| *l == Loc::Phys(fixed));
     }
-    (!readers.is_empty() && !live_out.contains(&k) && !term_reads.contains(&k)).then_some(readers)
+    (!readers.is_empty() && !term_reads.contains(&k) && !live_out(k)).then_some(readers)
 }
 
 /// Whether the op ends the thread and must stay the block's last op (gen8
@@ -570,7 +571,7 @@ mod tests {
             inst("tlbw", None, vec![reg(5)]),
         ];
         let l = lower_block(&V3D71, &insts, &o).unwrap();
-        let f = forward_implicit_copies(&V3D71, l.clone(), &[], &[], &o);
+        let f = forward_implicit_copies(&V3D71, l.clone(), &|_| false, &[], &o);
         assert_eq!(
             f.iter().map(|x| x.inst.opcode.as_str()).collect::<Vec<_>>(),
             ["ldvary", "fmul", "tlbw"]
@@ -584,14 +585,14 @@ mod tests {
         ];
         let l = lower_block(&V3D71, &insts, &o).unwrap();
         assert_eq!(
-            forward_implicit_copies(&V3D71, l.clone(), &[5], &[], &o).len(),
+            forward_implicit_copies(&V3D71, l.clone(), &|r| r == 5, &[], &o).len(),
             3
         );
         assert_eq!(
-            forward_implicit_copies(&V3D71, l.clone(), &[], &[5], &o).len(),
+            forward_implicit_copies(&V3D71, l.clone(), &|_| false, &[5], &o).len(),
             3
         );
-        assert_eq!(forward_implicit_copies(&V3D71, l, &[], &[], &o).len(), 2);
+        assert_eq!(forward_implicit_copies(&V3D71, l, &|_| false, &[], &o).len(), 2);
         // Another rf0 write before the read: the copy stays.
         let insts = [
             inst("ldvary", Some(5), vec![imm(0)]),
@@ -600,7 +601,7 @@ mod tests {
             inst("tlbw", None, vec![reg(7)]),
         ];
         let l = lower_block(&V3D71, &insts, &o).unwrap();
-        let f = forward_implicit_copies(&V3D71, l, &[], &[], &o);
+        let f = forward_implicit_copies(&V3D71, l, &|_| false, &[], &o);
         assert_eq!(f.iter().filter(|x| x.inst.opcode == "mov").count(), 1);
     }
 
