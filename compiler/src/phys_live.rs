@@ -161,3 +161,57 @@ impl PhysLive {
         (0..top).map(|r| r as Reg).filter(|&r| self.live_out(p, b, r)).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::liveness::{program_live_out, UseDef};
+    use crate::source_ids::SourceIds;
+
+    /// The backward fixpoint over every register (the definition).
+    fn fixpoint(p: &Program) -> Vec<Vec<Reg>> {
+        let width = 1 << 16;
+        let ud: Vec<UseDef> = p
+            .blocks
+            .iter()
+            .map(|b| {
+                let mut ud = UseDef::new(width);
+                for i in &b.insts {
+                    i.srcs.iter().filter_map(Operand::phys).flat_map(|x| x.regs()).for_each(|r| ud.read(r as usize));
+                    i.dest.iter().filter_map(Operand::phys).flat_map(|x| x.regs()).for_each(|r| ud.write(r as usize));
+                }
+                if let TermKind::Brnz { cond: Operand::Phys(x), .. } = &b.term.kind {
+                    x.regs().for_each(|r| ud.read(r as usize));
+                }
+                ud
+            })
+            .collect();
+        program_live_out(p, &ud, width)
+            .iter()
+            .map(|s| s.iter().map(|r| r as Reg).collect())
+            .collect()
+    }
+
+    #[test]
+    fn walks_agree_with_the_fixpoint_on_every_allocated_corpus_program() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+        let mut checked = 0;
+        for dir in ["v3d71", "gen8", "r600"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+            for e in entries.flatten() {
+                let Ok(text) = std::fs::read(e.path()) else { continue };
+                let Ok(src) = schedra_ir::parse::parse(&text, None) else { continue };
+                let ids = SourceIds::new(&src);
+                let Ok(a) = crate::regalloc::allocate_resolved(&src, &ids, None, &Default::default()) else {
+                    continue;
+                };
+                let live = PhysLive::new(&a.program);
+                let walked: Vec<Vec<Reg>> =
+                    (0..a.program.blocks.len()).map(|b| live.live_out_all(&a.program, b)).collect();
+                assert_eq!(walked, fixpoint(&a.program), "{}", e.path().display());
+                checked += 1;
+            }
+        }
+        assert!(checked > 10, "{checked}");
+    }
+}
