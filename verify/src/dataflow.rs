@@ -22,12 +22,11 @@
 //! The caller re-checks that the final states are a fixpoint.
 
 use crate::ids::Vregs;
-use crate::regfile::RegMap;
+use crate::regfile::{RegMap, SlotMap};
 use crate::srccode::{input_vars, SrcCode};
 use crate::symbolic::{Env, Loc, MachEntry, MachRun, SrcRun, Var};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
-use rustc_hash::FxHashMap;
 use std::collections::BTreeSet;
 
 pub use crate::facts::Facts;
@@ -291,7 +290,7 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
     // block exit even when its closed term and theirs are only semantically
     // equal (`sub(u, 0)` and `u`).
     let mut regs: Vec<(schedra_ir::Reg, Term)> = Vec::with_capacity(facts.held().len() + facts.closed_locs().len());
-    let mut slots = FxHashMap::default();
+    let mut slots = SlotMap::default();
     let mut put = |loc: Loc, t: Term| match loc {
         Loc::R(r) => regs.push((r, t)),
         Loc::S(s) => {
@@ -346,15 +345,8 @@ impl ExitLocs {
         let ExitLocs { held_by, closed, .. } = self;
         held_by.clear();
         closed.clear();
-        // Registers come in order; the few scratch slots of a hash map are
-        // put in order here.
-        let first_slot = mach.regs.len();
-        held_by.extend(mach.regs.iter().map(|(r, t)| (t, Loc::R(r))).chain(mach.mem.iter().map(|(s, t)| (*t, Loc::S(*s)))));
-        if let Some(slots) = held_by.get_mut(first_slot..) {
-            if slots.len() > 1 {
-                slots.sort_unstable_by_key(|(_, l)| *l);
-            }
-        }
+        // Registers, then scratch slots, each in order.
+        held_by.extend(mach.regs.iter().map(|(r, t)| (t, Loc::R(r))).chain(mach.mem.iter().map(|(s, t)| (t, Loc::S(s)))));
         closed.extend(held_by.iter().filter(|(t, _)| terms.closed(*t)).map(|(t, l)| (*l, *t)));
     }
 }
@@ -424,9 +416,7 @@ fn written_locs(mach: &MachRun) -> Vec<(Loc, Term)> {
             }
         }
     }
-    let mut slots: Vec<(&u32, &Term)> = mach.mem.iter().collect();
-    slots.sort();
-    out.extend(slots.into_iter().map(|(s, t)| (Loc::S(*s), *t)));
+    out.extend(mach.mem.iter().map(|(s, t)| (Loc::S(s), t)));
     out
 }
 

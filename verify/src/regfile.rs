@@ -149,6 +149,72 @@ impl RegMap {
     }
 }
 
+/// A map from scratch-slot offsets to values, as a list sorted by offset:
+/// a block touches a few slots at most, so a short sorted list (built in
+/// order, read by binary search, iterated in order) costs less than a hash
+/// map made and filled on every block visit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotMap<V> {
+    pairs: Vec<(u32, V)>,
+}
+
+impl<V> Default for SlotMap<V> {
+    /// An empty map.
+    fn default() -> SlotMap<V> {
+        SlotMap { pairs: Vec::new() }
+    }
+}
+
+impl<V: Copy> SlotMap<V> {
+    /// The value of slot `s`, if set.
+    pub fn get(&self, s: u32) -> Option<V> {
+        self.pairs.binary_search_by_key(&s, |(k, _)| *k).ok().and_then(|i| self.pairs.get(i)).map(|(_, v)| *v)
+    }
+
+    /// Set slot `s` to `v` (cheapest when slots come in order).
+    pub fn insert(&mut self, s: u32, v: V) {
+        match self.pairs.last() {
+            Some((last, _)) if *last < s => self.pairs.push((s, v)),
+            None => self.pairs.push((s, v)),
+            _ => match self.pairs.binary_search_by_key(&s, |(k, _)| *k) {
+                Ok(i) => {
+                    if let Some(p) = self.pairs.get_mut(i) {
+                        p.1 = v;
+                    }
+                }
+                Err(i) => self.pairs.insert(i, (s, v)),
+            },
+        }
+    }
+
+    /// Set slot `s` to `v` unless it is set.
+    pub fn insert_if_absent(&mut self, s: u32, v: V) {
+        if self.get(s).is_none() {
+            self.insert(s, v);
+        }
+    }
+
+    /// Every set slot with its value, in offset order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, V)> + '_ {
+        self.pairs.iter().copied()
+    }
+
+    /// The same slots with each value mapped by `f`.
+    pub fn map<W>(&self, f: impl Fn(V) -> W) -> SlotMap<W> {
+        SlotMap { pairs: self.pairs.iter().map(|(s, v)| (*s, f(*v))).collect() }
+    }
+
+    /// Number of set slots.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether no slot is set.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +248,20 @@ mod tests {
         assert_eq!(m.overlaid(&cur).get(9), Some(Term(2)));
         let unsorted = RegMap::from_sorted(vec![(4, Term(1)), (2, Term(2)), (4, Term(3))]);
         assert_eq!(unsorted.iter().collect::<Vec<_>>(), vec![(2, Term(2)), (4, Term(1))]);
+    }
+
+    #[test]
+    fn slot_maps_stay_sorted() {
+        let mut m: SlotMap<u8> = SlotMap::default();
+        m.insert(5, 1);
+        m.insert(9, 2);
+        m.insert(2, 3);
+        m.insert(5, 4);
+        m.insert_if_absent(9, 7);
+        m.insert_if_absent(7, 8);
+        assert_eq!(m.iter().collect::<Vec<_>>(), vec![(2, 3), (5, 4), (7, 8), (9, 2)]);
+        assert_eq!((m.get(7), m.get(8), m.len()), (Some(8), None, 4));
+        assert_eq!(m.map(|v| u32::from(v) * 2).get(9), Some(4));
     }
 
     #[test]

@@ -25,7 +25,7 @@
 //! records exactly that term and that write.
 
 use crate::ids::{VregId, Vregs};
-use crate::regfile::{RegMap, RegTable};
+use crate::regfile::{RegMap, RegTable, SlotMap};
 use crate::machcode::{MachArg, MachBlock, MachCode, MachCond, MachOp};
 use crate::srccode::{Arg, SrcCode};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
@@ -112,7 +112,7 @@ pub struct MachEntry {
     /// Register contents.
     pub regs: RegMap,
     /// Scratch slot contents.
-    pub slots: FxHashMap<u32, Term>,
+    pub slots: SlotMap<Term>,
 }
 
 impl MachEntry {
@@ -144,7 +144,7 @@ impl MachEntry {
                 self.regs.insert_if_absent(r, t);
             }
             Loc::S(s) => {
-                self.slots.entry(s).or_insert(t);
+                self.slots.insert_if_absent(s, t);
             }
         }
     }
@@ -708,7 +708,7 @@ pub struct MachRun {
     /// Register contents at the block end (after every write landed).
     pub regs: RegMap,
     /// Scratch contents at the block end.
-    pub mem: FxHashMap<u32, Term>,
+    pub mem: SlotMap<Term>,
     /// Every register read (if `recorded`).
     pub reads: Vec<ReadEvent>,
     /// Every register write.
@@ -718,7 +718,7 @@ pub struct MachRun {
     /// Block-entry contents of the registers that were read or overwritten.
     pub entry: RegMap,
     /// Block-entry contents of the scratch slots (as given to the run).
-    pub entry_slots: FxHashMap<u32, Term>,
+    pub entry_slots: SlotMap<Term>,
     /// Whether the reads were recorded: `reads`, `write_reads`, the
     /// effects' reads and the condition's read are empty (`None`) otherwise.
     pub recorded: bool,
@@ -777,7 +777,7 @@ struct Machine<'a> {
     /// The block's id for its symbols.
     at: u32,
     run: MachRun,
-    mem: FxHashMap<u32, (Term, Option<ReadId>)>,
+    mem: SlotMap<(Term, Option<ReadId>)>,
     s: &'a mut MachScratch,
 }
 
@@ -975,8 +975,8 @@ impl<'a> Machine<'a> {
             Shape::Write => op.desc.sem == Sem::Mov,
             Shape::Load(off, n) => {
                 for w in 0..n as u32 {
-                    let v = match self.mem.get(&(off + w)) {
-                        Some(v) => *v,
+                    let v = match self.mem.get(off + w) {
+                        Some(v) => v,
                         None => {
                             let t = self.junk_slot(off + w);
                             self.mem.insert(off + w, (t, None));
@@ -1069,7 +1069,7 @@ pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch
         code,
         at,
         run: MachRun::sized_for(code.op_count(block), block.len, entry.regs, record),
-        mem: entry.slots.iter().map(|(s, t)| (*s, (*t, None))).collect(),
+        mem: entry.slots.map(|t| (t, None)),
         s: scratch,
     };
     m.run.entry_slots = entry.slots;
@@ -1126,7 +1126,7 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
     m.run.cycles = cycle;
     // Every register a landed write changed is in `entry` (see `Machine`).
     m.run.regs = m.run.entry.overlaid(&m.s.cur);
-    m.run.mem = m.mem.iter().map(|(s, (t, _))| (*s, *t)).collect();
+    m.run.mem = m.mem.map(|(t, _)| t);
 }
 
 #[cfg(test)]
