@@ -48,38 +48,52 @@ pub struct Liveness {
 /// dead copy) and keep the value in different places on different paths.
 /// Sets are bit sets over the variable numbers of `code`.
 /// `succs` are the source's [`successors`].
+///
+/// A worklist of blocks, first every block from the last to the first,
+/// then the predecessors of each block whose live-in set grew (the
+/// transfer is monotone and the sets start empty, so any order reaches the
+/// same least fixpoint; this one needs no confirming pass over the whole
+/// program).
 pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
     let prog = LiveProgram::of(code);
     let words = code.universe().len().div_ceil(64);
     let n = code.blocks().len();
+    let preds = predecessors(succs, n);
     let mut live_in = vec![0u64; n * words];
     let mut live = vec![0u64; words];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for (b, block) in prog.blocks.iter().enumerate().rev() {
-            live.fill(0);
-            for s in succs.get(b).into_iter().flatten() {
-                if let Some(from) = live_in.get(s * words..(s + 1) * words) {
-                    live.iter_mut().zip(from).for_each(|(x, y)| *x |= y);
+    let mut work: std::collections::VecDeque<usize> = (0..n).rev().collect();
+    let mut queued = vec![true; n];
+    while let Some(b) = work.pop_front() {
+        if let Some(q) = queued.get_mut(b) {
+            *q = false;
+        }
+        let Some(block) = prog.blocks.get(b) else { continue };
+        live.fill(0);
+        for s in succs.get(b).into_iter().flatten() {
+            if let Some(from) = live_in.get(s * words..(s + 1) * words) {
+                live.iter_mut().zip(from).for_each(|(x, y)| *x |= y);
+            }
+        }
+        prog.set(&mut live, block.cond);
+        for inst in prog.insts.get(block.insts.clone()).unwrap_or(&[]).iter().rev() {
+            let needed = inst.root || prog.ids(inst.defs).iter().any(|d| bit(&live, *d));
+            for d in prog.ids(inst.defs) {
+                if let Some(w) = live.get_mut(*d as usize / 64) {
+                    *w &= !(1 << (d % 64));
                 }
             }
-            prog.set(&mut live, block.cond);
-            for inst in prog.insts.get(block.insts.clone()).unwrap_or(&[]).iter().rev() {
-                let needed = inst.root || prog.ids(inst.defs).iter().any(|d| bit(&live, *d));
-                for d in prog.ids(inst.defs) {
-                    if let Some(w) = live.get_mut(*d as usize / 64) {
-                        *w &= !(1 << (d % 64));
+            if needed {
+                prog.set(&mut live, inst.uses);
+            }
+        }
+        if let Some(slot) = live_in.get_mut(b * words..(b + 1) * words) {
+            if *slot != *live {
+                slot.copy_from_slice(&live);
+                for &p in preds.get(b).into_iter().flatten() {
+                    if let Some(q @ false) = queued.get_mut(p) {
+                        *q = true;
+                        work.push_back(p);
                     }
-                }
-                if needed {
-                    prog.set(&mut live, inst.uses);
-                }
-            }
-            if let Some(slot) = live_in.get_mut(b * words..(b + 1) * words) {
-                if *slot != *live {
-                    slot.copy_from_slice(&live);
-                    changed = true;
                 }
             }
         }
@@ -97,6 +111,20 @@ pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
         out
     };
     Liveness { live_in: (0..n).map(set).collect() }
+}
+
+/// The predecessors of each of the `n` blocks (successors out of range
+/// skipped).
+fn predecessors(succs: &[Vec<usize>], n: usize) -> Vec<Vec<usize>> {
+    let mut preds = vec![Vec::new(); n];
+    for (b, ss) in succs.iter().enumerate() {
+        for &s in ss {
+            if let Some(p) = preds.get_mut(s) {
+                p.push(b);
+            }
+        }
+    }
+    preds
 }
 
 fn bit(bits: &[u64], i: u32) -> bool {
