@@ -259,12 +259,36 @@ fn find(parent: &[u32], v: u32) -> u32 {
 #[allow(clippy::too_many_arguments)]
 pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32], scratch: &mut EnterScratch) -> (Env, Vec<(Var, Term)>, MachEntry) {
     let u = code.universe().len();
-    // Union-find over variables that share a location.
     let EnterScratch { parent, class_term } = scratch;
+    union_held(parent, u, facts);
+    closed_classes(parent, class_term, u, facts);
+    let mut class_of = |terms: &mut Terms, v: u32| -> Term {
+        let r = find(parent, v);
+        if let Some(t) = class_term.get(r as usize).copied().flatten() {
+            return t;
+        }
+        let t = terms.symbol_for(code.var(r).entry_key(vregs), at, false);
+        if let Some(slot) = class_term.get_mut(r as usize) {
+            *slot = Some(t);
+        }
+        t
+    };
+    let mut env = Env::new(u);
+    let mut names = Vec::with_capacity(live_in.len());
+    for &i in live_in {
+        let t = class_of(terms, i);
+        env.set(i, t);
+        names.push((code.var(i), t));
+    }
+    (env, names, entry_locs(terms, facts, &mut class_of))
+}
+
+/// The union-find forest (`parent`, over `u` variables) of the variables
+/// that share a location in `facts`.
+fn union_held(parent: &mut Vec<u32>, u: usize, facts: &Facts) {
     parent.clear();
     parent.extend(0..u as u32);
-    let groups = || facts.held().chunk_by(|a, b| a.0 == b.0);
-    for group in groups() {
+    for group in facts.held().chunk_by(|a, b| a.0 == b.0) {
         let mut it = group.iter().map(|(_, v)| *v);
         if let Some(first) = it.next() {
             let root = find(parent, first);
@@ -276,6 +300,14 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
             }
         }
     }
+}
+
+/// The closed term of each class (by its representative in `parent`), if
+/// one is known: a closed term of one of its variables, or of a location
+/// that holds it on every path (a location that holds a class and equals
+/// a closed term on every path makes the whole class equal to that term).
+/// The first one found counts.
+fn closed_classes(parent: &[u32], class_term: &mut Vec<Option<Term>>, u: usize, facts: &Facts) {
     class_term.clear();
     class_term.resize(u, None);
     let set_once = |class_term: &mut Vec<Option<Term>>, v: u32, t: Term| {
@@ -286,54 +318,37 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
     for (v, t) in facts.closed_vars() {
         set_once(class_term, find(parent, *v), *t);
     }
-    // A location that holds a class on every path and equals a closed term
-    // on every path makes the whole class equal to that term.
-    for group in groups() {
+    // Held and closed locations are both in location order: one merge.
+    let mut closed = facts.closed_locs().iter().peekable();
+    for group in facts.held().chunk_by(|a, b| a.0 == b.0) {
         let Some(&(loc, v)) = group.first() else { continue };
-        if let Some(t) = facts.loc_closed(&loc) {
-            set_once(class_term, find(parent, v), t);
+        while closed.next_if(|(cl, _)| *cl < loc).is_some() {}
+        if let Some((_, t)) = closed.next_if(|(cl, _)| *cl == loc) {
+            set_once(class_term, find(parent, v), *t);
         }
     }
-    let mut class_of = |terms: &mut Terms, v: u32| -> Term {
-        let r = find(parent, v);
-        if let Some(t) = class_term.get(r as usize).copied().flatten() {
-            return t;
-        }
-        let t = terms.symbol_for(code.var(r).entry_key(vregs), at, false);
-        set_once(class_term, r, t);
-        t
-    };
-    let mut env = Env::new(u);
-    let mut names = Vec::with_capacity(live_in.len());
-    for &i in live_in {
-        let t = class_of(terms, i);
-        env.set(i, t);
-        names.push((code.var(i), t));
-    }
-    // Every held location takes its class term, every other location with
-    // a closed term that term: one merge of the two location-ordered lists
-    // (so the registers come in order). A location holding variables takes
-    // their class term even when it also has a closed term, so that an
-    // unwritten location still matches its variables syntactically at the
-    // block exit even when its closed term and theirs are only semantically
-    // equal (`sub(u, 0)` and `u`).
+}
+
+/// The machine locations' block-entry terms: every held location takes
+/// its class term (`class_of` a variable it holds), every other location
+/// with a closed term that term: one merge of the two location-ordered
+/// lists (so the registers come in order). A location holding variables
+/// takes their class term even when it also has a closed term, so that an
+/// unwritten location still matches its variables syntactically at the
+/// block exit even when its closed term and theirs are only semantically
+/// equal (`sub(u, 0)` and `u`).
+fn entry_locs(terms: &mut Terms, facts: &Facts, class_of: &mut impl FnMut(&mut Terms, u32) -> Term) -> MachEntry {
     let mut regs: Vec<(schedra_ir::Reg, Term)> = Vec::with_capacity(facts.held().len() + facts.closed_locs().len());
     let mut slots = SlotMap::default();
     let mut put = |loc: Loc, t: Term| match loc {
         Loc::R(r) => regs.push((r, t)),
-        Loc::S(s) => {
-            slots.insert(s, t);
-        }
+        Loc::S(s) => slots.insert(s, t),
     };
     let mut closed = facts.closed_locs().iter().peekable();
-    for group in groups() {
+    for group in facts.held().chunk_by(|a, b| a.0 == b.0) {
         let Some(&(loc, v)) = group.first() else { continue };
         let t = class_of(terms, v);
-        while let Some(&&(cl, ct)) = closed.peek() {
-            if cl > loc {
-                break;
-            }
-            closed.next();
+        while let Some(&(cl, ct)) = closed.next_if(|(cl, _)| *cl <= loc) {
             if cl < loc {
                 put(cl, ct);
             }
@@ -343,7 +358,7 @@ pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &
     for &(cl, ct) in closed {
         put(cl, ct);
     }
-    (env, names, MachEntry { regs: RegMap::from_sorted(regs), slots })
+    MachEntry { regs: RegMap::from_sorted(regs), slots }
 }
 
 /// What a machine run leaves in its locations, for [`exit_facts`]: every
