@@ -143,9 +143,11 @@ pub struct DepGraph {
     /// Number of ops.
     n: usize,
     /// The edge lists by op, in one buffer: `[pred_start | succ_start |
-    /// pred_list | succ_list]`. The incoming edges of op `i` are
-    /// `pred_list[pred_start[i]..pred_start[i + 1]]` (indices into `edges`,
-    /// in creation order); the outgoing ones are laid out alike.
+    /// succ_list]`. Edges are created op by op (every edge into op `i` while
+    /// op `i` is visited), so `edges` is ordered by target and the incoming
+    /// edges of op `i` are `edges[pred_start[i]..pred_start[i + 1]]`; the
+    /// outgoing ones are `succ_list[succ_start[i]..succ_start[i + 1]]`
+    /// (indices into `edges`, in creation order).
     lists: Vec<u32>,
 }
 
@@ -188,6 +190,35 @@ struct Locs {
     nodes: Vec<(usize, usize)>,
     /// The keys of `near` given a slot (to reset them).
     keys: Vec<usize>,
+}
+
+/// The state slots of one op's first few reads and writes, noted while its
+/// edges are found so that recording its accesses looks them up once.
+#[derive(Default)]
+struct Slots {
+    reads: [u32; 4],
+    writes: [u32; 2],
+}
+
+impl Slots {
+    fn note_read(&mut self, j: usize, k: usize) {
+        if let Some(s) = self.reads.get_mut(j) {
+            *s = k as u32;
+        }
+    }
+    fn note_write(&mut self, j: usize, k: usize) {
+        if let Some(s) = self.writes.get_mut(j) {
+            *s = k as u32;
+        }
+    }
+    /// The slot of read `j`, if noted.
+    fn read(&self, j: usize) -> Option<usize> {
+        self.reads.get(j).map(|&k| k as usize)
+    }
+    /// The slot of write `j`, if noted.
+    fn write(&self, j: usize) -> Option<usize> {
+        self.writes.get(j).map(|&k| k as usize)
+    }
 }
 
 /// A location without a state slot in [`Locs::near`].
@@ -274,16 +305,17 @@ impl Locs {
             };
         }
     }
-    /// Record op `i`'s accesses (summary `op`): its writes first, then its
+    /// Record op `i`'s accesses (summary `op`, whose locations' slots
+    /// `slots` noted when its edges were found): its writes first, then its
     /// reads, so that an op reading and writing one location gets no edge
     /// to itself.
-    fn record(&mut self, i: usize, op: &OpDeps) {
-        for (w, lat) in &op.writes {
-            let k = self.slot(*w);
+    fn record(&mut self, i: usize, op: &OpDeps, slots: &Slots) {
+        for (j, (w, lat)) in op.writes.iter().enumerate() {
+            let k = slots.write(j).unwrap_or_else(|| self.slot(*w));
             self.write(k, i, *lat);
         }
-        for r in &op.reads {
-            let k = self.slot(*r);
+        for (j, r) in op.reads.iter().enumerate() {
+            let k = slots.read(j).unwrap_or_else(|| self.slot(*r));
             self.read(k, i);
         }
     }
@@ -333,12 +365,18 @@ impl DepGraph {
         let effects = &mut scratch.effects;
         effects.clear();
         let mut last_barrier: Option<usize> = None;
+        let mut pred_start = std::mem::take(&mut self.lists);
+        pred_start.clear();
         for (i, op) in ops.iter().enumerate() {
             let op = op.as_ref();
-            self.register_edges(locs, i, op, &keep);
-            locs.record(i, op);
+            pred_start.push(self.edges.len() as u32);
+            let mut slots = Slots::default();
+            self.register_edges(locs, (i, op), &keep, &mut slots);
+            locs.record(i, op, &slots);
             self.order_effects(i, op, effects, &mut last_barrier, &keep);
         }
+        pred_start.push(self.edges.len() as u32);
+        self.lists = pred_start;
         self.index(&mut scratch.next);
     }
 
@@ -349,9 +387,9 @@ impl DepGraph {
     fn register_edges(
         &mut self,
         locs: &mut Locs,
-        i: usize,
-        op: &OpDeps,
+        (i, op): (usize, &OpDeps),
         keep: &impl Fn(&Edge) -> bool,
+        slots: &mut Slots,
     ) {
         let mut add = |e: Edge| {
             if e.from != e.to && keep(&e) {
@@ -365,14 +403,16 @@ impl DepGraph {
             kind,
             loc: Some(loc),
         };
-        for r in &op.reads {
+        for (j, r) in op.reads.iter().enumerate() {
             let k = locs.slot(*r);
+            slots.note_read(j, k);
             if let Some((w, l)) = locs.state(k).and_then(|st| st.last_write) {
                 add(edge(w, l as i32, EdgeKind::Raw, *r));
             }
         }
-        for (w, lat) in &op.writes {
+        for (j, (w, lat)) in op.writes.iter().enumerate() {
             let k = locs.slot(*w);
+            slots.note_write(j, k);
             for rd in locs.readers(k) {
                 add(edge(rd, 1 - *lat as i32, EdgeKind::War, *w));
             }
@@ -443,51 +483,57 @@ impl DepGraph {
         }
     }
 
-    /// Lay out the incoming and outgoing edge lists (counting sort by op,
-    /// stable, so each list keeps creation order) in one buffer.
+    /// Lay out the outgoing edge lists after the incoming starts already in
+    /// `lists` (counting sort by source op, stable, so each list keeps
+    /// creation order).
     fn index(&mut self, next: &mut Vec<u32>) {
         let (n, m) = (self.n, self.edges.len());
         let mut lists = std::mem::take(&mut self.lists);
-        lists.clear();
-        lists.resize(2 * (n + 1) + 2 * m, 0);
+        lists.resize(2 * (n + 1) + m, 0);
         next.clear();
         next.resize(n + 1, 0);
-        for (part, key) in [(0, edge_to as fn(&Edge) -> usize), (1, edge_from)] {
-            let (starts, rest) = lists.split_at_mut(2 * (n + 1));
-            let start = &mut starts[part * (n + 1)..(part + 1) * (n + 1)];
-            let list = &mut rest[part * m..(part + 1) * m];
-            for e in &self.edges {
-                if let Some(c) = start.get_mut(key(e) + 1) {
-                    *c += 1;
-                }
+        let (_, rest) = lists.split_at_mut(n + 1);
+        let (start, list) = rest.split_at_mut(n + 1);
+        for e in &self.edges {
+            if let Some(c) = start.get_mut(e.from + 1) {
+                *c += 1;
             }
-            for i in 0..n {
-                start[i + 1] += start[i];
-            }
-            next.copy_from_slice(start);
-            for (k, e) in self.edges.iter().enumerate() {
-                if let Some(c) = next.get_mut(key(e)) {
-                    if let Some(slot) = list.get_mut(*c as usize) {
-                        *slot = k as u32;
-                    }
-                    *c += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        next.copy_from_slice(start);
+        for (k, e) in self.edges.iter().enumerate() {
+            if let Some(c) = next.get_mut(e.from) {
+                if let Some(slot) = list.get_mut(*c as usize) {
+                    *slot = k as u32;
                 }
+                *c += 1;
             }
         }
         self.lists = lists;
     }
 
-    /// The edge indices of op `i` in part `part` (0 incoming, 1 outgoing).
-    fn edge_ids(&self, part: usize, i: usize) -> std::slice::Iter<'_, u32> {
-        let (n, m) = (self.n, self.edges.len());
-        let starts = self.lists.get(..2 * (n + 1)).unwrap_or(&[]);
-        let lists = self.lists.get(2 * (n + 1)..).unwrap_or(&[]);
-        let start = starts.get(part * (n + 1)..(part + 1) * (n + 1)).unwrap_or(&[]);
-        let list = lists.get(part * m..(part + 1) * m).unwrap_or(&[]);
-        match (start.get(i), start.get(i + 1)) {
-            (Some(&a), Some(&b)) => list.get(a as usize..b as usize).unwrap_or(&[]).iter(),
-            _ => [].iter(),
+    /// Where op `i`'s entries start and end in starts list `part` (0
+    /// incoming, 1 outgoing).
+    fn span(&self, part: usize, i: usize) -> std::ops::Range<usize> {
+        let at = part * (self.n + 1) + i;
+        match (self.lists.get(at), self.lists.get(at + 1)) {
+            (Some(&a), Some(&b)) if i < self.n => a as usize..b as usize,
+            _ => 0..0,
         }
+    }
+
+    /// The incoming edges of op `i`, as a slice of `edges`.
+    fn preds(&self, i: usize) -> &[Edge] {
+        self.edges.get(self.span(0, i)).unwrap_or(&[])
+    }
+
+    /// The indices (into `edges`) of op `i`'s outgoing edges.
+    fn succ_ids(&self, i: usize) -> &[u32] {
+        let base = 2 * (self.n + 1);
+        let r = self.span(1, i);
+        self.lists.get(base + r.start..base + r.end).unwrap_or(&[])
     }
 
     /// Number of ops.
@@ -502,22 +548,22 @@ impl DepGraph {
 
     /// How many incoming edges op `i` has.
     pub fn pred_count(&self, i: usize) -> usize {
-        self.edge_ids(0, i).len()
+        self.preds(i).len()
     }
 
     /// How many outgoing edges op `i` has.
     pub fn succ_count(&self, i: usize) -> usize {
-        self.edge_ids(1, i).len()
+        self.succ_ids(i).len()
     }
 
     /// The incoming edges of op `i`.
     pub fn preds_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        self.edge_ids(0, i).filter_map(|&k| self.edges.get(k as usize))
+        self.preds(i).iter()
     }
 
     /// The outgoing edges of op `i`.
     pub fn succs_of(&self, i: usize) -> impl Iterator<Item = &Edge> {
-        self.edge_ids(1, i).filter_map(|&k| self.edges.get(k as usize))
+        self.succ_ids(i).iter().filter_map(|&k| self.edges.get(k as usize))
     }
 
     /// For each op, the longest delay-weighted path from it to the end of
@@ -569,14 +615,6 @@ impl DepGraph {
             }
         }
     }
-}
-
-fn edge_to(e: &Edge) -> usize {
-    e.to
-}
-
-fn edge_from(e: &Edge) -> usize {
-    e.from
 }
 
 /// Whether two effects must keep their relative order.
