@@ -141,12 +141,28 @@ struct Trial {
     imms: Vec<u32>,
 }
 
+/// Why a trial bundle is legal or not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Fits,
+    /// Illegal by a check that more members can only keep failing: a
+    /// register written twice, too many immediates, no slot assignment.
+    FailsForGood,
+    /// Illegal by the target's bundle rule (not assumed monotone).
+    FailsRule,
+}
+
 /// [`fits`] without allocating once `t` has grown: on success `t.slots`
 /// holds the slot of each member (in order); on failure its contents are
 /// unspecified.
 fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial) -> bool {
+    verdict(target, ops, members, t) == Verdict::Fits
+}
+
+/// The checks of [`fits_into`], telling which kind of check failed.
+fn verdict(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial) -> Verdict {
     if members.iter().any(|&m| m >= ops.len()) {
-        return false;
+        return Verdict::FailsForGood;
     }
     let member_ops = || members.iter().filter_map(|&m| ops.get(m));
     // No physical register written twice in the bundle.
@@ -155,7 +171,7 @@ fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Tria
         for (l, _) in &o.deps.writes {
             if let Loc::Phys(r) = l {
                 if t.regs.contains(r) {
-                    return false;
+                    return Verdict::FailsForGood;
                 }
                 t.regs.push(*r);
             }
@@ -171,17 +187,22 @@ fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Tria
         }
     }
     if t.imms.len() > target.rules.max_bundle_imms() {
-        return false;
+        return Verdict::FailsForGood;
     }
     if let [m] = members {
         // Alone, an op takes its first slot.
         t.slots.clear();
-        let Some(&first) = ops.get(*m).and_then(|op| op.slots.first()) else { return false };
+        let Some(&first) = ops.get(*m).and_then(|op| op.slots.first()) else {
+            return Verdict::FailsForGood;
+        };
         t.slots.push(first);
     } else if !assign_slots_into(ops, members, &mut t.slots) {
-        return false;
+        return Verdict::FailsForGood;
     }
-    bundle_ok(target, ops, members)
+    match bundle_ok(target, ops, members) {
+        true => Verdict::Fits,
+        false => Verdict::FailsRule,
+    }
 }
 
 /// The target's bundle rule over the members (a stack buffer for the usual
@@ -365,6 +386,8 @@ struct OpenBundle {
     members: Vec<usize>,
     slots: Vec<&'static str>,
     trial: Trial,
+    /// Candidates that failed for good in this cycle.
+    failed: Vec<usize>,
 }
 
 impl OpenBundle {
@@ -380,13 +403,23 @@ impl OpenBundle {
         cycle: usize,
     ) -> usize {
         let mut added = 0;
+        // Candidates that failed for good this cycle: with more members
+        // they fail again, so they are not tried again.
+        self.failed.clear();
         loop {
             let mut found = None;
             for c in st.candidates(cycle) {
+                if self.failed.contains(&c) {
+                    continue;
+                }
                 self.members.push(c);
-                if fits_into(target, ops, &self.members, &mut self.trial) {
-                    found = Some(c);
-                    break;
+                match verdict(target, ops, &self.members, &mut self.trial) {
+                    Verdict::Fits => {
+                        found = Some(c);
+                        break;
+                    }
+                    Verdict::FailsForGood => self.failed.push(c),
+                    Verdict::FailsRule => {}
                 }
                 self.members.pop();
             }
