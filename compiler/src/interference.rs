@@ -253,18 +253,21 @@ impl Constraints {
 /// source, by asking the target's rules about every single register.
 fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> RegSet {
     let mut s = RegSet::default();
-    // One instruction, its operands rewritten for each register.
+    // One instruction, its register operands retargeted in place for each
+    // register (nothing built or dropped per register).
+    let first = Operand::Phys(PhysReg::one(0));
     let mut inst = Inst {
         opcode: desc.name.to_string(),
-        dest: None,
-        srcs: Vec::with_capacity(desc.operands.len()),
+        dest: as_dest.then(|| first.clone()),
+        srcs: vec![first; desc.operands.len()],
         span: Default::default(),
     };
     for r in 0..f.target.regs.count {
-        let run = Operand::Phys(PhysReg::one(r));
-        inst.srcs.clear();
-        inst.srcs.extend(desc.operands.iter().map(|_| run.clone()));
-        inst.dest = as_dest.then(|| run.clone());
+        for o in inst.dest.iter_mut().chain(inst.srcs.iter_mut()) {
+            if let Operand::Phys(p) = o {
+                *p = PhysReg::one(r);
+            }
+        }
         if f.target.rules.op_regs_ok(desc, &inst).is_err() {
             s.insert(r);
         }
