@@ -198,6 +198,52 @@ fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
 /// and split copies. `Err((v, g))` names a value that found no register at
 /// gap `g` (the caller spills).
 pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBlock, (ValId, usize)> {
+    let segs = scan_block(occ, scan)?;
+    let mut out = blk.clone();
+    segs.apply(&mut out, &scan.placed());
+    Ok(out)
+}
+
+/// Where one block's local values live: each web's segments, by value.
+/// Found by [`scan_block`]; [`BlockSegs::apply`] rewrites the block.
+pub struct BlockSegs(HashMap<ValId, Vec<Vec<Segment>>>);
+
+/// What rewriting a block needs besides its segments: the cross-block
+/// values and their runs, and the op split copies are made with.
+pub struct Placed<'a> {
+    /// Which values are cross-block.
+    pub global: &'a [bool],
+    /// Runs of the cross-block values.
+    pub assign: &'a [Option<PhysReg>],
+    /// The target's `mov`.
+    pub mov: &'static OpDesc,
+}
+
+impl Scan<'_> {
+    /// The part of the scan's input that rewriting needs.
+    pub fn placed(&self) -> Placed<'_> {
+        Placed {
+            global: self.global,
+            assign: self.assign,
+            mov: self.mov,
+        }
+    }
+}
+
+impl BlockSegs {
+    /// Rewrite `blk` (the block these segments were found for) in place
+    /// with physical operands and split copies, exactly as
+    /// [`allocate_block`] returns it: instructions and operands are moved
+    /// and updated, nothing else of the block is copied.
+    pub fn apply(&self, blk: &mut RBlock, placed: &Placed) {
+        rewrite(blk, &self.0, placed);
+    }
+}
+
+/// Allocate the local values of one block (whose gap occupancy is `occ`):
+/// the segments of every web, or `Err((v, g))` naming a value that found
+/// no register at gap `g` (the caller spills).
+pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usize)> {
     let ngaps = occ.len();
     let mut st = State {
         scan,
@@ -243,7 +289,7 @@ pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBloc
         }
         segs.entry(v).or_default().push(web);
     }
-    Ok(rewrite(blk, &segs, scan))
+    Ok(BlockSegs(segs))
 }
 
 /// The run of local `v` read at gap `g` (after any split copy there).
@@ -264,37 +310,32 @@ fn def_run(segs: &HashMap<ValId, Vec<Vec<Segment>>>, v: ValId, g: usize) -> Opti
         .map(|s| s.run)
 }
 
-/// Block `blk` with every value replaced by its register at each point:
-/// a global value's single assignment, a local value's segment run (the
-/// run written just before the gap after a definition, the run live at
-/// the gap before a use), and the split copies inserted at their gaps.
-fn rewrite(blk: &RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, scan: &Scan) -> RBlock {
+/// Rewrite block `blk` in place: every value replaced by its register at
+/// each point (a global value's single assignment, a local value's segment
+/// run: the run written just before the gap after a definition, the run
+/// live at the gap before a use), and the split copies inserted at their
+/// gaps.
+fn rewrite(blk: &mut RBlock, segs: &HashMap<ValId, Vec<Vec<Segment>>>, placed: &Placed) {
     let copies = split_copies(segs);
-    let map_op = |o: &ROperand, g: usize| match o {
-        ROperand::Loc(l) => ROperand::Loc(map_loc(segs, scan, *l, g, false)),
-        other => other.clone(),
+    let map_op = |o: &mut ROperand, g: usize| {
+        if let ROperand::Loc(l) = o {
+            *l = map_loc(segs, placed, *l, g, false);
+        }
     };
-    let mut insts = Vec::with_capacity(blk.insts.len() + copies.len());
-    for (k, i) in blk.insts.iter().enumerate() {
-        push_copies(&mut insts, scan.mov, copies.get(&k));
-        insts.push(RInst {
-            desc: i.desc,
-            dest: i.dest.map(|d| map_loc(segs, scan, d, k + 1, true)),
-            srcs: i.srcs.iter().map(|o| map_op(o, k)).collect(),
-            span: i.span,
-            kind: i.kind,
-        });
+    let old = std::mem::take(&mut blk.insts);
+    let n = old.len();
+    let mut insts = Vec::with_capacity(n + copies.len());
+    for (k, mut i) in old.into_iter().enumerate() {
+        push_copies(&mut insts, placed.mov, copies.get(&k));
+        i.dest = i.dest.map(|d| map_loc(segs, placed, d, k + 1, true));
+        i.srcs.iter_mut().for_each(|o| map_op(o, k));
+        insts.push(i);
     }
-    let n = blk.insts.len();
-    push_copies(&mut insts, scan.mov, copies.get(&n));
-    RBlock {
-        label: blk.label.clone(),
-        insts,
-        term: blk.term.clone(),
-        cond: blk.cond.as_ref().map(|c| map_op(c, n)),
-        succs: blk.succs.clone(),
-        span: blk.span,
+    push_copies(&mut insts, placed.mov, copies.get(&n));
+    if let Some(c) = &mut blk.cond {
+        map_op(c, n);
     }
+    blk.insts = insts;
 }
 
 /// The copies `(to, from)` between consecutive segments of each web, keyed
@@ -323,7 +364,7 @@ fn split_copies(
 /// unchanged.
 fn map_loc(
     segs: &HashMap<ValId, Vec<Vec<Segment>>>,
-    scan: &Scan,
+    scan: &Placed,
     l: Loc,
     g: usize,
     def: bool,

@@ -159,7 +159,7 @@ pub fn allocate_resolved(
         );
         if victims.is_empty() {
             match attempt(&f, opts, &env, (&full, &lv_full), &cons, &costs) {
-                Ok(blocks) => return finish(f, blocks, remats, max_live),
+                Ok(placement) => return finish(f, placement, remats, max_live),
                 Err(vs) => victims = vs,
             }
         }
@@ -175,7 +175,7 @@ pub fn allocate_resolved(
 
 /// One assignment attempt on `f` once no pressure victims remain, under
 /// the allocator's own variable map (reusing `full`'s liveness when the
-/// maps agree): the allocated blocks, or the values to spill before the
+/// maps agree): where every value goes, or the values to spill before the
 /// next round (colouring's failures made into real victims, or for a
 /// linear-scan failure at a gap the best victim occupying that gap).
 fn attempt(
@@ -185,7 +185,7 @@ fn attempt(
     (full, lv_full): (&VarMap, &Liveness),
     cons: &Constraints,
     costs: &spill::LazyCosts,
-) -> Result<Vec<RBlock>, Vec<ValId>> {
+) -> Result<Placement, Vec<ValId>> {
     let vm = VarMap::new(f, env.implicit_writes, env.track_scratch);
     let lv_own;
     let lv = if vm == *full {
@@ -196,7 +196,7 @@ fn attempt(
     };
     let graph = interference::build(f, &vm, lv);
     match assign(f, opts, env, &vm, lv, &graph, cons, costs) {
-        Ok(blocks) => Ok(blocks),
+        Ok(placement) => Ok(placement),
         Err(Failure::Values(vs)) => Err(choose_victims(&graph, costs.get(), vs)),
         Err(Failure::AtGap(v, b, g)) => {
             let costs = costs.get();
@@ -206,6 +206,48 @@ fn attempt(
                 .get(g)
                 .and_then(|set| spill::victim_at(f, &vm, set, b, g, costs, &short));
             Err(vec![alt.unwrap_or(v)])
+        }
+    }
+}
+
+/// Where a successful attempt put every value; [`Placement::apply`]
+/// rewrites the function accordingly.
+enum Placement {
+    /// Every value coloured ([`Ra::Graph`]).
+    Colored(Vec<Option<PhysReg>>),
+    /// Cross-block values coloured, each block's local values scanned
+    /// ([`Ra::Split`]).
+    Split {
+        assignment: Vec<Option<PhysReg>>,
+        global: Vec<bool>,
+        mov: &'static schedra_ir::OpDesc,
+        blocks: Vec<linear_scan::BlockSegs>,
+    },
+}
+
+impl Placement {
+    /// Rewrite `f`'s blocks in place with physical operands (and split
+    /// copies).
+    fn apply(self, f: &mut Func) {
+        match self {
+            Placement::Colored(assignment) => {
+                f.blocks.iter_mut().for_each(|b| rewrite_all(b, &assignment));
+            }
+            Placement::Split {
+                assignment,
+                global,
+                mov,
+                blocks,
+            } => {
+                let placed = linear_scan::Placed {
+                    global: &global,
+                    assign: &assignment,
+                    mov,
+                };
+                for (b, segs) in f.blocks.iter_mut().zip(&blocks) {
+                    segs.apply(b, &placed);
+                }
+            }
         }
     }
 }
@@ -268,7 +310,7 @@ fn assign(
     graph: &Graph,
     cons: &Constraints,
     costs: &spill::LazyCosts,
-) -> Result<Vec<RBlock>, Failure> {
+) -> Result<Placement, Failure> {
     let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
     let here = present(f);
     let nodes: Vec<ValId> = (0..f.vals.len() as ValId)
@@ -283,11 +325,7 @@ fn assign(
     };
     let assignment = color::color(&problem).map_err(Failure::Values)?;
     match opts.ra {
-        Ra::Graph => Ok(f
-            .blocks
-            .iter()
-            .map(|b| rewrite_all(b, &assignment))
-            .collect()),
+        Ra::Graph => Ok(Placement::Colored(assignment)),
         Ra::Split => {
             let global: Vec<bool> = (0..f.vals.len())
                 .map(|v| graph.global[v] || !here[v])
@@ -302,19 +340,26 @@ fn assign(
                 mov,
                 no_split_at_fixed: env.no_split_at_fixed,
             };
-            let mut out = Vec::with_capacity(f.blocks.len());
-            for (b, blk) in f.blocks.iter().enumerate() {
+            let mut blocks = Vec::with_capacity(f.blocks.len());
+            for b in 0..f.blocks.len() {
                 let occ = liveness::occupancy(f, vm, lv, b);
-                let nb = linear_scan::allocate_block(blk, &occ, &scan)
+                let segs = linear_scan::scan_block(&occ, &scan)
                     .map_err(|(v, g)| Failure::AtGap(v, b, g))?;
-                out.push(nb);
+                blocks.push(segs);
             }
-            Ok(out)
+            Ok(Placement::Split {
+                assignment,
+                global,
+                mov,
+                blocks,
+            })
         }
     }
 }
 
-fn rewrite_all(b: &RBlock, assignment: &[Option<PhysReg>]) -> RBlock {
+/// Replace every value of `b` by its run in `assignment` (values without
+/// one stay).
+fn rewrite_all(b: &mut RBlock, assignment: &[Option<PhysReg>]) {
     let map = |l: Loc| match l {
         Loc::Val(v) => assignment
             .get(v as usize)
@@ -323,28 +368,27 @@ fn rewrite_all(b: &RBlock, assignment: &[Option<PhysReg>]) -> RBlock {
             .map_or(l, Loc::Phys),
         other => other,
     };
-    let map_op = |o: &ROperand| match o {
-        ROperand::Loc(l) => ROperand::Loc(map(*l)),
-        other => other.clone(),
-    };
-    let mut out = b.clone();
-    for i in &mut out.insts {
-        i.dest = i.dest.map(map);
-        for o in &mut i.srcs {
-            *o = map_op(o);
+    let map_op = |o: &mut ROperand| {
+        if let ROperand::Loc(l) = o {
+            *l = map(*l);
         }
+    };
+    for i in &mut b.insts {
+        i.dest = i.dest.map(map);
+        i.srcs.iter_mut().for_each(map_op);
     }
-    out.cond = b.cond.as_ref().map(map_op);
-    out
+    if let Some(c) = &mut b.cond {
+        map_op(c);
+    }
 }
 
 fn finish(
     mut f: Func,
-    blocks: Vec<RBlock>,
+    placement: Placement,
     remats: usize,
     max_live: usize,
 ) -> Result<Allocated, CompileError> {
-    f.blocks = blocks;
+    placement.apply(&mut f);
     let count = |k: Kind| {
         f.blocks
             .iter()
