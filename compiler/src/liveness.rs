@@ -308,30 +308,49 @@ pub struct Liveness {
 pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
     let n = vm.nvars();
     let nb = f.blocks.len();
-    let mut gen = vec![BitSet::new(n); nb];
-    let mut kill = vec![BitSet::new(n); nb];
-    for (b, blk) in f.blocks.iter().enumerate() {
-        let (g, k) = (&mut gen[b], &mut kill[b]);
+    let w = n.div_ceil(64).max(1);
+    // Each block's gen and kill sets, straight into the flat arrays the
+    // fixpoint works on (block `b` at `b * w..`).
+    let mut gen = vec![0u64; nb * w];
+    let mut kill = vec![0u64; nb * w];
+    let bit = |x: usize| (x / 64, 1u64 << (x % 64));
+    for ((blk, g), k) in f
+        .blocks
+        .iter()
+        .zip(gen.chunks_exact_mut(w))
+        .zip(kill.chunks_exact_mut(w))
+    {
+        let add = |set: &mut [u64], x: usize| {
+            let (i, m) = bit(x);
+            if let Some(word) = set.get_mut(i) {
+                *word |= m;
+            }
+        };
         if let Some(l) = blk.cond.as_ref().and_then(ROperand::loc) {
-            vm.each_loc_var(l, |x| g.insert(x));
+            vm.each_loc_var(l, |x| add(g, x));
         }
         for i in blk.insts.iter().rev() {
             vm.each_def(i, |x| {
-                g.remove(x);
-                k.insert(x);
+                let (wi, m) = bit(x);
+                if let Some(word) = g.get_mut(wi) {
+                    *word &= !m;
+                }
+                add(k, x);
             });
-            vm.each_use(i, |x| g.insert(x));
+            vm.each_use(i, |x| add(g, x));
         }
     }
-    let (live_in, live_out) = solve_backward(
-        (n, nb),
-        |b| gen.get(b),
-        |b| kill.get(b),
-        |b| f.blocks.get(b).map_or(&[][..], |blk| blk.succs.as_slice()),
-    );
+    let (live_in, live_out) = solve_flat((w, nb), gen, &kill, |b| {
+        f.blocks.get(b).map_or(&[][..], |blk| blk.succs.as_slice())
+    });
+    let sets = |v: &[u64]| -> Vec<BitSet> {
+        (0..nb)
+            .map(|b| BitSet::from_words(n, v.get(b * w..(b + 1) * w).unwrap_or(&[])))
+            .collect()
+    };
     Liveness {
-        live_in,
-        live_out,
+        live_in: sets(&live_in),
+        live_out: sets(&live_out),
         vm: *vm,
         occ: vec![std::cell::OnceCell::new(); nb],
     }
@@ -362,6 +381,25 @@ fn solve_backward<'a, 's>(
         v
     };
     let (g, k) = (flat(&gen), flat(&kill));
+    let (live_in, live_out) = solve_flat((w, nb), g, &k, succs);
+    let sets = |v: &[u64]| -> Vec<BitSet> {
+        (0..nb)
+            .map(|b| BitSet::from_words(n, v.get(b * w..(b + 1) * w).unwrap_or(&[])))
+            .collect()
+    };
+    (sets(&live_in), sets(&live_out))
+}
+
+/// [`solve_backward`] on flat arrays of `w` words per block (block `b` at
+/// `b * w..`): `gen` (consumed, it becomes the first `in`) and `kill`;
+/// returns `(in, out)` in the same layout.
+fn solve_flat<'s>(
+    (w, nb): (usize, usize),
+    gen: Vec<u64>,
+    k: &[u64],
+    succs: impl Fn(usize) -> &'s [usize],
+) -> (Vec<u64>, Vec<u64>) {
+    let g = &gen;
     let mut live_in = g.clone();
     let mut live_out = vec![0u64; nb * w];
     let mut out = vec![0u64; w];
@@ -387,12 +425,7 @@ fn solve_backward<'a, 's>(
             }
         }
     }
-    let sets = |v: &[u64]| -> Vec<BitSet> {
-        (0..nb)
-            .map(|b| BitSet::from_words(n, v.get(b * w..(b + 1) * w).unwrap_or(&[])))
-            .collect()
-    };
-    (sets(&live_in), sets(&live_out))
+    (live_in, live_out)
 }
 
 /// The variables occupying a register at each gap `0..=n` of block `b`.
