@@ -168,7 +168,9 @@ pub fn allocate_resolved(
             cons: &cons,
             skip_fill_rule: env.skip_fill_rule,
         };
-        remats += spill::spill_values(&mut f, &victims, &sp_env)?;
+        // The round's full liveness places the spill code (its registers'
+        // occupancy is what a physical-only liveness would give).
+        remats += spill::spill_values_in(&mut f, &victims, &sp_env, (&full, &lv_full))?;
     }
     Err(CompileError::Allocation("spilling did not converge".into()))
 }

@@ -447,6 +447,22 @@ struct Plan {
 pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize, CompileError> {
     let vm = VarMap::phys_only(f);
     let lv = liveness::analyze(f, &vm);
+    spill_values_in(f, vs, env, (&vm, &lv))
+}
+
+/// [`spill_values`] given a liveness of `f` as it is now whose variable map
+/// models implicit writes and scratch registers (such as the allocator's
+/// full map: the liveness of a physical register does not depend on the
+/// values, so its registers' occupancy is exactly that of
+/// [`VarMap::phys_only`], whose own liveness then need not be solved; the
+/// occupancy the round has already computed is reused).
+pub fn spill_values_in(
+    f: &mut Func,
+    vs: &[ValId],
+    env: &SpillEnv,
+    (vm, lv): (&VarMap, &Liveness),
+) -> Result<usize, CompileError> {
+    let vm = *vm;
     let plans = plan_spills(f, vs);
     let read = desc_by_sem(f.target, Sem::ScratchRead)?;
     let cx = Ctx {
@@ -460,7 +476,7 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
             // Nothing to rewrite: the block stays as it is.
             continue;
         }
-        let occ = liveness::occupancy(f, &vm, &lv, b);
+        let occ = liveness::occupancy(f, &vm, lv, b);
         let old = std::mem::take(&mut f.blocks[b].insts);
         let mut out = Vec::with_capacity(old.len() + 4);
         for (k, i) in old.into_iter().enumerate() {
@@ -470,7 +486,9 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
         if let Some(p) = plans.iter().find(|p| cond == Some(Loc::Val(p.v))) {
             let mut busy = RegSet::default();
             if let Some(set) = occ.last() {
-                set.iter().for_each(|x| busy.insert(x as Reg));
+                set.iter()
+                    .filter(|&x| x >= vm.nv)
+                    .for_each(|x| busy.insert((x - vm.nv) as Reg));
             }
             let s = cx.reload(f, p, &mut busy, &mut out)?;
             f.blocks[b].cond = Some(ROperand::Loc(Loc::Scratch(s)));
