@@ -324,9 +324,19 @@ pub const END_WINDOW: usize = 6;
 /// Compute the constraints of `f`'s values. `allocatable` lists the
 /// registers the allocator may hand out, in preference order.
 pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::CompileError> {
+    constraints_with(f, candidate_runs(f, allocatable))
+}
+
+/// [`constraints`] given the candidate runs ([`candidate_runs`] of the
+/// allocatable registers, which spilling never changes: it adds no values,
+/// so the allocator computes them once and hands each round a copy).
+pub fn constraints_with(
+    f: &Func,
+    cands: Vec<Vec<PhysReg>>,
+) -> Result<Constraints, crate::CompileError> {
     let nv = f.vals.len();
     let mut k = Constraints {
-        cands: candidate_runs(f, allocatable),
+        cands,
         forbid: vec![RegSet::default(); nv],
         no_partial: vec![Vec::new(); nv],
         hints: vec![Vec::new(); nv],
@@ -342,12 +352,8 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
         let n = b.insts.len();
         let final_block = matches!(b.term.kind, schedra_ir::TermKind::End);
         for (idx, i) in b.insts.iter().enumerate() {
-            let end = if final_block && idx + END_WINDOW >= n {
-                end_set
-            } else {
-                RegSet::default()
-            };
-            constrain_inst(&mut k, &rules, i, &end);
+            let in_window = final_block && idx + END_WINDOW >= n && !end_set.is_empty();
+            constrain_inst(&mut k, &rules, i, in_window.then_some(&end_set));
         }
         if let (Some(Loc::Val(v)), true) = (b.cond.as_ref().and_then(|c| c.loc()), final_block) {
             forbid(&mut k, v, &end_set);
@@ -359,7 +365,7 @@ pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::
 /// For each value size `1..=max` (index = size), the runs of `allocatable`
 /// registers a value of that size may take, in preference order: aligned,
 /// inside the register file, every register allocatable.
-fn candidate_runs(f: &Func, allocatable: &[Reg]) -> Vec<Vec<PhysReg>> {
+pub fn candidate_runs(f: &Func, allocatable: &[Reg]) -> Vec<Vec<PhysReg>> {
     let mut alloc_set = RegSet::default();
     allocatable.iter().for_each(|&r| alloc_set.insert(r));
     let max = f
@@ -448,18 +454,20 @@ fn forbid(k: &mut Constraints, v: ValId, set: &RegSet) {
 
 /// Add the constraints instruction `i` puts on the values it defines and
 /// reads: its opcode's register rules, `end` (the end-of-program set when
-/// `i` is within [`END_WINDOW`] of the end, else empty), no partial overlap
-/// of a destination that must not share registers with its sources, and
-/// copy hints.
+/// `i` is within [`END_WINDOW`] of the end and the set is not empty, else
+/// `None`), no partial overlap of a destination that must not share
+/// registers with its sources, and copy hints.
 fn constrain_inst(
     k: &mut Constraints,
     rules: &RuleSets,
     i: &crate::ra_ir::RInst,
-    end: &RegSet,
+    end: Option<&RegSet>,
 ) {
     if let Some(Loc::Val(v)) = i.dest {
         forbid(k, v, &rules.get(i.desc, true));
-        forbid(k, v, end);
+        if let Some(end) = end {
+            forbid(k, v, end);
+        }
         if crate::liveness::dest_excludes_srcs(rules.f, i) {
             if let Some(np) = k.no_partial.get_mut(v as usize) {
                 np.extend(i.use_locs().filter_map(Loc::phys));
@@ -467,10 +475,15 @@ fn constrain_inst(
         }
         add_copy_hints(k, i);
     }
+    // The sources' rule set, looked up once (at the first value source).
+    let mut src_rule: Option<RegSet> = None;
     for l in i.use_locs() {
         if let Loc::Val(v) = l {
-            forbid(k, v, &rules.get(i.desc, false));
-            forbid(k, v, end);
+            let set = *src_rule.get_or_insert_with(|| rules.get(i.desc, false));
+            forbid(k, v, &set);
+            if let Some(end) = end {
+                forbid(k, v, end);
+            }
         }
     }
     if let (Some(Loc::Phys(p)), Sem::Mov, Some(Loc::Val(v))) =

@@ -141,8 +141,9 @@ pub fn allocate_resolved(
     let mut first = Some((vm0, lv0));
     let mut remats = 0;
     let depth = spill::loop_depth(&f);
+    let cands = interference::candidate_runs(&f, &env.allocatable);
     for _ in 0..f.vals.len() + EXTRA_ROUNDS {
-        let cons = interference::constraints(&f, &env.allocatable)?;
+        let cons = interference::constraints_with(&f, cands.clone())?;
         let full = VarMap::new(&f, true, true);
         let lv_full = match first.take() {
             Some((vm0, lv0)) if vm0 == full => lv0,
