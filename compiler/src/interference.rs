@@ -15,7 +15,7 @@
 //! end-of-program predicates), runs a wide destination may not partly overlap,
 //! and copy hints.
 
-use crate::liveness::{self, BitSet, Liveness, VarMap};
+use crate::liveness::{self, Liveness, VarMap};
 use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{OpDesc, Sem};
@@ -91,47 +91,70 @@ impl Graph {
             .get(a * self.stride + b / 64)
             .is_some_and(|w| w & (1 << (b % 64)) != 0)
     }
-    fn set(&mut self, a: usize, b: usize) {
-        if let Some(w) = self.rows.get_mut(a * self.stride + b / 64) {
-            *w |= 1 << (b % 64);
-        }
-    }
-    /// Make variable `d` interfere with every variable of `occ` other than
-    /// itself (with those above `d` only, when `above`): value pairs become
-    /// edges (new neighbours appended in increasing order), value–register
-    /// pairs forbid the register to the value, register pairs are ignored.
-    fn add_all(&mut self, vm: &VarMap, d: usize, occ: &BitSet, above: bool) {
-        let nv = self.nv;
-        let words = occ.words();
+    /// Make variable `d` interfere with every variable of the set with
+    /// words `occ` other than itself (with those above `d` only, when
+    /// `above`): value pairs become edges (new neighbours appended in
+    /// increasing order), value–register pairs forbid the register to the
+    /// value, register pairs are ignored. `vals` is [`value_mask`]`(nv)`.
+    fn add_all(&mut self, vals: &[u64], d: usize, occ: &[u64], above: bool) {
+        let (nv, stride) = (self.nv, self.stride);
+        let words = occ.iter().zip(vals).enumerate();
         if d >= nv {
-            // A register: every value occupying the gap avoids it.
+            // A register: every value occupying the gap avoids it (no value
+            // is above a register).
+            if above {
+                return;
+            }
             let r = (d - nv) as Reg;
-            for x in bits_below(words, nv).filter(|&x| !above || x > d) {
-                self.phys[x].insert(r);
+            for (wi, (&w, &m)) in words {
+                let mut w = w & m;
+                while w != 0 {
+                    let x = wi * 64 + w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    if let Some(s) = self.phys.get_mut(x) {
+                        s.insert(r);
+                    }
+                }
             }
             return;
         }
-        for (wi, &w) in words.iter().enumerate().take(self.stride) {
-            let row = self.rows.get(d * self.stride + wi).copied().unwrap_or(0);
-            let mut new = w & !row;
-            new &= low_mask(nv, wi);
+        let row = d * stride;
+        let (dw, dbit) = (d / 64, 1u64 << (d % 64));
+        for (wi, (&w, &m)) in words {
+            let seen = self.rows.get(row + wi).copied().unwrap_or(u64::MAX);
+            let mut new = w & m & !seen;
+            if wi == dw {
+                new &= !dbit;
+            }
             if above {
                 new &= !low_mask(d + 1, wi);
+            }
+            if new == 0 {
+                continue;
+            }
+            if let Some(r) = self.rows.get_mut(row + wi) {
+                *r |= new;
             }
             while new != 0 {
                 let x = wi * 64 + new.trailing_zeros() as usize;
                 new &= new - 1;
-                if x != d {
-                    self.set(d, x);
-                    self.set(x, d);
-                    self.pairs.push((d as ValId, x as ValId));
-                    self.pairs.push((x as ValId, d as ValId));
+                if let Some(r) = self.rows.get_mut(x * stride + dw) {
+                    *r |= dbit;
                 }
+                self.pairs.push((d as ValId, x as ValId));
+                self.pairs.push((x as ValId, d as ValId));
             }
         }
-        for x in bits_from(words, nv) {
-            if vm.as_val(x).is_none() {
-                self.phys[d].insert((x - nv) as Reg);
+        // The registers occupying the gap (variables from `nv` on).
+        let Some(phys) = self.phys.get_mut(d) else {
+            return;
+        };
+        for (wi, &w) in occ.iter().enumerate().skip(nv / 64) {
+            let mut w = w & !low_mask(nv, wi);
+            while w != 0 {
+                let x = wi * 64 + w.trailing_zeros() as usize;
+                w &= w - 1;
+                phys.insert((x - nv) as Reg);
             }
         }
     }
@@ -149,19 +172,10 @@ fn low_mask(n: usize, wi: usize) -> u64 {
     }
 }
 
-/// The elements below `n` of the set with words `words`, in increasing order.
-fn bits_below(words: &[u64], n: usize) -> impl Iterator<Item = usize> + '_ {
-    words.iter().enumerate().flat_map(move |(wi, &w)| {
-        liveness::word_bits(wi, w & low_mask(n, wi))
-    })
-}
-
-/// The elements at or above `n` of the set with words `words`, in
-/// increasing order.
-fn bits_from(words: &[u64], n: usize) -> impl Iterator<Item = usize> + '_ {
-    words.iter().enumerate().skip(n / 64).flat_map(move |(wi, &w)| {
-        liveness::word_bits(wi, w & !low_mask(n, wi))
-    })
+/// The words of the set `0..nv` (the values among the variables), one per
+/// row word of the matrix.
+fn value_mask(nv: usize) -> Vec<u64> {
+    (0..nv.div_ceil(64)).map(|wi| low_mask(nv, wi)).collect()
 }
 
 /// Build the interference graph of `f`.
@@ -178,6 +192,7 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
         phys: vec![RegSet::default(); nv],
         global: vec![false; nv],
     };
+    let vals = value_mask(nv);
     for b in 0..f.blocks.len() {
         for x in lv.live_in[b]
             .iter()
@@ -187,12 +202,15 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
             g.global[x] = true;
         }
         let occ = liveness::occupancy(f, vm, lv, b);
-        // At the block's first gap every pair of occupants interferes.
-        for x in occ[0].iter() {
-            g.add_all(vm, x, &occ[0], true);
+        // At the block's first gap every pair of occupants interferes (a
+        // register has no value above it: only values need visiting).
+        let first = occ[0].words();
+        for x in occ[0].iter().take_while(|&x| x < nv) {
+            g.add_all(&vals, x, first, true);
         }
         for (k, inst) in f.blocks[b].insts.iter().enumerate() {
-            vm.each_def(inst, |d| g.add_all(vm, d, &occ[k + 1], false));
+            let after = occ[k + 1].words();
+            vm.each_def(inst, |d| g.add_all(&vals, d, after, false));
         }
     }
     g.lay_out();
