@@ -162,7 +162,7 @@ pub fn color(p: &Problem) -> Result<Vec<Option<PhysReg>>, Vec<ValId>> {
                 };
                 r.filter(|r| fits(*r) && p.cons.cands_for(size).contains(r))
             });
-        let choice = hinted.or_else(|| p.cons.cands_for(size).iter().copied().find(|r| fits(*r)));
+        let choice = hinted.or_else(|| first_fit(p, v, size, &busy));
         match choice {
             Some(r) => assign[v as usize] = Some(r),
             None => failed.push(v),
@@ -173,6 +173,29 @@ pub fn color(p: &Problem) -> Result<Vec<Option<PhysReg>>, Vec<ValId>> {
     } else {
         Err(failed)
     }
+}
+
+/// The first candidate run of `v` (of size `size`) in allocation order that
+/// overlaps no register of `busy` and that the rules allow. A one-register
+/// value without an overlap rule is checked against one blocked set (the
+/// busy registers and those the rules forbid it): the same runs qualify.
+fn first_fit(p: &Problem, v: ValId, size: u8, busy: &RegSet) -> Option<PhysReg> {
+    let cands = p.cons.cands_for(size);
+    let no_partial = p.cons.no_partial.get(v as usize).is_none_or(Vec::is_empty);
+    if size == 1 && no_partial {
+        let mut blocked = *busy;
+        if let Some(f) = p.cons.forbid.get(v as usize) {
+            blocked.union_with(f);
+        }
+        return cands
+            .iter()
+            .copied()
+            .find(|r| r.size == 1 && !blocked.contains(r.base));
+    }
+    cands
+        .iter()
+        .copied()
+        .find(|r| r.size == size && !busy.overlaps(*r) && p.cons.allowed(v, *r))
 }
 
 /// The registers of all runs in `assign` (for tests and diagnostics).
