@@ -26,7 +26,7 @@ const INLINE_WORDS: usize = 4;
 
 /// A fixed-capacity bit set of variables (capacity set by [`BitSet::new`]);
 /// small sets are stored inline.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct BitSet {
     /// Number of words in use.
     len: usize,
@@ -34,6 +34,21 @@ pub struct BitSet {
     inline: [u64; INLINE_WORDS],
     /// The words when `len > INLINE_WORDS`.
     heap: Vec<u64>,
+}
+
+impl Clone for BitSet {
+    /// A copy; an inline set copies its words and touches no heap.
+    fn clone(&self) -> BitSet {
+        BitSet {
+            len: self.len,
+            inline: self.inline,
+            heap: if self.len > INLINE_WORDS {
+                self.heap.clone()
+            } else {
+                Vec::new()
+            },
+        }
+    }
 }
 
 impl PartialEq for BitSet {
@@ -446,15 +461,16 @@ pub fn occupancy<'a>(f: &Func, vm: &VarMap, lv: &'a Liveness, b: usize) -> Cow<'
 fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitSet> {
     let blk = &f.blocks[b];
     let n = blk.insts.len();
-    let mut occ = vec![BitSet::new(vm.nvars()); n + 1];
     let mut live = lv.live_out[b].clone();
     if let Some(l) = blk.cond.as_ref().and_then(ROperand::loc) {
         vm.each_loc_var(l, |x| live.insert(x));
     }
-    occ[n] = live.clone();
-    for k in (0..n).rev() {
-        let i = &blk.insts[k];
-        let after = &mut occ[k + 1];
+    // Built from the last gap back (gap `k` pushed once instruction `k`
+    // is passed), then reversed.
+    let mut occ = Vec::with_capacity(n + 1);
+    occ.push(live.clone());
+    for i in blk.insts.iter().rev() {
+        let Some(after) = occ.last_mut() else { break };
         vm.each_def(i, |x| {
             after.insert(x);
             live.remove(x);
@@ -468,8 +484,9 @@ fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitS
             }
             live.insert(x);
         });
-        occ[k].union_with(&live);
+        occ.push(live.clone());
     }
+    occ.reverse();
     occ
 }
 
