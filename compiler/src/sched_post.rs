@@ -247,10 +247,12 @@ fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'stat
     go(ops, members, 0, used)
 }
 
-/// Whether two slot names are equal (the first letter usually tells them
-/// apart without a full comparison).
+/// Whether two slot names are equal (both usually come from the target's
+/// tables, so the same text at the same address; otherwise the first
+/// letter usually tells them apart without a full comparison).
 fn same_slot(a: &str, b: &str) -> bool {
-    a.as_bytes().first() == b.as_bytes().first() && a == b
+    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len())
+        || (a.as_bytes().first() == b.as_bytes().first() && a == b)
 }
 
 /// How many due ready ops (best first) are tried for each bundle slot.
@@ -357,7 +359,12 @@ pub fn schedule_in(
     own.clear();
     own.extend(ops.iter().map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0)));
     st.reset(g, own);
-    let mut s = Schedule::default();
+    // Every op sits in one bundle; usually fewer bundles than ops.
+    let mut s = Schedule {
+        members: Vec::with_capacity(ops.len()),
+        ends: Vec::with_capacity(ops.len() + 1),
+        cycle_of: Vec::with_capacity(ops.len()),
+    };
     let mut placed = 0;
     while placed < ops.len() {
         let cycle = s.len();
