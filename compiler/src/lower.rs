@@ -98,7 +98,9 @@ pub fn lower_insts_resolved(
     descs: &[&'static OpDesc],
     opts: &Options,
 ) -> Result<Vec<LoweredOp>, CompileError> {
-    let mut out = Vec::with_capacity(insts.len());
+    // An implicit op may take a copy after it: room for those too.
+    let implicit = descs.iter().filter(|d| matches!(d.dest, Dest::Implicit(_))).count();
+    let mut out = Vec::with_capacity(insts.len() + implicit);
     for (k, inst) in insts.into_iter().enumerate() {
         let known = descs.get(k).copied().filter(|d| d.name == inst.opcode);
         lower_inst(target, known, inst, opts, &mut out)?;
