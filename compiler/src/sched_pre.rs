@@ -180,6 +180,10 @@ fn order_block(
     dir: Sched,
     names: &Names,
 ) -> Vec<usize> {
+    if deps.len() <= 1 {
+        // Nothing to reorder.
+        return (0..deps.len()).collect();
+    }
     ws.graph.rebuild(&mut ws.graph_scratch, deps, |_| true);
     let mut live_out_b = BitSet::new(names.len());
     live_out_b.union_with(live_out);
