@@ -21,7 +21,7 @@
 use crate::lower::{forward_implicit_copies, lower_insts_resolved, would_forward, LoweredOp};
 use crate::depgraph::{DepGraph, GraphScratch};
 use crate::phys_live::PhysLive;
-use crate::sched_post::{build_graph_in, landing_end, schedule_in, Schedule, Scratch};
+use crate::sched_post::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
 use schedra_ir::{
@@ -276,8 +276,13 @@ fn schedule_block(
     opts: &Options,
     hints: &Hints,
 ) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
-    build_graph_in(&mut ws.graph, &mut ws.scratch, (target, &ops), &hints.pinned, opts);
-    let mut s = schedule_in(&mut ws.sched, target, &ops, &ws.graph)?;
+    let mut s = match schedule_alone(&mut ws.sched, target, &ops) {
+        Some(s) => s?,
+        None => {
+            build_graph_in(&mut ws.graph, &mut ws.scratch, (target, &ops), &hints.pinned, opts);
+            schedule_in(&mut ws.sched, target, &ops, &ws.graph)?
+        }
+    };
     let at =
         end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
     Ok((ops, s, at))

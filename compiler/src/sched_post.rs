@@ -386,6 +386,40 @@ pub fn schedule_in(
     Ok(s)
 }
 
+/// [`schedule`] of a block of at most one op, which needs no dependency
+/// graph: the op alone in the first bundle, padded until its writes have
+/// landed on a non-interlocked target (the same schedule and the same
+/// error as [`schedule_in`]); `None` for a longer block.
+pub fn schedule_alone(
+    scratch: &mut Scratch,
+    target: &Target,
+    ops: &[LoweredOp],
+) -> Option<Result<Schedule, CompileError>> {
+    let mut s = Schedule::default();
+    match ops {
+        [] => return Some(Ok(s)),
+        [op] => {
+            let t = &mut scratch.open.trial;
+            if verdict(target, ops, &[0], t) != Verdict::Fits {
+                return Some(Err(CompileError::Unsupported(format!(
+                    "`{}` fits no bundle on its own",
+                    op.inst.opcode
+                ))));
+            }
+            s.push(t.slots.first().map(|&slot| (0, slot)));
+            s.cycle_of.push(0);
+        }
+        _ => return None,
+    }
+    if !target.interlocked {
+        let land = landing_end(ops, &s);
+        while s.len() < land {
+            s.push([]);
+        }
+    }
+    Some(Ok(s))
+}
+
 /// The bundle being filled for one cycle: its members, their slots, and a
 /// scratch slot assignment reused across trials.
 #[derive(Default)]
