@@ -9,7 +9,9 @@
 //!    (per block, preallocated registers fixed, splitting), `spill`
 //!    (spill/fill and rematerialisation), `regalloc` (the two modes).
 //! 4. `sched_post` + `bundle` — post-RA list scheduling into the target's
-//!    bundles, latencies, delayed writes, thread end.
+//!    bundles, latencies, delayed writes, thread end (`lower` turns the
+//!    allocated ops into machine ops; `phys_live` answers which physical
+//!    registers are live out of a block, for copy forwarding).
 //! 5. `stats` — shader-db style statistics.
 //!
 //! The boundary between allocation and bundling is the *allocated program*:
