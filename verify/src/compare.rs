@@ -99,7 +99,8 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
         out: Vec::new(),
     };
     let start = input_facts(&mut c.terms, src, &c.code, &c.vregs);
-    let (_, pos) = rpo(&c.succs);
+    // Loops iterated until stable before the blocks after them run.
+    let pos = crate::wto::Wto::of(&c.succs).pos;
     // The last runs of each block during the iteration: the final pass
     // reuses them when they ran from the final entry facts (`step` is a
     // function of the facts, so re-running would repeat it).

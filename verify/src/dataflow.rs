@@ -484,9 +484,10 @@ pub type Step<'a> = dyn FnMut(usize, &Facts) -> Vec<(usize, Facts)> + 'a;
 
 /// Iterate `step` (block index, its entry facts → exit facts per successor)
 /// from `start` at block 0 until no entry state changes. The worklist always
-/// takes the queued block with the smallest `prio` (callers pass reverse
-/// post-order positions), so a block is normally visited after all its
-/// forward predecessors and an acyclic CFG needs one visit per block; the
+/// takes the queued block with the smallest `prio` (callers pass positions
+/// in a weak topological order, [`crate::wto`]), so a block is normally
+/// visited after all its forward predecessors, an acyclic CFG needs one
+/// visit per block, and a loop is stable before the blocks after it run; the
 /// order changes only the work, not the result, because each block's state
 /// only shrinks (meet) and the caller re-checks the fixpoint. A budget of 64
 /// visits per block guards against a non-monotone step, reported as

@@ -20,7 +20,8 @@
 //! source and machine programs decoded once), `labels` (block indices by
 //! label), `facts` (the dataflow
 //! state), `term` (hash-consed terms), `symbolic` (both simulators),
-//! `dataflow` (liveness and the fixpoint), `sample` (concrete evaluation
+//! `dataflow` (liveness and the fixpoint), `wto` (the fixpoint's visiting
+//! order), `sample` (concrete evaluation
 //! for quick refutations), `smt` (Z3 bridge), `rules`,
 //! `diagnose`, `compare` (obligations per block), `report`.
 
@@ -41,6 +42,7 @@ pub mod smt;
 pub mod srccode;
 pub mod symbolic;
 pub mod term;
+pub mod wto;
 
 pub use report::{render_human, Kind, Obligations, Report, Verdict, Violation};
 
