@@ -130,7 +130,10 @@ pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec
     fits_into(target, ops, members, &mut t).then_some(t.slots)
 }
 
-/// Scratch lists of one bundle check, reused from trial to trial.
+/// Scratch lists of one bundle check, reused from trial to trial. The
+/// first `known` members of the next trial are those of an accepted
+/// bundle ([`Trial::commit`]): their writes and immediates are kept, so a
+/// trial walks only the members after them.
 #[derive(Default)]
 struct Trial {
     /// On success, the slot of each member (in order).
@@ -139,6 +142,21 @@ struct Trial {
     regs: Vec<Reg>,
     /// The distinct immediate words so far.
     imms: Vec<u32>,
+    known: usize,
+    known_regs: usize,
+    known_imms: usize,
+}
+
+impl Trial {
+    /// The next trial starts from no known members.
+    fn forget(&mut self) {
+        (self.known, self.known_regs, self.known_imms) = (0, 0, 0);
+    }
+    /// The `n` members just checked form an accepted bundle: the next
+    /// trial extends them.
+    fn commit(&mut self, n: usize) {
+        (self.known, self.known_regs, self.known_imms) = (n, self.regs.len(), self.imms.len());
+    }
 }
 
 /// Why a trial bundle is legal or not.
@@ -159,15 +177,21 @@ fn fits_into(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Tria
     verdict(target, ops, members, t) == Verdict::Fits
 }
 
-/// The checks of [`fits_into`], telling which kind of check failed.
+/// The checks of [`fits_into`], telling which kind of check failed (the
+/// first `t.known` members are an accepted bundle, see [`Trial`]).
 fn verdict(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial) -> Verdict {
     if members.iter().any(|&m| m >= ops.len()) {
         return Verdict::FailsForGood;
     }
-    let member_ops = || members.iter().filter_map(|&m| ops.get(m));
+    if t.known > members.len() {
+        t.forget();
+    }
+    // The members after the known ones.
+    let new_ops = || members.get(t.known..).unwrap_or(&[]).iter().filter_map(|&m| ops.get(m));
     // No physical register written twice in the bundle.
-    t.regs.clear();
-    for o in member_ops() {
+    t.regs.truncate(t.known_regs);
+    t.imms.truncate(t.known_imms);
+    for o in new_ops() {
         for (l, _) in &o.deps.writes {
             if let Loc::Phys(r) = l {
                 if t.regs.contains(r) {
@@ -177,8 +201,7 @@ fn verdict(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial)
             }
         }
     }
-    t.imms.clear();
-    for op in member_ops() {
+    for op in new_ops() {
         let value_imms = op.inst.srcs.iter().zip(op.desc.operands).filter(|(_, k)| **k != OperandKind::Index);
         for bits in value_imms.filter_map(|(o, _)| o.imm().map(|i| i.bits)) {
             if !t.imms.contains(&bits) {
@@ -370,6 +393,7 @@ pub fn schedule_in(
         let cycle = s.len();
         open.members.clear();
         open.slots.clear();
+        open.trial.forget();
         placed += open.fill(target, ops, g, st, cycle);
         if open.members.is_empty() && place_alone(open, (target, ops), g, st, cycle)? {
             placed += 1;
@@ -400,6 +424,7 @@ pub fn schedule_alone(
         [] => return Some(Ok(s)),
         [op] => {
             let t = &mut scratch.open.trial;
+            t.forget();
             if verdict(target, ops, &[0], t) != Verdict::Fits {
                 return Some(Err(CompileError::Unsupported(format!(
                     "`{}` fits no bundle on its own",
@@ -466,6 +491,7 @@ impl OpenBundle {
             }
             let Some(c) = found else { return added };
             std::mem::swap(&mut self.slots, &mut self.trial.slots);
+            self.trial.commit(self.members.len());
             st.place(g, c, cycle);
             added += 1;
         }
