@@ -65,18 +65,7 @@ pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
 /// [`block_orders`] with `src`'s opcodes and names already resolved
 /// (`ids` must be `SourceIds::new(src)`).
 pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
-    let deps: Vec<Vec<OpDeps>> = src
-        .blocks
-        .iter()
-        .enumerate()
-        .map(|(bi, b)| {
-            b.insts
-                .iter()
-                .enumerate()
-                .map(|(k, i)| source_deps(src.target, ids, (bi, k), i))
-                .collect()
-        })
-        .collect();
+    let deps = Summaries::new(src, ids);
     let conds: Vec<Option<u32>> = (0..src.blocks.len()).map(|b| ids.cond(b)).collect();
     let live = live_out(src, &deps, &conds, ids.len());
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
@@ -85,7 +74,7 @@ pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<
     let mut ws = Scratch::default();
     for bi in 0..src.blocks.len() {
         let lo = live.get(bi).unwrap_or(&empty);
-        let bd = deps.get(bi).map(Vec::as_slice).unwrap_or(&[]);
+        let bd = deps.block(bi);
         orders.push(order_block(&mut ws, bd, (ids.cond(bi), lo), limit, opts.sched, ids));
     }
     orders
@@ -95,14 +84,45 @@ pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<
 /// [`SourceIds`].
 type Names<'p> = SourceIds<'p>;
 
-/// The dependency summary of instruction `k` of block `b` (`inst`), its
-/// opcode and names resolved in `ids`.
-fn source_deps(target: &Target, ids: &SourceIds, (b, k): (usize, usize), inst: &Inst) -> OpDeps {
-    let mut d = OpDeps::default();
+/// Every instruction's dependency summary, block after block, in one
+/// buffer (built in place: no summary is moved or copied).
+struct Summaries {
+    all: Vec<OpDeps>,
+    /// Where each block's summaries end in `all`.
+    ends: Vec<usize>,
+}
+
+impl Summaries {
+    fn new(src: &Program, ids: &SourceIds) -> Summaries {
+        let n = src.blocks.iter().map(|b| b.insts.len()).sum();
+        let mut all: Vec<OpDeps> = Vec::with_capacity(n);
+        let mut ends = Vec::with_capacity(src.blocks.len());
+        for (bi, b) in src.blocks.iter().enumerate() {
+            for (k, i) in b.insts.iter().enumerate() {
+                all.push(OpDeps::default());
+                if let Some(d) = all.last_mut() {
+                    source_deps(d, src.target, ids, (bi, k), i);
+                }
+            }
+            ends.push(all.len());
+        }
+        Summaries { all, ends }
+    }
+    /// The summaries of block `b`'s instructions.
+    fn block(&self, b: usize) -> &[OpDeps] {
+        let start = b.checked_sub(1).and_then(|p| self.ends.get(p)).copied().unwrap_or(0);
+        let end = self.ends.get(b).copied().unwrap_or(start);
+        self.all.get(start..end).unwrap_or(&[])
+    }
+}
+
+/// Fill `d` (empty) with the dependency summary of instruction `k` of
+/// block `b` (`inst`), its opcode and names resolved in `ids`.
+fn source_deps(d: &mut OpDeps, target: &Target, ids: &SourceIds, (b, k): (usize, usize), inst: &Inst) {
     let ids = ids.inst(b, k);
     let Some(desc) = ids.desc() else {
         d.effects.push(crate::depgraph::Effect::Barrier);
-        return d;
+        return;
     };
     let lat = desc.latency.max(1);
     for (s, o) in inst.srcs.iter().enumerate() {
@@ -118,7 +138,6 @@ fn source_deps(target: &Target, ids: &SourceIds, (b, k): (usize, usize), inst: &
         _ => {}
     }
     d.effects = effects(target, desc, inst);
-    d
 }
 
 fn virt_reads(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
@@ -138,11 +157,11 @@ fn virt_writes(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
 /// Virtual registers live out of each block (classic backward fixpoint),
 /// from the dependency summaries `deps` of every block's instructions and
 /// the name each block's branch reads (`conds`); sets over `0..n` ids.
-fn live_out(p: &Program, deps: &[Vec<OpDeps>], conds: &[Option<u32>], n: usize) -> Vec<BitSet> {
+fn live_out(p: &Program, deps: &Summaries, conds: &[Option<u32>], n: usize) -> Vec<BitSet> {
     let ud: Vec<UseDef> = (0..p.blocks.len())
         .map(|bi| {
             let mut ud = UseDef::new(n);
-            for op in deps.get(bi).into_iter().flatten() {
+            for op in deps.block(bi) {
                 virt_reads(op).for_each(|v| ud.read(v as usize));
                 virt_writes(op).for_each(|v| ud.write(v as usize));
             }
@@ -679,7 +698,11 @@ mod tests {
             .insts
             .iter()
             .enumerate()
-            .map(|(k, i)| source_deps(src.target, &ids, (0, k), i))
+            .map(|(k, i)| {
+                let mut d = OpDeps::default();
+                source_deps(&mut d, src.target, &ids, (0, k), i);
+                d
+            })
             .collect();
         let g = DepGraph::build(&deps, |_| true);
         let pos: Vec<usize> = src.blocks[0]
@@ -757,7 +780,11 @@ mod tests {
             .insts
             .iter()
             .enumerate()
-            .map(|(k, i)| source_deps(&V3D71, &ids, (0, k), i))
+            .map(|(k, i)| {
+                let mut d = OpDeps::default();
+                source_deps(&mut d, &V3D71, &ids, (0, k), i);
+                d
+            })
             .collect();
         let wide = order_block(&mut Default::default(), &deps, (None, &BitSet::new(0)), 64, Sched::TopDown, &ids);
         let tight = order_block(&mut Default::default(), &deps, (None, &BitSet::new(0)), 2, Sched::TopDown, &ids);
