@@ -241,19 +241,28 @@ fn push_machine_op(
             inst.opcode
         )));
     }
-    let deps = machine_deps(target, desc, &inst, opts);
     out.push(LoweredOp {
         desc,
         inst,
         slots,
-        deps,
+        deps: OpDeps::default(),
     });
+    // The summary is built in place (it is a few hundred bytes).
+    if let Some(op) = out.last_mut() {
+        fill_machine_deps(&mut op.deps, target, desc, &op.inst, opts);
+    }
     Ok(())
 }
 
 /// The dependency summary of a machine op with the scheduler's latencies.
 pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options) -> OpDeps {
     let mut deps = OpDeps::default();
+    fill_machine_deps(&mut deps, target, desc, inst, opts);
+    deps
+}
+
+/// [`machine_deps`] into `deps` (empty).
+fn fill_machine_deps(deps: &mut OpDeps, target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options) {
     for p in inst.srcs.iter().filter_map(Operand::phys) {
         deps.reads.extend(p.regs().map(Loc::Phys));
     }
@@ -265,7 +274,6 @@ pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options)
             .push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
     }
     deps.effects = effects(target, desc, inst);
-    deps
 }
 
 /// The ordered effects of an op (either form).
