@@ -18,7 +18,7 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{forward_implicit_copies, lower_insts_resolved, would_forward, LoweredOp};
+use crate::lower::{forward_in_place, lower_insts_resolved, would_forward, LoweredOp};
 use crate::depgraph::{DepGraph, GraphScratch};
 use crate::phys_live::PhysLive;
 use crate::sched_post::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
@@ -165,22 +165,27 @@ fn bundle_block(
     opts: &Options,
     hints: &Hints,
 ) -> Result<Vec<Bundle>, CompileError> {
-    let plain = lower_insts_resolved(target, insts, descs, opts)?;
+    let mut ops = lower_insts_resolved(target, insts, descs, opts)?;
     let reads = term_reads(b);
-    let forwarded = if would_forward(&plain, live_out, &reads) {
-        forward_implicit_copies(target, plain.clone(), live_out, &reads, opts)
-    } else {
-        Vec::new()
-    };
-    let mut best = schedule_block((target, ws), b, plain, opts, hints)?;
-    if !forwarded.is_empty() && forwarded.len() < best.0.len() {
-        let other = schedule_block((target, ws), b, forwarded, opts, hints)?;
-        if other.1.len() < best.1.len() {
-            best = other;
+    let plain_len = ops.len();
+    let mut best = schedule_block((target, ws), b, &ops, opts, hints)?;
+    if would_forward(&ops, live_out, &reads) {
+        // Forwarded in place; put back unless its schedule is shorter.
+        let change = forward_in_place(target, &mut ops, live_out, &reads, opts);
+        let mut kept = false;
+        if !ops.is_empty() && ops.len() < plain_len {
+            let other = schedule_block((target, ws), b, &ops, opts, hints)?;
+            if other.0.len() < best.0.len() {
+                best = other;
+                kept = true;
+            }
+        }
+        if !kept {
+            change.undo(target, &mut ops, opts);
         }
     }
     let marker = end_marker_of(target, b)?;
-    let bundles = emit(target, tally, best, marker.map(|(m, _)| m));
+    let bundles = emit(target, tally, (ops, best.0, best.1), marker.map(|(m, _)| m));
     tally.end_block(target.interlocked, &b.term);
     Ok(bundles)
 }
@@ -267,25 +272,25 @@ fn end_marker_of(
     }
 }
 
-/// Schedule lowered ops of `b` and place the end marker: the ops, the
-/// schedule, and the marker's bundle if any.
+/// Schedule lowered ops of `b` and place the end marker: the schedule and
+/// the marker's bundle if any.
 fn schedule_block(
     (target, ws): (&'static Target, &mut Workspace),
     b: &Block,
-    ops: Vec<LoweredOp>,
+    ops: &[LoweredOp],
     opts: &Options,
     hints: &Hints,
-) -> Result<(Vec<LoweredOp>, Schedule, Option<usize>), CompileError> {
-    let mut s = match schedule_alone(&mut ws.sched, target, &ops) {
+) -> Result<(Schedule, Option<usize>), CompileError> {
+    let mut s = match schedule_alone(&mut ws.sched, target, ops) {
         Some(s) => s?,
         None => {
-            build_graph_in(&mut ws.graph, &mut ws.scratch, (target, &ops), &hints.pinned, opts);
-            schedule_in(&mut ws.sched, target, &ops, &ws.graph)?
+            build_graph_in(&mut ws.graph, &mut ws.scratch, (target, ops), &hints.pinned, opts);
+            schedule_in(&mut ws.sched, target, ops, &ws.graph)?
         }
     };
     let at =
-        end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, &ops, &mut s, m, k, opts));
-    Ok((ops, s, at))
+        end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, ops, &mut s, m, k, opts));
+    Ok((s, at))
 }
 
 /// The registers a block's terminator reads (a `brnz` condition).

@@ -342,30 +342,80 @@ pub fn forward_implicit_copies(
     term_reads: &[schedra_ir::Reg],
     opts: &Options,
 ) -> Vec<LoweredOp> {
+    forward_in_place(target, &mut ops, live_out, term_reads, opts);
+    ops
+}
+
+/// One change of a copy forwarding.
+enum Change {
+    /// Source `src` of op `op` read `$was`.
+    Src {
+        op: usize,
+        src: usize,
+        was: schedra_ir::Reg,
+    },
+    /// `op` was removed from position `at`.
+    Removed { at: usize, op: LoweredOp },
+}
+
+/// The changes [`forward_in_place`] made, in order, so that they can be
+/// put back ([`Forwarding::undo`]) instead of forwarding a copy of the ops.
+pub struct Forwarding(Vec<Change>);
+
+impl Forwarding {
+    /// Put `ops` back exactly as they were before the forwarding (the
+    /// rewritten ops' summaries computed again from their instructions, as
+    /// lowering computed them).
+    pub fn undo(self, target: &Target, ops: &mut Vec<LoweredOp>, opts: &Options) {
+        for c in self.0.into_iter().rev() {
+            match c {
+                Change::Removed { at, op } => ops.insert(at.min(ops.len()), op),
+                Change::Src { op, src, was } => {
+                    if let Some(o) = ops.get_mut(op) {
+                        if let Some(x) = o.inst.srcs.get_mut(src) {
+                            *x = Operand::Phys(PhysReg::one(was));
+                        }
+                        o.deps = machine_deps(target, o.desc, &o.inst, opts);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`forward_implicit_copies`] on `ops` in place; what it changed.
+pub fn forward_in_place(
+    target: &Target,
+    ops: &mut Vec<LoweredOp>,
+    live_out: &dyn Fn(schedra_ir::Reg) -> bool,
+    term_reads: &[schedra_ir::Reg],
+    opts: &Options,
+) -> Forwarding {
+    let mut log = Vec::new();
     let mut i = 0;
     while i + 1 < ops.len() {
-        let pair = copy_pair(&ops, i);
+        let pair = copy_pair(ops, i);
         if let Some((fixed, k)) = pair {
-            if let Some(readers) = forward_readers(&ops, i + 1, fixed, k, live_out, term_reads) {
+            if let Some(readers) = forward_readers(ops, i + 1, fixed, k, live_out, term_reads) {
                 for j in readers {
                     if let Some(op) = ops.get_mut(j) {
-                        for o in op
-                            .inst
-                            .srcs
-                            .iter_mut()
-                            .filter(|o| o.phys() == Some(PhysReg::one(k)))
-                        {
-                            *o = Operand::Phys(PhysReg::one(fixed));
+                        for (s, o) in op.inst.srcs.iter_mut().enumerate() {
+                            if o.phys() == Some(PhysReg::one(k)) {
+                                *o = Operand::Phys(PhysReg::one(fixed));
+                                log.push(Change::Src { op: j, src: s, was: k });
+                            }
                         }
                         op.deps = machine_deps(target, op.desc, &op.inst, opts);
                     }
                 }
-                ops.remove(i + 1);
+                if i + 1 < ops.len() {
+                    log.push(Change::Removed { at: i + 1, op: ops.remove(i + 1) });
+                }
             }
         }
         i += 1;
     }
-    ops
+    Forwarding(log)
 }
 
 /// The ops reading the value the copy at `m` puts in `k`, if all of them can
@@ -570,6 +620,27 @@ mod tests {
             }]
         );
         assert!(!ends_thread(&GEN8, GEN8.op("send.tex").unwrap()));
+    }
+
+    #[test]
+    fn forwarding_in_place_is_undone_exactly() {
+        let o = Options::default();
+        let insts = [
+            inst("ldvary", Some(5), vec![imm(0)]),
+            inst("ldvary", Some(6), vec![imm(1)]),
+            inst("fmul", Some(7), vec![reg(6), reg(1)]),
+            inst("fadd", Some(5), vec![reg(5), reg(6)]),
+            inst("tlbw", None, vec![reg(5)]),
+        ];
+        let plain = lower_block(&V3D71, &insts, &o).unwrap();
+        let mut ops = plain.clone();
+        let change = forward_in_place(&V3D71, &mut ops, &|_| false, &[], &o);
+        assert!(ops.len() < plain.len());
+        change.undo(&V3D71, &mut ops, &o);
+        assert_eq!(ops.len(), plain.len());
+        for (a, b) in ops.iter().zip(&plain) {
+            assert_eq!((&a.inst, &a.deps, a.desc.name), (&b.inst, &b.deps, b.desc.name));
+        }
     }
 
     #[test]
