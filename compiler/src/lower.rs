@@ -355,7 +355,7 @@ enum Change {
         was: schedra_ir::Reg,
     },
     /// `op` was removed from position `at`.
-    Removed { at: usize, op: LoweredOp },
+    Removed { at: usize, op: Box<LoweredOp> },
 }
 
 /// The changes [`forward_in_place`] made, in order, so that they can be
@@ -369,7 +369,7 @@ impl Forwarding {
     pub fn undo(self, target: &Target, ops: &mut Vec<LoweredOp>, opts: &Options) {
         for c in self.0.into_iter().rev() {
             match c {
-                Change::Removed { at, op } => ops.insert(at.min(ops.len()), op),
+                Change::Removed { at, op } => ops.insert(at.min(ops.len()), *op),
                 Change::Src { op, src, was } => {
                     if let Some(o) = ops.get_mut(op) {
                         if let Some(x) = o.inst.srcs.get_mut(src) {
@@ -409,7 +409,7 @@ pub fn forward_in_place(
                     }
                 }
                 if i + 1 < ops.len() {
-                    log.push(Change::Removed { at: i + 1, op: ops.remove(i + 1) });
+                    log.push(Change::Removed { at: i + 1, op: Box::new(ops.remove(i + 1)) });
                 }
             }
         }
