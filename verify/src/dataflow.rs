@@ -425,7 +425,13 @@ pub fn exit_facts(
         }
         want.push((i, t, false));
     }
+    // A location whose term is none of the wanted ones (most of them)
+    // costs one test of this mask of the wanted terms' low bits.
+    let mask = want.iter().fold(0u64, |m, (_, t, _)| m | 1 << (t.0 % 64));
     for &(u, loc) in held_by.iter() {
+        if mask & 1 << (u.0 % 64) == 0 {
+            continue;
+        }
         for (i, t, found) in want.iter_mut() {
             if *t == u {
                 held.push((loc, *i));
