@@ -504,10 +504,10 @@ pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixp
         return fp;
     }
     fp.entry[0] = Some(start);
-    let key = |b: usize| (prio.get(b).copied().unwrap_or(usize::MAX), b);
-    let mut work = BTreeSet::from([key(0)]);
+    let mut work = Worklist::new(n, prio);
+    work.insert(0);
     let mut budget = 64 * n + 64;
-    while let Some((_, b)) = work.pop_first() {
+    while let Some(b) = work.pop_first() {
         if budget == 0 {
             fp.converged = false;
             return fp;
@@ -532,7 +532,7 @@ pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixp
                 }
             };
             if changed {
-                work.insert(key(*s));
+                work.insert(*s);
                 if let Some(fresh) = fp.fresh.get_mut(*s) {
                     *fresh = false;
                 }
@@ -545,9 +545,60 @@ pub fn fixpoint(n: usize, start: Facts, prio: &[usize], step: &mut Step) -> Fixp
     fp
 }
 
+/// The fixpoint's queued blocks, taken in the order of `(prio[b], b)`: a
+/// bit set over the blocks' ranks in that order (a block is queued at most
+/// once; taking the first is a scan for the lowest set bit).
+struct Worklist {
+    /// The blocks in `(prio, block)` order.
+    order: Vec<usize>,
+    /// Each block's index in `order`.
+    rank: Vec<usize>,
+    bits: Vec<u64>,
+}
+
+impl Worklist {
+    fn new(n: usize, prio: &[usize]) -> Worklist {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&b| (prio.get(b).copied().unwrap_or(usize::MAX), b));
+        let mut rank = vec![0; n];
+        for (k, &b) in order.iter().enumerate() {
+            if let Some(r) = rank.get_mut(b) {
+                *r = k;
+            }
+        }
+        Worklist { order, rank, bits: vec![0; n.div_ceil(64)] }
+    }
+
+    /// Queue block `b` (no effect if it is queued or out of range).
+    fn insert(&mut self, b: usize) {
+        let Some(&k) = self.rank.get(b) else { return };
+        if let Some(w) = self.bits.get_mut(k / 64) {
+            *w |= 1 << (k % 64);
+        }
+    }
+
+    /// Take the queued block first in `(prio, block)` order.
+    fn pop_first(&mut self) -> Option<usize> {
+        let (i, w) = self.bits.iter_mut().enumerate().find(|(_, w)| **w != 0)?;
+        let bit = w.trailing_zeros() as usize;
+        *w &= *w - 1;
+        self.order.get(i * 64 + bit).copied()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_worklist_takes_blocks_by_priority_then_number() {
+        let mut w = Worklist::new(5, &[2, 0, usize::MAX, 1]);
+        for b in [4, 2, 0, 3, 1, 3, 9] {
+            w.insert(b);
+        }
+        let taken: Vec<usize> = std::iter::from_fn(|| w.pop_first()).collect();
+        assert_eq!(taken, vec![1, 3, 0, 2, 4]);
+    }
 
     /// Live-in sets as register names (word 0 only).
     fn live_in(text: &str) -> Vec<BTreeSet<String>> {
