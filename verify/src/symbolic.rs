@@ -720,13 +720,14 @@ pub struct MachRun {
     /// Block-entry contents of the scratch slots (as given to the run).
     pub entry_slots: SlotMap<Term>,
     /// Whether the reads were recorded: `reads`, `write_reads`, the
-    /// effects' reads and the condition's read are empty (`None`) otherwise.
+    /// effects' reads, the condition's read and `issue_cycle` are empty
+    /// (`None`) otherwise.
     pub recorded: bool,
     /// Timing problems.
     pub issues: Vec<TimingIssue>,
     /// Issue cycles, stalls included (the terminator's cycle).
     pub cycles: u64,
-    /// Issue cycle of each bundle.
+    /// Issue cycle of each bundle (if `recorded`; empty otherwise).
     pub issue_cycle: Vec<u64>,
 }
 
@@ -757,7 +758,7 @@ impl MachRun {
             reads: Vec::with_capacity(reads),
             writes: Vec::with_capacity(ops),
             write_reads: Vec::with_capacity(reads),
-            issue_cycle: Vec::with_capacity(bundles),
+            issue_cycle: Vec::with_capacity(if record { bundles } else { 0 }),
             ..MachRun::default()
         }
     }
@@ -1083,7 +1084,9 @@ pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch
             }
         }
         m.land(cycle);
-        m.run.issue_cycle.push(cycle);
+        if m.run.recorded {
+            m.run.issue_cycle.push(cycle);
+        }
         for k in ops {
             m.issue(k, cycle);
         }
