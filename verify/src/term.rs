@@ -253,9 +253,16 @@ impl Terms {
         let id = self.names.len() as u32;
         self.names.push(SymName::Given(self.given.len() as u32));
         self.given.push(name.to_string());
-        let t = self.intern(Node::Sym { id, junk });
+        let t = self.fresh_symbol(id, junk);
         self.by_name.insert(name.to_string(), t);
         t
+    }
+
+    /// The node of symbol `id`, just numbered: no node has this id yet,
+    /// so it is added without looking for an equal node first.
+    fn fresh_symbol(&mut self, id: u32, junk: bool) -> Term {
+        let node = Node::Sym { id, junk };
+        self.push(hash_view(View::Node(&node)), node)
     }
 
     /// Spell the symbols of [`Terms::symbol_for`] with `namer` (given the
@@ -276,7 +283,7 @@ impl Terms {
         }
         let id = self.names.len() as u32;
         self.names.push(SymName::Keyed(key, block));
-        let t = self.intern(Node::Sym { id, junk });
+        let t = self.fresh_symbol(id, junk);
         self.by_key.insert((key, block), t);
         t
     }
