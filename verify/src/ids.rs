@@ -170,6 +170,16 @@ impl Vregs {
         }
     }
 
+    /// The number of registers (ids are `0..len`).
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether the program names no register.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
     /// The id of a register named by the program (`None` for other names).
     pub fn id(&self, name: &str) -> Option<VregId> {
         self.by_name.find(name_hash(name), |&i| self.is_named(VregId(i), name)).map(|&i| VregId(i))

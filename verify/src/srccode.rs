@@ -108,6 +108,63 @@ fn order_key(v: Var) -> u64 {
     }
 }
 
+/// The distinct variables of `raw` and `extra` as their [`order_key`]s,
+/// ascending (variable number `i` is the `i`-th), and the number of each
+/// variable of `raw`.
+///
+/// The words of virtual registers (nearly every variable; ids below
+/// `nvregs`, words below 64) are marked in a bit mask per register instead
+/// of sorted: their keys come out in order by walking the masks, and a
+/// word's number is its register's first number plus the words below it
+/// in the mask. The few other variables are sorted and merged in.
+fn number_vars(raw: &[Var], extra: &[Var], nvregs: usize) -> (Vec<u64>, Vec<u32>) {
+    let mut masks = vec![0u64; nvregs];
+    let mut other: Vec<u64> = Vec::new();
+    let word_bit = |v: &Var| match *v {
+        Var::V(id, w) if (id.0 as usize) < nvregs && w < 64 => Some((id.0 as usize, w)),
+        _ => None,
+    };
+    for v in raw.iter().chain(extra) {
+        match word_bit(v).and_then(|(id, w)| Some((masks.get_mut(id)?, w))) {
+            Some((m, w)) => *m |= 1 << w,
+            None => other.push(order_key(*v)),
+        }
+    }
+    other.sort_unstable();
+    other.dedup();
+    // Merge the masks' keys (in order) with the other keys, noting where
+    // each register's words start.
+    let mut keys = Vec::with_capacity(other.len() + masks.iter().map(|m| m.count_ones() as usize).sum::<usize>());
+    let mut first = vec![0u32; nvregs];
+    let mut rest = other.iter().copied().peekable();
+    for (id, &m) in masks.iter().enumerate() {
+        let mut bits = m;
+        while bits != 0 {
+            let key = (id as u64) << 8 | u64::from(bits.trailing_zeros());
+            while let Some(k) = rest.next_if(|k| *k < key) {
+                keys.push(k);
+            }
+            if bits == m {
+                if let Some(f) = first.get_mut(id) {
+                    *f = keys.len() as u32;
+                }
+            }
+            keys.push(key);
+            bits &= bits - 1;
+        }
+    }
+    keys.extend(rest);
+    let number = |v: &Var| match word_bit(v) {
+        Some((id, w)) => {
+            let below = masks.get(id).map(|m| (m & ((1u64 << w) - 1)).count_ones()).unwrap_or(0);
+            first.get(id).copied().unwrap_or(0) + below
+        }
+        None => keys.binary_search(&order_key(*v)).unwrap_or(0) as u32,
+    };
+    let vars = raw.iter().map(number).collect();
+    (keys, vars)
+}
+
 /// The variable of an [`order_key`].
 fn from_order_key(k: u64) -> Var {
     match k >> 40 {
@@ -214,10 +271,8 @@ impl SrcCode {
             c.blocks.push(SrcBlock { insts: Span::of(first, c.insts.len()), cond });
         }
         input_vars(p, vregs, |_, v| extra.push(v));
-        let mut keys: Vec<u64> = raw.iter().chain(&extra).map(|v| order_key(*v)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        c.vars = raw.iter().map(|v| keys.binary_search(&order_key(*v)).unwrap_or(0) as u32).collect();
+        let (keys, vars) = number_vars(&raw, &extra, vregs.len());
+        c.vars = vars;
         c.universe = keys.iter().map(|k| from_order_key(*k)).collect();
         c.keys = keys;
         c
@@ -324,6 +379,20 @@ impl SrcCode {
 mod tests {
     use super::*;
     use crate::ids::VregId;
+
+    #[test]
+    fn numbering_by_masks_matches_sorting_the_keys() {
+        let v = |id: u32, w: u8| Var::V(VregId(id), w);
+        let raw = vec![v(3, 1), Var::P(7), v(0, 0), v(3, 0), v(9, 2), v(3, 70), Var::S(4), v(1, 63), v(3, 1), Var::P(0), v(0, 0)];
+        let extra = vec![Var::S(1), v(2, 0), v(1, 5)];
+        for nvregs in [0, 2, 4, 10] {
+            let mut want: Vec<u64> = raw.iter().chain(&extra).map(|x| order_key(*x)).collect();
+            want.sort_unstable();
+            want.dedup();
+            let nums: Vec<u32> = raw.iter().map(|x| want.binary_search(&order_key(*x)).unwrap_or(usize::MAX) as u32).collect();
+            assert_eq!(number_vars(&raw, &extra, nvregs), (want, nums), "{nvregs} registers");
+        }
+    }
 
     #[test]
     fn order_keys_order_as_variables_and_round_trip() {
