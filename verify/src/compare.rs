@@ -25,7 +25,6 @@ use crate::srccode::SrcCode;
 use crate::symbolic::{namer, run_machine, MachScratch, SrcScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 /// The outcome of the semantic check.
@@ -415,22 +414,31 @@ impl Checker<'_> {
         }
     }
 
+    /// Compare the two runs' effects channel by channel (channels in name
+    /// order), the `i`-th write to a channel against the `i`-th.
     fn effects(&mut self, blk: usize, label: &str, s: &SrcRun, m: &MachRun, end: usize, end_line: u32) {
-        let channels: BTreeSet<&str> = s.effects.iter().map(|e| e.channel.as_str()).chain(m.effects.iter().map(|e| e.channel.as_str())).collect();
+        if s.effects.is_empty() && m.effects.is_empty() {
+            return;
+        }
+        let mut channels: Vec<&str> = s.effects.iter().map(|e| e.channel.as_str()).chain(m.effects.iter().map(|e| e.channel.as_str())).collect();
+        channels.sort_unstable();
+        channels.dedup();
         for ch in channels {
-            let se: Vec<&SrcEffect> = s.effects.iter().filter(|e| e.channel == ch).collect();
-            let me: Vec<(usize, &MachEffect)> = m.effects.iter().enumerate().filter(|(_, e)| e.channel == ch).collect();
-            for i in 0..se.len().max(me.len()) {
-                match (se.get(i), me.get(i)) {
-                    (Some(a), Some(&(k, b))) => self.effect_pair(blk, label, s, m, a, (k, b)),
+            let src_writes = || s.effects.iter().filter(|e| e.channel == ch);
+            let mach_writes = || m.effects.iter().enumerate().filter(|(_, e)| e.channel == ch);
+            let (ns, nm) = (src_writes().count(), mach_writes().count());
+            let (mut se, mut me) = (src_writes(), mach_writes());
+            for _ in 0..ns.max(nm) {
+                match (se.next(), me.next()) {
+                    (Some(a), Some((k, b))) => self.effect_pair(blk, label, s, m, a, (k, b)),
                     (Some(a), None) => {
-                        let mut v = Violation::new(Kind::Dataflow, label, end, end_line, format!("the source writes channel `{ch}` {} time(s), the machine only {}", se.len(), me.len()));
+                        let mut v = Violation::new(Kind::Dataflow, label, end, end_line, format!("the source writes channel `{ch}` {ns} time(s), the machine only {nm}"));
                         v.src_line = Some(a.line);
                         self.out.push(v);
                         break;
                     }
                     (None, Some((_, b))) => {
-                        let msg = format!("`{}` writes channel `{ch}` a time more than the source ({} vs {})", b.at.opcode, me.len(), se.len());
+                        let msg = format!("`{}` writes channel `{ch}` a time more than the source ({nm} vs {ns})", b.at.opcode);
                         self.out.push(Violation::new(Kind::Dataflow, label, b.at.bundle, b.at.line, msg));
                         break;
                     }
