@@ -846,6 +846,16 @@ impl<'a> Machine<'a> {
         if cycle < self.s.next_land {
             return;
         }
+        // A single pending write (the common case) is the one due: no
+        // lists to sort or filter.
+        if let [w] = self.s.pending[..] {
+            if let Some(e) = self.run.writes.get(w) {
+                self.s.cur.set(e.reg, (e.term, Some(w)));
+            }
+            self.s.pending.clear();
+            self.s.next_land = u64::MAX;
+            return;
+        }
         let writes = &self.run.writes;
         let land_of = |w: WriteId| writes.get(w).map(|e| e.land).unwrap_or(0);
         let mut due = std::mem::take(&mut self.s.due);
