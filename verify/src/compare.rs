@@ -197,7 +197,7 @@ impl Checker<'_> {
         let live_in = self.live.live_in.get(b).map(Vec::as_slice).unwrap_or(&[]);
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
         let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in, &mut self.escratch);
-        let s = run_source(&mut self.terms, &self.code, b, at, src_env, names, &mut self.sscratch);
+        let s = run_source(&mut self.terms, &self.code, b, at, src_env, names, &mut self.sscratch, false);
         let m = match self.mach_of.get(b).copied().flatten() {
             Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env, false),
             None => MachRun::default(),
@@ -270,6 +270,20 @@ impl Checker<'_> {
         }
     }
 
+    /// Block `b`'s source run `s` again, from the same entry, with the
+    /// destinations' words recorded for a diagnosis (names and definition
+    /// lines). Like [`Checker::recorded`], it makes no new term.
+    fn src_recorded(&mut self, b: usize, s: &SrcRun) -> SrcRun {
+        let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
+        let mut env = crate::symbolic::Env::new(self.code.universe().len());
+        for (v, t) in &s.entry {
+            if let Some(i) = self.code.ix(v) {
+                env.set(i, *t);
+            }
+        }
+        run_source(&mut self.terms, &self.code, b, at, env, s.entry.clone(), &mut self.sscratch, true)
+    }
+
     fn ctx<'b>(&'b mut self, s: &'b SrcRun, m: &'b MachRun) -> Ctx<'b> {
         Ctx { terms: &self.terms, mach: m, by_reg: m.writes_by_reg(), src: s, prog: self.mach, source: (self.src, &self.vregs), smt: Some(&mut self.smt) }
     }
@@ -321,10 +335,10 @@ impl Checker<'_> {
         self.effects(b, &label, s, m, end, end_line);
         if let (Some(sc), Some((mc, _))) = (s.cond, m.cond) {
             if let Answer::Differ(cex) = self.oblige(sc, mc, true) {
-                let rec = self.recorded(b, m);
+                let (rec, srec) = (self.recorded(b, m), self.src_recorded(b, s));
                 let read = rec.cond.and_then(|(_, r)| r);
-                let d = self.explain(s, &rec, read, sc, end, end_line, "the branch condition differs from the source's");
-                self.push(&label, d, Some(sb.term.span.line), Some(cex), s);
+                let d = self.explain(&srec, &rec, read, sc, end, end_line, "the branch condition differs from the source's");
+                self.push(&label, d, Some(sb.term.span.line), Some(cex), &srec);
             }
         }
         for (succ, ex) in exits {
@@ -366,11 +380,11 @@ impl Checker<'_> {
                     continue;
                 }
                 let name = sblock.label.clone();
-                let rec = self.recorded(b, m);
-                let d = self.ctx(s, &rec).explain_live_out(want, &what, &name, end, end_line);
+                let (rec, srec) = (self.recorded(b, m), self.src_recorded(b, s));
+                let d = self.ctx(&srec, &rec).explain_live_out(want, &what, &name, end, end_line);
                 if let Some(d) = d {
-                    let line = s.def_line(want);
-                    self.push(&label, d, line, None, s);
+                    let line = srec.def_line(want);
+                    self.push(&label, d, line, None, &srec);
                 }
             }
         }
@@ -459,11 +473,11 @@ impl Checker<'_> {
         }
         for (w, (&sw, &mw)) in a.words.iter().zip(&b.words).enumerate() {
             if let Answer::Differ(cex) = self.oblige(sw, mw, false) {
-                let rec = self.recorded(blk, m);
+                let (rec, srec) = (self.recorded(blk, m), self.src_recorded(blk, s));
                 let read = rec.effects.get(k).and_then(|e| e.reads.get(w)).copied().flatten();
                 let what = format!("`{}` writes {} to `{}` but the source writes {}", b.at.opcode, self.terms.show(mw, 60), a.channel, self.terms.show(sw, 60));
-                let d = self.explain(s, &rec, read, sw, b.at.bundle, b.at.line, &what);
-                self.push(label, d, Some(a.line), Some(cex), s);
+                let d = self.explain(&srec, &rec, read, sw, b.at.bundle, b.at.line, &what);
+                self.push(label, d, Some(a.line), Some(cex), &srec);
                 break;
             }
         }

@@ -398,9 +398,11 @@ pub struct SrcRun {
     /// (names for entry values).
     pub entry: Vec<(Var, Term)>,
     /// Every word a named destination received, in program order: the
-    /// term, the destination's name for it and the defining line. Only
-    /// diagnoses read it ([`SrcRun::name`], [`SrcRun::def_line`]), so a
-    /// run records it as a list rather than as maps.
+    /// term, the destination's name for it and the defining line, if the
+    /// run records (empty otherwise). Only diagnoses read it
+    /// ([`SrcRun::name`], [`SrcRun::def_line`]), so the fixpoint's runs do
+    /// not record it and a diagnosis runs the block again with recording
+    /// on (see [`run_source`]).
     pub defs: Vec<(Term, TermName, u32)>,
 }
 
@@ -490,11 +492,16 @@ impl TermName {
 /// variables by number; `entry` lists them with their variables, for
 /// names). Variables read before any definition and not in `env` read as
 /// junk. `at` is the block's id for its symbols (see [`namer`]).
-/// `scratch` holds the operand lists between calls.
-pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env, entry: Vec<(Var, Term)>, scratch: &mut SrcScratch) -> SrcRun {
+/// `scratch` holds the operand lists between calls. With `record` the run
+/// also lists the destinations' words ([`SrcRun::defs`]); everything else
+/// is the same either way, and a run again from the same `env` makes no
+/// new term (every term and symbol it builds exists already).
+#[allow(clippy::too_many_arguments)]
+pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env, entry: Vec<(Var, Term)>, scratch: &mut SrcScratch, record: bool) -> SrcRun {
     let Some(block) = code.block(b) else { return SrcRun { entry, exit: env, ..SrcRun::default() } };
     let insts = code.insts(block);
-    let mut run = SrcRun { entry, exit: env, defs: Vec::with_capacity(insts.len()), ..SrcRun::default() };
+    let defs = if record { Vec::with_capacity(insts.len()) } else { Vec::new() };
+    let mut run = SrcRun { entry, exit: env, defs, ..SrcRun::default() };
     let SrcScratch { args, out } = scratch;
     for (i, inst) in insts.iter().enumerate() {
         let Some(desc) = inst.desc else { continue };
@@ -530,7 +537,7 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env
             Shape::Nothing => continue,
         }
         for (w, (var, t)) in dest.iter().zip(out.iter()).enumerate() {
-            if let Some(n) = &inst.dest_name {
+            if let Some(n) = inst.dest_name.as_ref().filter(|_| record) {
                 let word = (dest.len() > 1).then_some(w as u8);
                 run.defs.push((*t, TermName::Dest(n.clone(), word), inst.line));
             }
@@ -1186,6 +1193,23 @@ mod tests {
         assert_eq!(t.len(), n, "the rerun made a term");
         assert_eq!((rec.regs.get(6), rec.writes.len(), rec.cycles), (fast.regs.get(6), fast.writes.len(), fast.cycles));
         assert!(!rec.reads.is_empty());
+    }
+
+    #[test]
+    fn a_recorded_source_rerun_names_the_words_and_makes_no_term() {
+        let text = "target v3d71\nb0:\n    %a = ldunif 0\n    %b = fadd %a, %c\n    tlbw %b\n    end\n";
+        let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
+        let vregs = Vregs::of(&p);
+        let code = SrcCode::of(&p, &vregs);
+        let (mut t, mut s) = (Terms::new(), SrcScratch::default());
+        let u = code.universe().len();
+        let fast = run_source(&mut t, &code, 0, 0, Env::new(u), Vec::new(), &mut s, false);
+        assert!(fast.defs.is_empty());
+        let n = t.len();
+        let rec = run_source(&mut t, &code, 0, 0, Env::new(u), Vec::new(), &mut s, true);
+        assert_eq!(t.len(), n, "the rerun made a term");
+        assert_eq!(rec.defs.len(), 2);
+        assert_eq!(rec.effects.first().map(|e| e.words.clone()), fast.effects.first().map(|e| e.words.clone()));
     }
 
     #[test]
