@@ -244,6 +244,12 @@ impl BlockSegs {
 /// the segments of every web, or `Err((v, g))` naming a value that found
 /// no register at gap `g` (the caller spills).
 pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usize)> {
+    let webs = webs(occ, scan);
+    let mut segs: HashMap<ValId, Vec<Vec<Segment>>> = HashMap::default();
+    if webs.is_empty() {
+        // No local value: nothing to place, no register map to build.
+        return Ok(BlockSegs(segs));
+    }
     let ngaps = occ.len();
     let mut st = State {
         scan,
@@ -266,8 +272,7 @@ pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usiz
             }
         }
     }
-    let mut segs: HashMap<ValId, Vec<Vec<Segment>>> = HashMap::default();
-    for (v, s, e) in webs(occ, scan) {
+    for (v, s, e) in webs {
         let mut web = Vec::new();
         let mut cur = s;
         let mut min_reach = None;
