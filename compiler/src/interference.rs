@@ -547,7 +547,7 @@ mod tests {
         let f =
             func("target gen8\ninput %x:2 = $g2:2\nb0:\n %t:4 = send.tex %x\n send.eot %t\n end\n");
         let k = constraints(&f, &f.target.rules.allocatable(f.stage)).expect("constraints");
-        let t = f.vals.iter().position(|v| v.name == "t").unwrap_or(0) as ValId;
+        let t = (0..f.vals.len() as ValId).find(|&v| f.val_name(v) == Some("t")).unwrap_or(0);
         assert!(k.forbid[t as usize].contains(127));
         assert!(k.forbid[t as usize].contains(111) && !k.forbid[t as usize].contains(112));
         assert!(

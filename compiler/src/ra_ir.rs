@@ -173,8 +173,9 @@ pub struct RBlock {
 /// One virtual register.
 #[derive(Clone, Debug)]
 pub struct ValInfo {
-    /// Its name in the source (or a synthesised one).
-    pub name: String,
+    /// Where its name (in the source, or a synthesised one) lies in
+    /// [`Func::val_names`]: start and length in bytes ([`Func::val_name`]).
+    pub name_at: (u32, u32),
     /// Its size in registers.
     pub size: u8,
 }
@@ -194,6 +195,9 @@ pub struct Func {
     pub blocks: Vec<RBlock>,
     /// The virtual registers.
     pub vals: Vec<ValInfo>,
+    /// The values' names, one after the other (one buffer instead of a
+    /// string per value).
+    pub val_names: String,
     /// Next free scratch slot (in words).
     pub next_slot: u32,
 }
@@ -242,6 +246,8 @@ struct Names<'a, 'p> {
     /// Values of synthesised names that are not names of the program.
     synth: HashMap<String, ValId>,
     vals: Vec<ValInfo>,
+    /// The names of `vals`, one after the other.
+    text: String,
 }
 
 impl Names<'_, '_> {
@@ -253,8 +259,9 @@ impl Names<'_, '_> {
             return Some(v);
         }
         *slot = Some(next);
+        let name_at = push_name(&mut self.text, self.ids.name(id));
         self.vals.push(ValInfo {
-            name: self.ids.name(id).to_string(),
+            name_at,
             size: size.max(1),
         });
         Some(next)
@@ -267,8 +274,9 @@ impl Names<'_, '_> {
         let next = self.vals.len() as ValId;
         let v = *self.synth.entry(name.clone()).or_insert(next);
         if v == next {
+            let name_at = push_name(&mut self.text, &name);
             self.vals.push(ValInfo {
-                name,
+                name_at,
                 size: size.max(1),
             });
         }
@@ -279,6 +287,13 @@ impl Names<'_, '_> {
         id.and_then(|id| self.val_of.get(id as usize).copied().flatten())
             .ok_or_else(|| unsupported(format!("%{name} is used but never defined")))
     }
+}
+
+/// Append `name` to `text`; where it lies there (start, length).
+fn push_name(text: &mut String, name: &str) -> (u32, u32) {
+    let at = (text.len() as u32, name.len() as u32);
+    text.push_str(name);
+    at
 }
 
 /// Lower operand `o`, whose name id (when it is a virtual register) is `id`.
@@ -352,8 +367,16 @@ impl Func {
             inputs: p.inputs.clone(),
             blocks,
             vals: names.vals,
+            val_names: names.text,
             next_slot: 0,
         })
+    }
+
+    /// The name of value `v` (`None` when there is no such value).
+    pub fn val_name(&self, v: ValId) -> Option<&str> {
+        let (start, len) = self.vals.get(v as usize)?.name_at;
+        self.val_names
+            .get(start as usize..start as usize + len as usize)
     }
 
     /// The size in registers of a location.
@@ -443,6 +466,7 @@ fn declare_names<'a, 'p>(
         val_of: vec![None; ids.len()],
         synth: HashMap::default(),
         vals: Vec::with_capacity(bound),
+        text: String::with_capacity(4 * bound),
     };
     for (n, i) in p.inputs.iter().enumerate() {
         if let (Some(v), Some(id)) = (&i.vreg, ids.input(n)) {

@@ -414,7 +414,7 @@ fn pick_scratch(
         .ok_or_else(|| {
             CompileError::Allocation(format!(
                 "no scratch register for spilled %{}",
-                f.vals.get(v as usize).map_or("?", |x| x.name.as_str())
+                f.val_name(v).unwrap_or("?")
             ))
         })
 }
@@ -670,7 +670,7 @@ mod tests {
                 cons: &k,
                 skip_fill_rule: skip,
             };
-            let y = f.vals.iter().position(|v| v.name == "y").unwrap_or(0) as ValId;
+            let y = (0..f.vals.len() as ValId).find(|&v| f.val_name(v) == Some("y")).unwrap_or(0);
             spill_value(&mut f, y, &env).expect("spill");
             let fill = f.blocks[0]
                 .insts
