@@ -171,7 +171,8 @@ pub fn allocate_resolved(
         };
         // The round's full liveness places the spill code (its registers'
         // occupancy is what a physical-only liveness would give).
-        remats += spill::spill_values_in(&mut f, &victims, &sp_env, (&full, &lv_full))?;
+        let sites = costs.into_remat_sites();
+        remats += spill::spill_values_in(&mut f, &victims, &sp_env, (&full, &lv_full), sites)?;
     }
     Err(CompileError::Allocation("spilling did not converge".into()))
 }

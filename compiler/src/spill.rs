@@ -102,7 +102,7 @@ pub fn remat_defs(f: &Func) -> Vec<Option<RInst>> {
 
 /// [`remat_defs`] as the (block, instruction index) of each value's
 /// rematerialisable definition: nothing is cloned.
-fn remat_sites(f: &Func) -> Vec<Option<(usize, usize)>> {
+fn remat_sites(f: &Func) -> RematSites {
     #[derive(Clone, Copy)]
     enum St {
         Unseen,
@@ -173,7 +173,14 @@ pub struct LazyCosts<'a> {
     /// map and liveness, and its blocks' loop depths.
     src: Option<(&'a Func, &'a VarMap, &'a Liveness, &'a [u32])>,
     cell: std::cell::OnceCell<Costs>,
+    /// The rematerialisable definitions found for the costs, kept for the
+    /// spill code of the same round ([`LazyCosts::into_remat_sites`]).
+    sites: std::cell::OnceCell<RematSites>,
 }
+
+/// Each value's rematerialisable definition as (block, instruction index)
+/// ([`remat_defs`] without the copies).
+pub type RematSites = Vec<Option<(usize, usize)>>;
 
 impl<'a> LazyCosts<'a> {
     /// The costs [`costs_at_depth`] would give for `f`, computed when first
@@ -182,6 +189,7 @@ impl<'a> LazyCosts<'a> {
         LazyCosts {
             src: Some((f, vm, lv, depth)),
             cell: std::cell::OnceCell::new(),
+            sites: std::cell::OnceCell::new(),
         }
     }
     /// Costs already known.
@@ -189,17 +197,26 @@ impl<'a> LazyCosts<'a> {
         LazyCosts {
             src: None,
             cell: std::cell::OnceCell::from(c),
+            sites: std::cell::OnceCell::new(),
         }
     }
     /// The costs (computed now if this is the first request).
     pub fn get(&self) -> &Costs {
         self.cell.get_or_init(|| match self.src {
-            Some((f, vm, lv, depth)) => costs_at_depth(f, vm, lv, depth),
+            Some((f, vm, lv, depth)) => {
+                let sites = self.sites.get_or_init(|| remat_sites(f));
+                costs_with_sites(f, vm, lv, depth, sites)
+            }
             None => Costs {
                 cost: Vec::new(),
                 span: Vec::new(),
             },
         })
+    }
+    /// The rematerialisable definitions of the function as it is, if the
+    /// costs needed them (the function must not have changed since).
+    pub fn into_remat_sites(self) -> Option<RematSites> {
+        self.sites.into_inner()
     }
 }
 
@@ -211,6 +228,17 @@ pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
 /// [`costs`] given `depth`, the [`loop_depth`] of `f`'s blocks (which
 /// spilling never changes: it adds instructions, not blocks).
 pub fn costs_at_depth(f: &Func, vm: &VarMap, lv: &Liveness, depth: &[u32]) -> Costs {
+    costs_with_sites(f, vm, lv, depth, &remat_sites(f))
+}
+
+/// [`costs_at_depth`] given `remat`, the [`RematSites`] of `f`.
+fn costs_with_sites(
+    f: &Func,
+    vm: &VarMap,
+    lv: &Liveness,
+    depth: &[u32],
+    remat: &[Option<(usize, usize)>],
+) -> Costs {
     let nv = vm.nv;
     let mut weight = vec![0f64; nv];
     let mut span = vec![0usize; nv];
@@ -233,7 +261,6 @@ pub fn costs_at_depth(f: &Func, vm: &VarMap, lv: &Liveness, depth: &[u32]) -> Co
                 .for_each(|x| span[x] += 1);
         }
     }
-    let remat = remat_sites(f);
     let cost = (0..nv)
         .map(|v| {
             let c = weight[v] / (2.0 + span[v] as f64).ln();
@@ -447,7 +474,7 @@ struct Plan {
 pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize, CompileError> {
     let vm = VarMap::phys_only(f);
     let lv = liveness::analyze(f, &vm);
-    spill_values_in(f, vs, env, (&vm, &lv))
+    spill_values_in(f, vs, env, (&vm, &lv), None)
 }
 
 /// [`spill_values`] given a liveness of `f` as it is now whose variable map
@@ -455,15 +482,19 @@ pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize,
 /// full map: the liveness of a physical register does not depend on the
 /// values, so its registers' occupancy is exactly that of
 /// [`VarMap::phys_only`], whose own liveness then need not be solved; the
-/// occupancy the round has already computed is reused).
+/// occupancy the round has already computed is reused). `sites`, when
+/// given, must be the [`RematSites`] of `f` as it is (found for the
+/// round's costs); otherwise they are found here.
 pub fn spill_values_in(
     f: &mut Func,
     vs: &[ValId],
     env: &SpillEnv,
     (vm, lv): (&VarMap, &Liveness),
+    sites: Option<RematSites>,
 ) -> Result<usize, CompileError> {
     let vm = *vm;
-    let plans = plan_spills(f, vs);
+    let sites = sites.unwrap_or_else(|| remat_sites(f));
+    let plans = plan_spills(f, vs, &sites);
     let read = desc_by_sem(f.target, Sem::ScratchRead)?;
     let cx = Ctx {
         read,
@@ -512,8 +543,7 @@ fn mentions_any(b: &crate::ra_ir::RBlock, plans: &[Plan]) -> bool {
 /// How each value of `vs` is replaced: rematerialised when [`remat_defs`]
 /// allows it, else given the next free stack slot (advancing
 /// `f.next_slot` by the value's size).
-fn plan_spills(f: &mut Func, vs: &[ValId]) -> Vec<Plan> {
-    let sites = remat_sites(f);
+fn plan_spills(f: &mut Func, vs: &[ValId], sites: &[Option<(usize, usize)>]) -> Vec<Plan> {
     let mut plans = Vec::with_capacity(vs.len());
     for &v in vs {
         let remat = sites
