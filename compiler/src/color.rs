@@ -81,14 +81,16 @@ fn simplify(p: &Problem) -> Vec<ValId> {
     let nv = p.sizes.len();
     let mut in_graph = vec![false; nv];
     p.nodes.iter().for_each(|&v| in_graph[v as usize] = true);
+    // The same set as words, for walking a node's neighbours in the graph.
+    let mut in_words = vec![0u64; nv.div_ceil(64)];
+    p.nodes.iter().for_each(|&v| set_bit(&mut in_words, v, true));
     let size = |v: ValId| p.sizes.get(v as usize).copied().unwrap_or(1) as usize;
     let mut weight = vec![0usize; nv];
     for &v in p.nodes {
-        weight[v as usize] = p.graph.adj(v)
-            .iter()
-            .filter(|m| in_graph[**m as usize])
-            .map(|&m| size(m) + size(v) - 1)
-            .sum();
+        let mut w = 0;
+        p.graph
+            .neighbours_in(v, &in_words, |m| w += size(m) + size(v) - 1);
+        weight[v as usize] = w;
     }
     let single = single_cands(p);
     let avail: Vec<usize> = (0..nv)
@@ -125,11 +127,12 @@ fn simplify(p: &Problem) -> Vec<ValId> {
         };
         let v = left.swap_remove(pick);
         in_graph[v as usize] = false;
-        for &m in p.graph.adj(v) {
-            if in_graph[m as usize] {
-                weight[m as usize] = weight[m as usize].saturating_sub(size(v) + size(m) - 1);
+        set_bit(&mut in_words, v, false);
+        p.graph.neighbours_in(v, &in_words, |m| {
+            if let Some(w) = weight.get_mut(m as usize) {
+                *w = w.saturating_sub(size(v) + size(m) - 1);
             }
-        }
+        });
         stack.push(v);
     }
     stack
@@ -139,15 +142,17 @@ fn simplify(p: &Problem) -> Vec<ValId> {
 /// value); `Err(spill)` lists the nodes that found no register.
 pub fn color(p: &Problem) -> Result<Vec<Option<PhysReg>>, Vec<ValId>> {
     let mut assign: Vec<Option<PhysReg>> = vec![None; p.sizes.len()];
+    // The values given a run so far, as words.
+    let mut assigned = vec![0u64; p.sizes.len().div_ceil(64)];
     let mut failed = Vec::new();
     for v in simplify(p).into_iter().rev() {
         let size = p.sizes.get(v as usize).copied().unwrap_or(1);
         let mut busy = p.graph.phys.get(v as usize).copied().unwrap_or_default();
-        for &m in p.graph.adj(v) {
-            if let Some(r) = assign[m as usize] {
+        p.graph.neighbours_in(v, &assigned, |m| {
+            if let Some(r) = assign.get(m as usize).copied().flatten() {
                 busy.insert_run(r);
             }
-        }
+        });
         let fits = |r: PhysReg| r.size == size && !busy.overlaps(r) && p.cons.allowed(v, r);
         let hinted = p
             .cons
@@ -164,7 +169,10 @@ pub fn color(p: &Problem) -> Result<Vec<Option<PhysReg>>, Vec<ValId>> {
             });
         let choice = hinted.or_else(|| first_fit(p, v, size, &busy));
         match choice {
-            Some(r) => assign[v as usize] = Some(r),
+            Some(r) => {
+                assign[v as usize] = Some(r);
+                set_bit(&mut assigned, v, true);
+            }
             None => failed.push(v),
         }
     }
@@ -196,6 +204,18 @@ fn first_fit(p: &Problem, v: ValId, size: u8, busy: &RegSet) -> Option<PhysReg> 
         .iter()
         .copied()
         .find(|r| r.size == size && !busy.overlaps(*r) && p.cons.allowed(v, *r))
+}
+
+/// Put value `v` in (`on`) or out of the set with words `words`.
+fn set_bit(words: &mut [u64], v: ValId, on: bool) {
+    if let Some(w) = words.get_mut(v as usize / 64) {
+        let bit = 1u64 << (v % 64);
+        if on {
+            *w |= bit;
+        } else {
+            *w &= !bit;
+        }
+    }
 }
 
 /// The registers of all runs in `assign` (for tests and diagnostics).

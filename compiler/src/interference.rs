@@ -33,12 +33,12 @@ pub struct Graph {
     /// compared with a set of variables a word at a time).
     rows: Vec<u64>,
     /// Every edge as (value, neighbour), both directions, in the order
-    /// found; laid out by value into `adj_start`/`adj_list` by [`build`].
+    /// found; laid out by value on the first [`Graph::adj`].
     pairs: Vec<(ValId, ValId)>,
-    /// The neighbours of value `v` are `adj_list[adj_start[v]..adj_start[v + 1]]`,
-    /// in the order they were found.
-    adj_start: Vec<u32>,
-    adj_list: Vec<ValId>,
+    /// `(adj_start, adj_list)`: the neighbours of value `v` are
+    /// `adj_list[adj_start[v]..adj_start[v + 1]]`, in the order they were
+    /// found (only a failed colouring asks, so it is laid out on demand).
+    adj: std::cell::OnceCell<(Vec<u32>, Vec<ValId>)>,
     /// Physical registers each value may not use (live or written where the
     /// value occupies a register).
     pub phys: Vec<RegSet>,
@@ -49,15 +49,34 @@ pub struct Graph {
 impl Graph {
     /// The neighbours of value `v`, in the order they were found.
     pub fn adj(&self, v: ValId) -> &[ValId] {
+        let (adj_start, adj_list) = self.adj.get_or_init(|| self.lay_out());
         let v = v as usize;
-        match (self.adj_start.get(v), self.adj_start.get(v + 1)) {
-            (Some(&a), Some(&b)) => self.adj_list.get(a as usize..b as usize).unwrap_or(&[]),
+        match (adj_start.get(v), adj_start.get(v + 1)) {
+            (Some(&a), Some(&b)) => adj_list.get(a as usize..b as usize).unwrap_or(&[]),
             _ => &[],
+        }
+    }
+    /// Call `f` with each neighbour of value `v` that is in the set of
+    /// values with words `mask`, in increasing order (read from the
+    /// matrix: for users to whom the order does not matter).
+    pub fn neighbours_in(&self, v: ValId, mask: &[u64], mut f: impl FnMut(ValId)) {
+        let at = v as usize * self.stride;
+        let row = if (v as usize) < self.nv {
+            self.rows.get(at..at + self.stride).unwrap_or(&[])
+        } else {
+            &[]
+        };
+        for (wi, (&w, &m)) in row.iter().zip(mask).enumerate() {
+            let mut w = w & m;
+            while w != 0 {
+                f((wi * 64) as ValId + w.trailing_zeros());
+                w &= w - 1;
+            }
         }
     }
     /// Lay the edges found out by value (a stable counting sort, so each
     /// value's neighbours keep the order they were found in).
-    fn lay_out(&mut self) {
+    fn lay_out(&self) -> (Vec<u32>, Vec<ValId>) {
         let mut start = vec![0u32; self.nv + 1];
         for &(a, _) in &self.pairs {
             if let Some(c) = start.get_mut(a as usize + 1) {
@@ -77,9 +96,7 @@ impl Graph {
                 *c += 1;
             }
         }
-        self.adj_start = start;
-        self.adj_list = list;
-        self.pairs = Vec::new();
+        (start, list)
     }
     /// Whether values `a` and `b` interfere.
     pub fn interferes(&self, a: ValId, b: ValId) -> bool {
@@ -187,8 +204,7 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
         stride,
         rows: vec![0; nv * stride],
         pairs: Vec::with_capacity(8 * nv),
-        adj_start: Vec::new(),
-        adj_list: Vec::new(),
+        adj: std::cell::OnceCell::new(),
         phys: vec![RegSet::default(); nv],
         global: vec![false; nv],
     };
@@ -213,7 +229,6 @@ pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
             vm.each_def(inst, |d| g.add_all(&vals, d, after, false));
         }
     }
-    g.lay_out();
     g
 }
 
