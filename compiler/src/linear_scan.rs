@@ -40,6 +40,9 @@ pub struct Scan<'a> {
     pub vm: &'a VarMap,
     /// Which values are cross-block (already coloured).
     pub global: &'a [bool],
+    /// The block-local values (below `vm.nv` and not `global`) as set
+    /// words ([`local_words`]).
+    pub local: &'a [u64],
     /// Runs of the cross-block values.
     pub assign: &'a [Option<PhysReg>],
     /// Rule constraints and hints.
@@ -161,35 +164,56 @@ impl State<'_> {
     }
 }
 
-/// The webs of the block-local values: `(value, first gap, last gap)`.
+/// The set words of the block-local values among `nv` values: those not
+/// marked in `global` (a value beyond `global` counts as global).
+pub fn local_words(nv: usize, global: &[bool]) -> Vec<u64> {
+    let mut w = vec![0u64; nv.div_ceil(64)];
+    for v in (0..nv).filter(|&v| !global.get(v).copied().unwrap_or(true)) {
+        w[v / 64] |= 1 << (v % 64);
+    }
+    w
+}
+
+/// The webs of the block-local values: `(value, first gap, last gap)`,
+/// ordered by first gap, then longest first, then value. Found a word at a
+/// time: at each gap the local occupants are compared with the previous
+/// gap's, closing the webs that stopped and opening those that began.
 fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
-    // Open webs as (value, first gap), sorted by value.
-    let mut open: Vec<(ValId, usize)> = Vec::new();
-    let mut here: Vec<ValId> = Vec::new();
+    let local = scan.local;
+    let mut prev = vec![0u64; local.len()];
+    let mut start = vec![0usize; local.len() * 64];
     let mut out = Vec::new();
     for (g, set) in occ.iter().enumerate() {
-        here.clear();
-        here.extend(
-            set.iter()
-                .take_while(|&x| x < scan.vm.nv)
-                .map(|x| x as ValId)
-                .filter(|&v| !scan.global.get(v as usize).copied().unwrap_or(true)),
-        );
-        // `here` is ascending (bit order), so both lists are sorted.
-        for &(v, s) in &open {
-            if here.binary_search(&v).is_err() {
-                out.push((v, s, g - 1));
+        let words = set.words();
+        for (wi, (p, &m)) in prev.iter_mut().zip(local).enumerate() {
+            let here = words.get(wi).copied().unwrap_or(0) & m;
+            let mut ended = *p & !here;
+            while ended != 0 {
+                let v = wi * 64 + ended.trailing_zeros() as usize;
+                ended &= ended - 1;
+                let s = start.get(v).copied().unwrap_or(0);
+                out.push((v as ValId, s, g.saturating_sub(1)));
             }
-        }
-        open.retain(|(v, _)| here.binary_search(v).is_ok());
-        for &v in &here {
-            if let Err(pos) = open.binary_search_by_key(&v, |&(o, _)| o) {
-                open.insert(pos, (v, g));
+            let mut begun = here & !*p;
+            while begun != 0 {
+                let v = wi * 64 + begun.trailing_zeros() as usize;
+                begun &= begun - 1;
+                if let Some(s) = start.get_mut(v) {
+                    *s = g;
+                }
             }
+            *p = here;
         }
     }
     let last = occ.len().saturating_sub(1);
-    out.extend(open.into_iter().map(|(v, s)| (v, s, last)));
+    for (wi, &p) in prev.iter().enumerate() {
+        let mut open = p;
+        while open != 0 {
+            let v = wi * 64 + open.trailing_zeros() as usize;
+            open &= open - 1;
+            out.push((v as ValId, start.get(v).copied().unwrap_or(0), last));
+        }
+    }
     out.sort_by_key(|&(v, s, e)| (s, std::cmp::Reverse(e), v));
     out
 }
@@ -423,11 +447,13 @@ mod tests {
         let cons = interference::constraints(&f, &[0, 1, 2]).expect("constraints");
         let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
         let global = vec![false; f.vals.len()];
+        let local = local_words(f.vals.len(), &global);
         let assign = vec![None; f.vals.len()];
         let mov = mov_desc(f.target).expect("mov");
         let scan = Scan {
             vm: &vm,
             global: &global,
+            local: &local,
             assign: &assign,
             cons: &cons,
             sizes: &sizes,

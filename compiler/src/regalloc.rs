@@ -335,9 +335,11 @@ fn assign(
                 .map(|v| graph.global[v] || !here[v])
                 .collect();
             let mov = mov_desc(f.target).map_err(|_| Failure::Values(Vec::new()))?;
+            let local = linear_scan::local_words(vm.nv, &global);
             let scan = linear_scan::Scan {
                 vm,
                 global: &global,
+                local: &local,
                 assign: &assignment,
                 cons,
                 sizes: &sizes,
