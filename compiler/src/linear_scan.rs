@@ -283,16 +283,32 @@ pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usiz
         rr: HashMap::default(),
         last_run: HashMap::default(),
     };
-    for (g, set) in occ.iter().enumerate() {
-        for x in set.iter() {
-            match scan.vm.as_val(x) {
-                Some(v) if scan.global.get(v as usize).copied().unwrap_or(false) => {
-                    if let Some(r) = scan.assign.get(v as usize).copied().flatten() {
-                        st.glob[g].insert_run(r);
-                    }
+    let nv = scan.vm.nv;
+    for ((set, glob), phys) in occ.iter().zip(&mut st.glob).zip(&mut st.phys) {
+        for (wi, &w) in set.words().iter().enumerate() {
+            // Cross-block values (values not local) hold their runs; the
+            // variables from `nv` on are registers.
+            let lo = wi * 64;
+            let vals = if nv >= lo + 64 {
+                u64::MAX
+            } else if nv <= lo {
+                0
+            } else {
+                (1u64 << (nv - lo)) - 1
+            };
+            let mut g = w & vals & !scan.local.get(wi).copied().unwrap_or(0);
+            while g != 0 {
+                let v = lo + g.trailing_zeros() as usize;
+                g &= g - 1;
+                if let Some(r) = scan.assign.get(v).copied().flatten() {
+                    glob.insert_run(r);
                 }
-                Some(_) => {}
-                None => st.phys[g].insert((x - scan.vm.nv) as u16),
+            }
+            let mut r = w & !vals;
+            while r != 0 {
+                let x = lo + r.trailing_zeros() as usize;
+                r &= r - 1;
+                phys.insert((x - nv) as u16);
             }
         }
     }
