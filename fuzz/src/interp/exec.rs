@@ -88,10 +88,13 @@ pub enum FastSrc {
     Slot(u32),
 }
 
-/// An arithmetic op of one-word operands and a one-word result, decoded so
-/// that running it needs no [`Arg`] list, size checks or [`Action`]
-/// dispatch. Made only where [`args`] + [`execute`] would, for one-word
-/// operands, succeed with exactly `Write([eval::word(sem, operands)])`.
+/// An arithmetic op of one-word operands and a one-word result, or a
+/// one-word load of an outside input or constant by its index (`ldunif 3`,
+/// `ldvary 0`, `ldconst 7`), decoded so that running it needs no [`Arg`]
+/// list, size checks or [`Action`] dispatch. Made only where [`args`] +
+/// [`execute`] would, for one-word operands and a one-word destination,
+/// succeed with exactly `Write([w])` for the word `w` that [`Fast::eval`]
+/// computes.
 #[derive(Clone, Copy, Debug)]
 pub struct Fast {
     /// What the op computes.
@@ -108,7 +111,7 @@ impl Fast {
     /// register (`None`: no virtual registers here, as in machine form).
     pub fn plan(desc: &OpDesc, srcs: &[Operand], slot: impl Fn(usize) -> Option<u32>) -> Option<Fast> {
         let n = srcs.len();
-        if desc.sizes != Sizes::Uniform || desc.dest == Dest::None || eval::arity(desc.sem) != Some(n) || n != desc.operands.len() || n > MAX_ARITY {
+        if desc.sizes != Sizes::Uniform || desc.dest == Dest::None || fast_arity(desc.sem) != Some(n) || n != desc.operands.len() || n > MAX_ARITY {
             return None;
         }
         let mut out = [FastSrc::Const(0); MAX_ARITY];
@@ -126,15 +129,34 @@ impl Fast {
     }
 
     /// The result word, reading each operand with `word` (`None` from
-    /// `word`: not one word here, take the general path).
+    /// `word`: not one word here, take the general path) and outside inputs
+    /// from `world`.
     #[inline]
-    pub fn eval(&self, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
+    pub fn eval(&self, world: &World, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
         let [s0, s1, s2] = self.srcs;
         let a = word(s0)?;
+        // A load's one operand is its index (`plan` took it from an
+        // immediate): what `execute` writes for width 1.
+        match self.sem {
+            Sem::Uniform => return Some(world.uniform(a)),
+            Sem::Varying => return Some(world.varying(a)),
+            Sem::Const => return Some(a),
+            _ => {}
+        }
         let b = if self.n > 1 { word(s1)? } else { 0 };
         let c = if self.n > 2 { word(s2)? } else { 0 };
         // `plan` made `n` the sem's arity.
         eval::apply(self.sem, a, b, c)
+    }
+}
+
+/// The operand count of a [`Fast`] op of `sem`: an arithmetic sem's arity,
+/// or 1 (the index) for a load of a uniform, a varying or a constant;
+/// `None` for every other sem.
+fn fast_arity(sem: Sem) -> Option<usize> {
+    match sem {
+        Sem::Uniform | Sem::Varying | Sem::Const => Some(1),
+        _ => eval::arity(sem),
     }
 }
 
@@ -346,12 +368,26 @@ mod tests {
     }
 
     #[test]
+    fn fast_loads_agree_with_the_general_path() {
+        let w = World::new(7);
+        for op in ["ldunif", "ldvary", "ldconst", "ldunifrf"] {
+            let d = desc("v3d71", op);
+            let srcs = [Operand::Imm(Imm::int(5))];
+            let f = Fast::plan(d, &srcs, |_| None).expect("a one-word load has a fast form");
+            let got = f.eval(&w, |s| if let FastSrc::Const(c) = s { Some(c) } else { None });
+            let mut a = Vec::new();
+            args(d, &srcs, &mut a, |_, _| Ok(Words::one(0))).expect("args");
+            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Write(Words::one(got.expect("evaluates")))), "{op}");
+        }
+    }
+
+    #[test]
     fn fast_form_agrees_with_the_general_path() {
         let d = desc("v3d71", "fadd");
         let srcs = [Operand::Phys(PhysReg::one(4)), Operand::Imm(Imm::f32(0.5))];
         let f = Fast::plan(d, &srcs, |_| None).expect("one-word fadd has a fast form");
         let x = 1.25f32.to_bits();
-        let got = f.eval(|s| match s {
+        let got = f.eval(&World::new(0), |s| match s {
             FastSrc::Const(c) => Some(c),
             FastSrc::Reg(4) => Some(x),
             _ => None,
@@ -363,7 +399,8 @@ mod tests {
         // Not one word, not arithmetic, or not valid as written: no fast form.
         let wide = [Operand::Phys(PhysReg { base: 4, size: 2 }), Operand::Imm(Imm::f32(0.5))];
         assert!(Fast::plan(desc("gen8", "add"), &wide, |_| None).is_none());
-        assert!(Fast::plan(desc("v3d71", "ldunif"), &[Operand::Imm(Imm::int(0))], |_| None).is_none());
+        assert!(Fast::plan(desc("v3d71", "ldunif"), &[Operand::Phys(PhysReg::one(1))], |_| None).is_none());
+        assert!(Fast::plan(desc("gen8", "send.tex"), &[Operand::Phys(PhysReg::one(1))], |_| None).is_none());
         assert!(Fast::plan(d, &srcs[..1], |_| None).is_none());
         assert!(Fast::plan(d, &[srcs[0].clone(), Operand::Label("b1".into())], |_| None).is_none());
     }

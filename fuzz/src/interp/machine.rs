@@ -432,7 +432,7 @@ impl<'p> Machine<'p> {
         for (k, d) in ops.iter().enumerate() {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
-            if let (Some(w), Some(slot)) = (d.fast.as_ref().and_then(|f| f.eval(|s| fast_word(world, regs, s))), words.get_mut(k)) {
+            if let (Some(w), Some(slot)) = (d.fast.as_ref().and_then(|f| f.eval(world, |s| fast_word(world, regs, s))), words.get_mut(k)) {
                 *slot = w;
                 fast |= 1 << k;
                 continue;

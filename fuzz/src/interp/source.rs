@@ -313,7 +313,7 @@ impl State {
     /// Execute one instruction; returns its effect, if it has one.
     /// `slots` starts with the slots of its operands.
     fn step(&mut self, d: &DInst, slots: &[u32]) -> Result<Option<(Channel, Words)>, StepError> {
-        if let Some(w) = d.fast.as_ref().and_then(|f| f.eval(|s| self.fast_word(s))) {
+        if let Some(w) = d.fast.as_ref().and_then(|f| f.eval(&self.world, |s| self.fast_word(s))) {
             self.write_word(d, w);
             return Ok(None);
         }
