@@ -362,28 +362,29 @@ impl Ready {
     /// [`WINDOW`] items of each list and the [`WINDOW`] earliest in program
     /// order.
     fn take_best<K: Ord>(&mut self, score: impl Fn(usize) -> K) -> Option<usize> {
-        let i = {
-            let (mut fwd, mut bwd);
-            let order: &mut dyn Iterator<Item = usize> = if self.backwards {
-                bwd = self.by_index.iter_rev();
-                &mut bwd
-            } else {
-                fwd = self.by_index.iter();
-                &mut fwd
-            };
-            // Every ready op is in one of the lists: when both fit in their
-            // windows, the program-order view only repeats ops already
-            // offered (and repeats cannot change the best, whose rank is
-            // unique), so it is left out.
-            let listed = self.lists.iter().all(|l| l.len() <= WINDOW);
-            let cands = self
-                .lists
-                .iter()
-                .flat_map(|l| l.iter().take(WINDOW).copied())
-                .chain(order.take(if listed { 0 } else { WINDOW }));
-            // The last best, as `max_by`; each candidate scored once.
-            cands.max_by_key(|&a| (score(a), self.key(a)))?
+        // The last best, as `max_by`; each candidate scored once.
+        let mut best: Option<((K, (i64, std::cmp::Reverse<usize>)), usize)> = None;
+        let mut offer = |a: usize| {
+            let k = (score(a), self.key(a));
+            if best.as_ref().is_none_or(|(b, _)| k >= *b) {
+                best = Some((k, a));
+            }
         };
+        for l in &self.lists {
+            l.iter().take(WINDOW).for_each(|&a| offer(a));
+        }
+        // Every ready op is in one of the lists: when both fit in their
+        // windows, the program-order view only repeats ops already offered
+        // (and repeats cannot change the best, whose rank is unique), so it
+        // is left out.
+        if self.lists.iter().any(|l| l.len() > WINDOW) {
+            if self.backwards {
+                self.by_index.iter_rev().take(WINDOW).for_each(&mut offer);
+            } else {
+                self.by_index.iter().take(WINDOW).for_each(&mut offer);
+            }
+        }
+        let (_, i) = best?;
         let w = self.which(i);
         if let Some(pos) = self.lists[w].iter().position(|&j| j == i) {
             self.lists[w].remove(pos);
