@@ -249,7 +249,22 @@ fn bundle_ok(target: &Target, ops: &[LoweredOp], members: &[usize]) -> bool {
     target.rules.bundle_ok(&pairs).is_ok()
 }
 
+/// The first-fit slot assignment of `members` (backtracking: members in
+/// order, each trying its slots in order) into `used`; whether there is one.
 fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'static str>) -> bool {
+    if let [a, b] = members {
+        // The usual pair, without the recursion: the first slot of `a`
+        // that leaves `b` one, and `b`'s first one then.
+        let (Some(a), Some(b)) = (ops.get(*a), ops.get(*b)) else { return false };
+        for &sa in a.slots.iter() {
+            if let Some(&sb) = b.slots.iter().find(|sb| !same_slot(sa, sb)) {
+                used.clear();
+                used.extend([sa, sb]);
+                return true;
+            }
+        }
+        return false;
+    }
     fn go(ops: &[LoweredOp], members: &[usize], k: usize, used: &mut Vec<&'static str>) -> bool {
         let Some(&m) = members.get(k) else {
             return true;
