@@ -363,7 +363,7 @@ impl Ready {
     /// order.
     fn take_best<K: Ord>(&mut self, score: impl Fn(usize) -> K) -> Option<usize> {
         // The last best, as `max_by`; each candidate scored once.
-        let mut best: Option<((K, (i64, std::cmp::Reverse<usize>)), usize)> = None;
+        let mut best: Option<((K, Rank), usize)> = None;
         let mut offer = |a: usize| {
             let k = (score(a), self.key(a));
             if best.as_ref().is_none_or(|(b, _)| k >= *b) {
@@ -393,6 +393,10 @@ impl Ready {
         Some(i)
     }
 }
+
+/// An op's static rank: its priority, then its position in the walk's
+/// direction.
+type Rank = (i64, std::cmp::Reverse<usize>);
 
 /// Register pressure seen from the block end (bottom-up): the values live
 /// below the ops placed so far.
