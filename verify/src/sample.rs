@@ -67,7 +67,9 @@ fn f(x: u32) -> f32 {
     f32::from_bits(x)
 }
 
-fn float(sem: Sem, a: &[u32]) -> u32 {
+/// The real result of float op `sem` on `a`; an op without a float
+/// meaning here hashes its arguments with `skey` ([`sem_key`] of `sem`).
+fn float(sem: Sem, skey: u64, a: &[u32]) -> u32 {
     let g = |i: usize| a.get(i).copied().map(f).unwrap_or(0.0);
     let r = match sem {
         Sem::FAdd => g(0) + g(1),
@@ -82,7 +84,7 @@ fn float(sem: Sem, a: &[u32]) -> u32 {
         Sem::Log2 => g(0).log2(),
         Sem::Sin => g(0).sin(),
         Sem::Cos => g(0).cos(),
-        _ => return hash_args(sem_key(sem), a),
+        _ => return hash_args(skey, a),
     };
     if r.is_nan() {
         f32::NAN.to_bits()
@@ -100,7 +102,9 @@ fn sem_key(sem: Sem) -> u64 {
     mix(format!("{sem:?}").bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b))))
 }
 
-fn eval_node(terms: &Terms, vals: &[[u32; N]], t: Term, k: u64) -> u32 {
+/// The word of term `t` under sample `k`; `skey` is [`sem_key`] of the
+/// term's operation when it is a non-integer ALU op (unused otherwise).
+fn eval_node(terms: &Terms, vals: &[[u32; N]], t: Term, k: u64, skey: u64) -> u32 {
     let ku = k as usize;
     match terms.node(t) {
         Node::Lit(w) => *w,
@@ -112,8 +116,8 @@ fn eval_node(terms: &Terms, vals: &[[u32; N]], t: Term, k: u64) -> u32 {
             let a: Vec<u32> = args.iter().map(|x| vals.get(x.0 as usize).map(|v| v[ku]).unwrap_or(0)).collect();
             match fun {
                 Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, &a).unwrap_or(0),
-                Fun::Alu(sem) if k >= FIRST_HASHED => hash_args(sem_key(*sem) ^ mix(k), &a),
-                Fun::Alu(sem) => float(*sem, &a),
+                Fun::Alu(_) if k >= FIRST_HASHED => hash_args(skey ^ mix(k), &a),
+                Fun::Alu(sem) => float(*sem, skey, &a),
                 Fun::Tex(w) => hash_args(u64::from(*w) ^ 0x7e57 ^ mix(k), &a),
             }
         }
@@ -127,6 +131,9 @@ const N: usize = SAMPLES as usize;
 #[derive(Default)]
 pub struct Values {
     vals: Vec<[u32; N]>,
+    /// [`sem_key`] of each operation met so far (it spells the operation,
+    /// so it is worth computing once).
+    sem_keys: Vec<(Sem, u64)>,
 }
 
 impl Values {
@@ -134,12 +141,26 @@ impl Values {
     fn extend(&mut self, terms: &Terms) {
         for i in self.vals.len()..terms.len() {
             let t = Term(i as u32);
+            let skey = match terms.node(t) {
+                Node::App(Fun::Alu(sem), _) if !is_integer(*sem) => self.sem_key_of(*sem),
+                _ => 0,
+            };
             let mut row = [0u32; N];
             for (k, slot) in row.iter_mut().enumerate() {
-                *slot = eval_node(terms, &self.vals, t, k as u64);
+                *slot = eval_node(terms, &self.vals, t, k as u64, skey);
             }
             self.vals.push(row);
         }
+    }
+
+    /// [`sem_key`] of `sem`, computed once per operation.
+    fn sem_key_of(&mut self, sem: Sem) -> u64 {
+        if let Some(&(_, k)) = self.sem_keys.iter().find(|(s, _)| *s == sem) {
+            return k;
+        }
+        let k = sem_key(sem);
+        self.sem_keys.push((sem, k));
+        k
     }
 
     fn get(&self, t: Term) -> [u32; N] {
