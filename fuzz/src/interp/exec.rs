@@ -150,6 +150,38 @@ impl Fast {
     }
 }
 
+/// An output op of one value operand on a plain channel (`tlbw a`), decoded
+/// so that running it needs no [`Arg`] list, size checks or [`Action`]
+/// dispatch. Made only where [`args`] + [`execute`] would, for a one-word
+/// operand, succeed with exactly `Effect(Channel::Plain(channel), [w])`,
+/// `w` being that operand's word.
+#[derive(Clone, Copy, Debug)]
+pub struct FastOut {
+    /// The channel the effect goes to.
+    pub channel: &'static str,
+    /// The operand whose word the effect carries.
+    pub src: FastSrc,
+}
+
+impl FastOut {
+    /// The fast form of `desc` on `srcs` with no destination written, if
+    /// there is one; `slot` as for [`Fast::plan`].
+    pub fn plan(desc: &OpDesc, srcs: &[Operand], slot: impl Fn(usize) -> Option<u32>) -> Option<FastOut> {
+        let Sem::Output(channel, false) = desc.sem else { return None };
+        if desc.sizes != Sizes::Uniform || desc.dest != Dest::None {
+            return None;
+        }
+        let ([kind], [op]) = (desc.operands, srcs) else { return None };
+        let src = match (kind, op) {
+            (OperandKind::Value, Operand::Imm(imm)) => FastSrc::Const(imm.bits),
+            (OperandKind::Value | OperandKind::Reg, Operand::Phys(r)) if r.size == 1 => FastSrc::Reg(r.base),
+            (OperandKind::Value | OperandKind::Reg, Operand::Virt(v)) if v.size.is_none_or(|s| s == 1) => FastSrc::Slot(slot(0)?),
+            _ => return None,
+        };
+        Some(FastOut { channel, src })
+    }
+}
+
 /// The operand count of a [`Fast`] op of `sem`: an arithmetic sem's arity,
 /// or 1 (the index) for a load of a uniform, a varying or a constant;
 /// `None` for every other sem.
@@ -379,6 +411,27 @@ mod tests {
             args(d, &srcs, &mut a, |_, _| Ok(Words::one(0))).expect("args");
             assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Write(Words::one(got.expect("evaluates")))), "{op}");
         }
+    }
+
+    #[test]
+    fn fast_outputs_agree_with_the_general_path() {
+        let w = World::new(3);
+        let d = desc("v3d71", "tlbw");
+        for (srcs, word) in [(vec![Operand::Phys(PhysReg::one(4))], 77u32), (vec![Operand::Imm(Imm::int(-2))], (-2i32) as u32)] {
+            let f = FastOut::plan(d, &srcs, |_| None).expect("a one-word output has a fast form");
+            let got = match f.src {
+                FastSrc::Const(c) => c,
+                _ => 77,
+            };
+            let mut a = Vec::new();
+            args(d, &srcs, &mut a, |_, _| Ok(Words::one(77))).expect("args");
+            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Effect(Channel::Plain(f.channel), Words::one(got))));
+            assert_eq!(got, word);
+        }
+        // Indexed channels, wide operands and non-outputs: no fast form.
+        assert!(FastOut::plan(desc("r600", "export"), &[Operand::Imm(Imm::int(3)), Operand::Phys(PhysReg::one(4))], |_| None).is_none());
+        assert!(FastOut::plan(d, &[Operand::Phys(PhysReg { base: 4, size: 2 })], |_| None).is_none());
+        assert!(FastOut::plan(desc("v3d71", "mov"), &[Operand::Phys(PhysReg::one(4))], |_| None).is_none());
     }
 
     #[test]

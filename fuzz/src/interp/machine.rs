@@ -34,7 +34,7 @@
 //! Invariant: the simulation never panics; every op it cannot execute
 //! (unknown opcode, wrong operands, register out of range) is a `RunError`.
 
-use super::exec::{self, Action, Arg, Fast, FastSrc};
+use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc};
 use super::scratch::Scratch;
 use super::words::Words;
 use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
@@ -88,6 +88,8 @@ struct DOp<'p> {
     dest: Option<PhysReg>,
     /// The fast form of a one-word arithmetic op writing one register.
     fast: Option<Fast>,
+    /// The fast form of a one-word output.
+    out: Option<FastOut>,
 }
 
 /// One bundle, decoded: its ops, and every register they read or write
@@ -164,7 +166,8 @@ fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, Ru
         in_range(p, r, at)?;
     }
     let fast = if dest.is_some_and(|d| d.size == 1) { Fast::plan(desc, &inst.srcs, |_| None) } else { None };
-    Ok(DOp { desc, inst, dest, fast })
+    let out = if dest.is_none() { FastOut::plan(desc, &inst.srcs, |_| None) } else { None };
+    Ok(DOp { desc, inst, dest, fast, out })
 }
 
 /// Append the registers of `r` to `touched`.
@@ -424,17 +427,23 @@ impl<'p> Machine<'p> {
         }
         self.land();
         // Parallel reads: compute every op's result before applying any.
-        // A fast op's result is one word (`words[k]`, bit k of `fast`);
+        // A fast op's result is one word (`words[k]`, bit k of `fast`), a
+        // fast output's the word it carries (`words[k]`, bit k of `outs`);
         // any other op's is its action, in op order in `actions`.
         let mut actions = std::mem::take(&mut self.actions);
         actions.clear();
-        let (mut words, mut fast) = ([0u32; FAST_OPS], 0u32);
+        let (mut words, mut fast, mut outs) = ([0u32; FAST_OPS], 0u32, 0u32);
         for (k, d) in ops.iter().enumerate() {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
             if let (Some(w), Some(slot)) = (d.fast.as_ref().and_then(|f| f.eval(world, |s| fast_word(world, regs, s))), words.get_mut(k)) {
                 *slot = w;
                 fast |= 1 << k;
+                continue;
+            }
+            if let (Some(w), Some(slot)) = (d.out.and_then(|o| fast_word(world, regs, o.src)), words.get_mut(k)) {
+                *slot = w;
+                outs |= 1 << k;
                 continue;
             }
             exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
@@ -444,9 +453,12 @@ impl<'p> Machine<'p> {
         }
         let mut general = 0;
         for (k, d) in ops.iter().enumerate() {
-            match words.get(k).filter(|_| fast & (1 << k) != 0) {
-                Some(&w) => self.apply_word(d, w, at)?,
-                None => {
+            // Bits exist only for `k < FAST_OPS` (below 32).
+            let bit = 1u32.checked_shl(k as u32).unwrap_or(0);
+            match (words.get(k), d.out) {
+                (Some(&w), _) if fast & bit != 0 => self.apply_word(d, w, at)?,
+                (Some(&w), Some(o)) if outs & bit != 0 => Channel::Plain(o.channel).record(&mut self.effects, &[w]),
+                _ => {
                     // Taken out in order; what is left behind is cleared
                     // before the next bundle.
                     if let Some(action) = actions.get_mut(general).map(|a| std::mem::replace(a, Action::Nothing)) {

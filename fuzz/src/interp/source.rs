@@ -18,7 +18,7 @@
 //!
 //! Invariant: the run is a pure function of (program, seed, fuel).
 
-use super::exec::{self, Action, Arg, Channel, Fast, FastSrc};
+use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc};
 use super::scratch::Scratch;
 use super::words::Words;
 use super::{label_map, plain_number, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
@@ -46,6 +46,8 @@ struct DInst<'p> {
     dest: u32,
     /// The fast form of a one-word arithmetic op writing one word.
     fast: Option<Fast>,
+    /// The fast form of a one-word output naming no destination.
+    out: Option<FastOut>,
 }
 
 /// One block, decoded.
@@ -158,7 +160,8 @@ impl<'p> Decoded<'p> {
                 let desc = p.target.op(&inst.opcode);
                 let slot_of = |i: usize| src_slots.get(srcs + i).copied().filter(|&s| s != NO_SLOT);
                 let fast = desc.filter(|_| one_word_dest(inst)).and_then(|d| Fast::plan(d, &inst.srcs, slot_of));
-                insts.push(DInst { inst, desc, srcs, dest, fast });
+                let out = desc.filter(|_| inst.dest.is_none()).and_then(|d| FastOut::plan(d, &inst.srcs, slot_of));
+                insts.push(DInst { inst, desc, srcs, dest, fast, out });
             }
             let cond = match &block.term.kind {
                 TermKind::Brnz { cond, .. } => slots.of(cond),
@@ -316,6 +319,9 @@ impl State {
         if let Some(w) = d.fast.as_ref().and_then(|f| f.eval(&self.world, |s| self.fast_word(s))) {
             self.write_word(d, w);
             return Ok(None);
+        }
+        if let Some(w) = d.out.and_then(|o| self.fast_word(o.src)) {
+            return Ok(d.out.map(|o| (Channel::Plain(o.channel), Words::one(w))));
         }
         let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.clone(), self.target.name))?;
         let mut args = std::mem::take(&mut self.args);
