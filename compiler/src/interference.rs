@@ -296,9 +296,13 @@ fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> Re
         span: Default::default(),
     };
     for r in 0..f.target.regs.count {
-        for o in inst.dest.iter_mut().chain(inst.srcs.iter_mut()) {
+        let run = PhysReg::one(r);
+        if let Some(Operand::Phys(p)) = &mut inst.dest {
+            *p = run;
+        }
+        for o in &mut inst.srcs {
             if let Operand::Phys(p) = o {
-                *p = PhysReg::one(r);
+                *p = run;
             }
         }
         if f.target.rules.op_regs_ok(desc, &inst).is_err() {
