@@ -65,6 +65,12 @@ impl RegSet {
     pub fn len(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
     }
+    /// The registers in the set, in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+        self.0.iter().enumerate().flat_map(|(wi, &w)| {
+            crate::liveness::word_bits(wi, w).map(|r| r as u16)
+        })
+    }
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|w| *w == 0)

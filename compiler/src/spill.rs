@@ -325,11 +325,22 @@ fn unit_demand(f: &Func, vm: &VarMap, alloc: &RegSet) -> Option<BitSet> {
     if vm.nv != f.vals.len() || f.vals.iter().any(|v| v.size != 1) {
         return None;
     }
-    let mut mask = BitSet::new(vm.nvars());
-    (0..vm.nv).for_each(|x| mask.insert(x));
-    (0..vm.nregs)
-        .filter(|&r| alloc.contains(r as Reg))
-        .for_each(|r| mask.insert(vm.nv + r));
+    let mut words = vec![0u64; vm.nvars().div_ceil(64)];
+    for (wi, w) in words.iter_mut().enumerate() {
+        let lo = wi * 64;
+        *w = if vm.nv >= lo + 64 {
+            u64::MAX
+        } else if vm.nv <= lo {
+            0
+        } else {
+            (1u64 << (vm.nv - lo)) - 1
+        };
+    }
+    let mut mask = BitSet::from_words(vm.nvars(), &words);
+    alloc
+        .iter()
+        .filter(|&r| (r as usize) < vm.nregs)
+        .for_each(|r| mask.insert(vm.nv + r as usize));
     Some(mask)
 }
 
