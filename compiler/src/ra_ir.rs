@@ -344,23 +344,19 @@ impl Func {
         if p.target.regs.count as usize > RegSet::CAP {
             return Err(unsupported("register file too large"));
         }
-        let block_insts: Vec<Vec<(usize, &Inst)>> = p
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(bi, b)| ordered_insts(b, orders.and_then(|o| o.get(bi))))
-            .collect();
-        let mut names = declare_names(p, ids, &block_insts);
+        let order_of = |bi: usize| orders.and_then(|o| o.get(bi));
+        let mut names = declare_names(p, ids, &order_of);
         let mov = mov_desc(p.target)?;
         let konst = const_desc(p.target);
         let mut blocks = Vec::with_capacity(p.blocks.len());
         let labels = crate::liveness::BlockIndex::new(p);
-        for ((bi, b), order) in p.blocks.iter().enumerate().zip(&block_insts) {
-            let mut insts = Vec::with_capacity(order.len());
+        for (bi, b) in p.blocks.iter().enumerate() {
+            let order = ordered_insts(b, order_of(bi));
+            let mut insts = Vec::with_capacity(order.size_hint().1.unwrap_or(0));
             if bi == 0 {
                 input_copies(p, mov, &names, &mut insts)?;
             }
-            for &(k, i) in order {
+            for (k, i) in order {
                 let inst = lower_inst(p.target, (bi, k), i, &names)?;
                 legalize_imms(p.target, konst, inst, &mut names, &mut insts);
             }
@@ -458,12 +454,12 @@ impl Func {
 }
 
 /// Every value name of `p` with its size: the inputs' names, then each
-/// destination of `block_insts` (the blocks' instructions in lowering
-/// order, with their indices in their blocks), numbered in that order.
-fn declare_names<'a, 'p>(
+/// destination of the blocks' instructions in lowering order (block `b`'s
+/// order is `order_of(b)`, see [`ordered_insts`]), numbered in that order.
+fn declare_names<'a, 'p, 'o>(
     p: &Program,
     ids: &'a SourceIds<'p>,
-    block_insts: &[Vec<(usize, &Inst)>],
+    order_of: &dyn Fn(usize) -> Option<&'o Vec<usize>>,
 ) -> Names<'a, 'p> {
     // At most one value per input and per instruction: sized once.
     let bound = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
@@ -479,8 +475,8 @@ fn declare_names<'a, 'p>(
             names.declare(id, v.size.unwrap_or(i.reg.size));
         }
     }
-    for (bi, insts) in block_insts.iter().enumerate() {
-        for &(k, i) in insts {
+    for (bi, b) in p.blocks.iter().enumerate() {
+        for (k, i) in ordered_insts(b, order_of(bi)) {
             if let (Some(Operand::Virt(v)), Some(id)) = (&i.dest, ids.operand(bi, k, 0)) {
                 names.declare(id, v.size.unwrap_or(1));
             }
@@ -542,16 +538,20 @@ fn lower_block_end(
     })
 }
 
-/// `b`'s instructions in `order` (indices into `b.insts`), or as written,
-/// each with its index.
-fn ordered_insts<'p>(b: &'p Block, order: Option<&Vec<usize>>) -> Vec<(usize, &'p Inst)> {
-    match order {
-        Some(order) => order
-            .iter()
-            .filter_map(|&i| b.insts.get(i).map(|x| (i, x)))
-            .collect(),
-        None => b.insts.iter().enumerate().collect(),
-    }
+/// `b`'s instructions in `order` (indices into `b.insts`; indices beyond
+/// the block skipped), or as written, each with its index.
+fn ordered_insts<'p>(
+    b: &'p Block,
+    order: Option<&'p Vec<usize>>,
+) -> impl Iterator<Item = (usize, &'p Inst)> + 'p {
+    let n = order.map_or(b.insts.len(), Vec::len);
+    (0..n).filter_map(move |j| {
+        let k = match order {
+            Some(o) => *o.get(j)?,
+            None => j,
+        };
+        b.insts.get(k).map(|i| (k, i))
+    })
 }
 
 /// Lower instruction `k` of block `b` (`i`).
@@ -681,16 +681,19 @@ fn legalize_imms(
         out.push(i);
         return;
     }
-    let mut seen: Vec<u32> = Vec::new();
+    // The distinct immediate words kept so far (no allocation: the
+    // target's limit is a handful).
+    let mut seen: crate::inline::InlineVec<usize, 4> = Default::default();
     let kinds = i.desc.operands;
     for (k, s) in i.srcs.iter_mut().enumerate() {
         let ROperand::Imm(imm) = *s else { continue };
-        if kinds.get(k) != Some(&schedra_ir::target::OperandKind::Value) || seen.contains(&imm.bits)
+        if kinds.get(k) != Some(&schedra_ir::target::OperandKind::Value)
+            || seen.contains(&(imm.bits as usize))
         {
             continue;
         }
         if seen.len() < t.rules.max_bundle_imms() {
-            seen.push(imm.bits);
+            seen.push(imm.bits as usize);
             continue;
         }
         let v = names.declare_text(format!("#imm{}", names.vals.len()), 1);
