@@ -89,8 +89,8 @@ pub enum FastSrc {
 }
 
 /// An arithmetic op of one-word operands and a one-word result, or a
-/// one-word load of an outside input or constant by its index (`ldunif 3`,
-/// `ldvary 0`, `ldconst 7`), decoded so that running it needs no [`Arg`]
+/// one-word load of an outside input, a constant or a scratch slot by its
+/// index (`ldunif 3`, `ldvary 0`, `ldconst 7`, `scratchr 2`), decoded so that running it needs no [`Arg`]
 /// list, size checks or [`Action`] dispatch. Made only where [`args`] +
 /// [`execute`] would, for one-word operands and a one-word destination,
 /// succeed with exactly `Write([w])` for the word `w` that [`Fast::eval`]
@@ -129,10 +129,10 @@ impl Fast {
     }
 
     /// The result word, reading each operand with `word` (`None` from
-    /// `word`: not one word here, take the general path) and outside inputs
-    /// from `world`.
+    /// `word`: not one word here, take the general path), outside inputs
+    /// from `world` and scratch slots from `scratch`.
     #[inline]
-    pub fn eval(&self, world: &World, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
+    pub fn eval(&self, world: &World, scratch: &Scratch, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
         let [s0, s1, s2] = self.srcs;
         let a = word(s0)?;
         // A load's one operand is its index (`plan` took it from an
@@ -141,6 +141,7 @@ impl Fast {
             Sem::Uniform => return Some(world.uniform(a)),
             Sem::Varying => return Some(world.varying(a)),
             Sem::Const => return Some(a),
+            Sem::ScratchRead => return Some(scratch.read(a)),
             _ => {}
         }
         let b = if self.n > 1 { word(s1)? } else { 0 };
@@ -150,35 +151,50 @@ impl Fast {
     }
 }
 
-/// An output op of one value operand on a plain channel (`tlbw a`), decoded
-/// so that running it needs no [`Arg`] list, size checks or [`Action`]
-/// dispatch. Made only where [`args`] + [`execute`] would, for a one-word
-/// operand, succeed with exactly `Effect(Channel::Plain(channel), [w])`,
-/// `w` being that operand's word.
+/// An output op of one value operand on a plain channel (`tlbw a`) or a
+/// one-word scratch store (`scratchw 2, a`), decoded so that running it
+/// needs no [`Arg`] list, size checks or [`Action`] dispatch. Made only
+/// where [`args`] + [`execute`] would, for a one-word operand `w`, succeed
+/// with exactly `Effect(Channel::Plain(channel), [w])` or
+/// `ScratchWrite(slot, [w])`.
 #[derive(Clone, Copy, Debug)]
 pub struct FastOut {
-    /// The channel the effect goes to.
-    pub channel: &'static str,
-    /// The operand whose word the effect carries.
+    /// Where the word goes.
+    pub to: Sink,
+    /// The operand whose word it is.
     pub src: FastSrc,
+}
+
+/// Where a [`FastOut`] word goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// An effect on this plain channel.
+    Channel(&'static str),
+    /// A store to this scratch slot.
+    Scratch(u32),
 }
 
 impl FastOut {
     /// The fast form of `desc` on `srcs` with no destination written, if
     /// there is one; `slot` as for [`Fast::plan`].
     pub fn plan(desc: &OpDesc, srcs: &[Operand], slot: impl Fn(usize) -> Option<u32>) -> Option<FastOut> {
-        let Sem::Output(channel, false) = desc.sem else { return None };
         if desc.sizes != Sizes::Uniform || desc.dest != Dest::None {
             return None;
         }
-        let ([kind], [op]) = (desc.operands, srcs) else { return None };
+        // The value operand is the last one; a store's index comes first.
+        let (to, kind, op) = match (desc.sem, desc.operands, srcs) {
+            (Sem::Output(channel, false), [kind], [op]) => (Sink::Channel(channel), kind, op),
+            (Sem::ScratchWrite, [OperandKind::Index, kind], [Operand::Imm(at), op]) => (Sink::Scratch(at.bits), kind, op),
+            _ => return None,
+        };
+        let i = srcs.len() - 1;
         let src = match (kind, op) {
             (OperandKind::Value, Operand::Imm(imm)) => FastSrc::Const(imm.bits),
             (OperandKind::Value | OperandKind::Reg, Operand::Phys(r)) if r.size == 1 => FastSrc::Reg(r.base),
-            (OperandKind::Value | OperandKind::Reg, Operand::Virt(v)) if v.size.is_none_or(|s| s == 1) => FastSrc::Slot(slot(0)?),
+            (OperandKind::Value | OperandKind::Reg, Operand::Virt(v)) if v.size.is_none_or(|s| s == 1) => FastSrc::Slot(slot(i)?),
             _ => return None,
         };
-        Some(FastOut { channel, src })
+        Some(FastOut { to, src })
     }
 }
 
@@ -187,7 +203,7 @@ impl FastOut {
 /// `None` for every other sem.
 fn fast_arity(sem: Sem) -> Option<usize> {
     match sem {
-        Sem::Uniform | Sem::Varying | Sem::Const => Some(1),
+        Sem::Uniform | Sem::Varying | Sem::Const | Sem::ScratchRead => Some(1),
         _ => eval::arity(sem),
     }
 }
@@ -406,7 +422,7 @@ mod tests {
             let d = desc("v3d71", op);
             let srcs = [Operand::Imm(Imm::int(5))];
             let f = Fast::plan(d, &srcs, |_| None).expect("a one-word load has a fast form");
-            let got = f.eval(&w, |s| if let FastSrc::Const(c) = s { Some(c) } else { None });
+            let got = f.eval(&w, &Scratch::new(w), |s| if let FastSrc::Const(c) = s { Some(c) } else { None });
             let mut a = Vec::new();
             args(d, &srcs, &mut a, |_, _| Ok(Words::one(0))).expect("args");
             assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Write(Words::one(got.expect("evaluates")))), "{op}");
@@ -425,13 +441,25 @@ mod tests {
             };
             let mut a = Vec::new();
             args(d, &srcs, &mut a, |_, _| Ok(Words::one(77))).expect("args");
-            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Effect(Channel::Plain(f.channel), Words::one(got))));
+            assert_eq!(f.to, Sink::Channel("tlb"));
+            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Effect(Channel::Plain("tlb"), Words::one(got))));
             assert_eq!(got, word);
         }
         // Indexed channels, wide operands and non-outputs: no fast form.
         assert!(FastOut::plan(desc("r600", "export"), &[Operand::Imm(Imm::int(3)), Operand::Phys(PhysReg::one(4))], |_| None).is_none());
         assert!(FastOut::plan(d, &[Operand::Phys(PhysReg { base: 4, size: 2 })], |_| None).is_none());
         assert!(FastOut::plan(desc("v3d71", "mov"), &[Operand::Phys(PhysReg::one(4))], |_| None).is_none());
+        // A one-word scratch store, and the load that reads it back.
+        let store = [Operand::Imm(Imm::int(2)), Operand::Phys(PhysReg::one(4))];
+        let f = FastOut::plan(desc("v3d71", "scratchw"), &store, |_| None).expect("a one-word store has a fast form");
+        assert_eq!((f.to, f.src), (Sink::Scratch(2), FastSrc::Reg(4)));
+        let mut a = Vec::new();
+        args(desc("v3d71", "scratchw"), &store, &mut a, |_, _| Ok(Words::one(9))).expect("args");
+        assert_eq!(execute(desc("v3d71", "scratchw"), &a, 1, &w, &Scratch::new(w)), Ok(Action::ScratchWrite(2, Words::one(9))));
+        let mut sc = Scratch::new(w);
+        sc.write(2, &[9]);
+        let load = Fast::plan(desc("v3d71", "scratchr"), &[Operand::Imm(Imm::int(2))], |_| None).expect("a one-word scratch load has a fast form");
+        assert_eq!(load.eval(&w, &sc, |s| if let FastSrc::Const(c) = s { Some(c) } else { None }), Some(9));
     }
 
     #[test]
@@ -440,7 +468,7 @@ mod tests {
         let srcs = [Operand::Phys(PhysReg::one(4)), Operand::Imm(Imm::f32(0.5))];
         let f = Fast::plan(d, &srcs, |_| None).expect("one-word fadd has a fast form");
         let x = 1.25f32.to_bits();
-        let got = f.eval(&World::new(0), |s| match s {
+        let got = f.eval(&World::new(0), &Scratch::new(World::new(0)), |s| match s {
             FastSrc::Const(c) => Some(c),
             FastSrc::Reg(4) => Some(x),
             _ => None,

@@ -34,7 +34,7 @@
 //! Invariant: the simulation never panics; every op it cannot execute
 //! (unknown opcode, wrong operands, register out of range) is a `RunError`.
 
-use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc};
+use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
 use super::words::Words;
 use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
@@ -88,7 +88,7 @@ struct DOp<'p> {
     dest: Option<PhysReg>,
     /// The fast form of a one-word arithmetic op writing one register.
     fast: Option<Fast>,
-    /// The fast form of a one-word output.
+    /// The fast form of a one-word output or scratch store.
     out: Option<FastOut>,
 }
 
@@ -436,7 +436,7 @@ impl<'p> Machine<'p> {
         for (k, d) in ops.iter().enumerate() {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
-            if let (Some(w), Some(slot)) = (d.fast.as_ref().and_then(|f| f.eval(world, |s| fast_word(world, regs, s))), words.get_mut(k)) {
+            if let (Some(w), Some(slot)) = (d.fast.as_ref().and_then(|f| f.eval(world, &self.scratch, |s| fast_word(world, regs, s))), words.get_mut(k)) {
                 *slot = w;
                 fast |= 1 << k;
                 continue;
@@ -457,7 +457,10 @@ impl<'p> Machine<'p> {
             let bit = 1u32.checked_shl(k as u32).unwrap_or(0);
             match (words.get(k), d.out) {
                 (Some(&w), _) if fast & bit != 0 => self.apply_word(d, w, at)?,
-                (Some(&w), Some(o)) if outs & bit != 0 => Channel::Plain(o.channel).record(&mut self.effects, &[w]),
+                (Some(&w), Some(o)) if outs & bit != 0 => match o.to {
+                    Sink::Channel(name) => Channel::Plain(name).record(&mut self.effects, &[w]),
+                    Sink::Scratch(slot) => self.scratch.write(slot, &[w]),
+                },
                 _ => {
                     // Taken out in order; what is left behind is cleared
                     // before the next bundle.

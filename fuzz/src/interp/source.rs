@@ -18,7 +18,7 @@
 //!
 //! Invariant: the run is a pure function of (program, seed, fuel).
 
-use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc};
+use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
 use super::words::Words;
 use super::{label_map, plain_number, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
@@ -46,7 +46,8 @@ struct DInst<'p> {
     dest: u32,
     /// The fast form of a one-word arithmetic op writing one word.
     fast: Option<Fast>,
-    /// The fast form of a one-word output naming no destination.
+    /// The fast form of a one-word output or scratch store naming no
+    /// destination.
     out: Option<FastOut>,
 }
 
@@ -316,12 +317,18 @@ impl State {
     /// Execute one instruction; returns its effect, if it has one.
     /// `slots` starts with the slots of its operands.
     fn step(&mut self, d: &DInst, slots: &[u32]) -> Result<Option<(Channel, Words)>, StepError> {
-        if let Some(w) = d.fast.as_ref().and_then(|f| f.eval(&self.world, |s| self.fast_word(s))) {
+        if let Some(w) = d.fast.as_ref().and_then(|f| f.eval(&self.world, &self.scratch, |s| self.fast_word(s))) {
             self.write_word(d, w);
             return Ok(None);
         }
-        if let Some(w) = d.out.and_then(|o| self.fast_word(o.src)) {
-            return Ok(d.out.map(|o| (Channel::Plain(o.channel), Words::one(w))));
+        if let Some((o, w)) = d.out.and_then(|o| Some((o, self.fast_word(o.src)?))) {
+            return Ok(match o.to {
+                Sink::Channel(name) => Some((Channel::Plain(name), Words::one(w))),
+                Sink::Scratch(slot) => {
+                    self.scratch.write(slot, &[w]);
+                    None
+                }
+            });
         }
         let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.clone(), self.target.name))?;
         let mut args = std::mem::take(&mut self.args);
