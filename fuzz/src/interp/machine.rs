@@ -255,8 +255,9 @@ impl<'p> Decoded<'p> {
 }
 
 /// How many ops of one bundle can take the fast path (the rest take the
-/// general one); bundles have at most a few ops.
-const FAST_OPS: usize = 32;
+/// general one); bundles have at most a few ops (a target's slots), and
+/// the result buffer is cleared for every bundle, so it is kept small.
+const FAST_OPS: usize = 8;
 
 /// The state of the simulated core. A register holding `None` has not been
 /// written since entry and holds the world's garbage word for it.
@@ -343,12 +344,19 @@ impl<'p> Machine<'p> {
     }
 
     /// Apply every pending write that has landed by `self.now`, in landing
-    /// order (queue order among writes landing together).
+    /// order (queue order among writes landing together). Inlined for the
+    /// usual bundle, at which nothing lands.
+    #[inline]
     fn land(&mut self) {
-        let now = self.now;
-        if self.next_land > now {
+        if self.next_land > self.now {
             return;
         }
+        self.land_due();
+    }
+
+    /// [`Machine::land`] when some pending write has landed.
+    fn land_due(&mut self) {
+        let now = self.now;
         if self.last_land <= now {
             self.land_all();
             return;
@@ -507,20 +515,23 @@ impl<'p> Machine<'p> {
 
     /// Queue a write; two writes landing on one register in one cycle are a
     /// hazard.
+    #[inline]
     fn queue(&mut self, w: Pending<'p>) -> Result<(), RunError> {
         if let Some(other) = self.pending.iter().find(|o| o.land == w.land && o.reg == w.reg) {
-            let message = format!(
-                "two writes land on ${} at cycle {}: this one and the one issued at {}",
-                self.p.reg_name(w.reg),
-                w.land,
-                other.at.place()
-            );
-            return Err(RunError::Hazard { at: w.at.place(), message });
+            return Err(self.hazard(&w, other));
         }
         self.next_land = self.next_land.min(w.land);
         self.last_land = self.last_land.max(w.land);
         self.pending.push(w);
         Ok(())
+    }
+
+    /// The hazard of queueing `w` while `other` lands on its register in
+    /// the same cycle.
+    #[cold]
+    fn hazard(&self, w: &Pending<'p>, other: &Pending<'p>) -> RunError {
+        let message = format!("two writes land on ${} at cycle {}: this one and the one issued at {}", self.p.reg_name(w.reg), w.land, other.at.place());
+        RunError::Hazard { at: w.at.place(), message }
     }
 
     /// Run the block's terminator in the cycle after its last bundle; returns
