@@ -9,6 +9,13 @@
 //! `&'static OpDesc` (`None` for an opcode the target lacks) and the name id
 //! of each operand that is a virtual register.
 //!
+//! Names spelled as plain decimal numbers (`%0`, `%17`: no sign, no
+//! leading zero, below a bound proportional to the program's size), which
+//! is how generated and compiler-made programs name their values, are
+//! looked up in a dense table indexed by that number; any other name in a
+//! hash map. Which of the two holds a name depends only on its text, so a
+//! name is always found where it was numbered.
+//!
 //! Invariant: `name(id)` is the text of name id `id`, and for every
 //! instruction `k` of block `b`, `operand(b, k, j)` is the id of operand `j`
 //! (0 the destination, `1 + s` source `s`) exactly when that operand is a
@@ -25,8 +32,14 @@ const NONE: u32 = u32::MAX;
 pub struct SourceIds<'p> {
     /// The text of each name id.
     names: Vec<&'p str>,
-    /// Each name by its text.
+    /// Each name that is not a dense decimal (see [`SourceIds::dense`]) by
+    /// its text.
     by_name: HashMap<&'p str, u32>,
+    /// The id of each decimal name by its number ([`NONE`] when the program
+    /// has no such name), for numbers below its length: twice the most
+    /// names the program can have, so that a program numbering its values
+    /// from 0 has them all here.
+    by_number: Vec<u32>,
     /// The largest size any block occurrence of each name writes (1 when
     /// none is written): the size the pre-RA scheduler counts.
     sizes: Vec<u32>,
@@ -52,6 +65,7 @@ impl<'p> SourceIds<'p> {
         let mut ids = SourceIds {
             names: Vec::with_capacity(ninsts),
             by_name: HashMap::default(),
+            by_number: vec![NONE; 2 * (ninsts + p.inputs.len()) + 64],
             sizes: Vec::with_capacity(ninsts),
             block_first: Vec::with_capacity(p.blocks.len() + 1),
             descs: Vec::with_capacity(ninsts),
@@ -60,7 +74,6 @@ impl<'p> SourceIds<'p> {
             conds: Vec::with_capacity(p.blocks.len()),
             inputs: Vec::with_capacity(p.inputs.len()),
         };
-        ids.by_name.reserve(ninsts);
         for b in &p.blocks {
             ids.block_first.push(ids.descs.len());
             for i in &b.insts {
@@ -115,7 +128,10 @@ impl<'p> SourceIds<'p> {
     /// raises the name's size.
     fn intern(&mut self, name: &'p str, size: Option<u8>) -> u32 {
         let next = self.names.len() as u32;
-        let id = *self.by_name.entry(name).or_insert(next);
+        let id = match self.dense(name) {
+            Some(n) => self.dense_slot(n, next),
+            None => *self.by_name.entry(name).or_insert(next),
+        };
         if id == next {
             self.names.push(name);
             self.sizes.push(1);
@@ -124,6 +140,37 @@ impl<'p> SourceIds<'p> {
             *slot = (*slot).max(s as u32);
         }
         id
+    }
+
+    /// The number `name` spells when it is a plain decimal (ASCII digits,
+    /// no leading zero unless it is `0`) below `by_number`'s length: the
+    /// index of its entry there.
+    fn dense(&self, name: &str) -> Option<usize> {
+        let digits = name.as_bytes();
+        if digits.is_empty() || digits.len() > 9 || (digits.len() > 1 && digits[0] == b'0') {
+            return None;
+        }
+        let mut n = 0usize;
+        for &c in digits {
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            n = n * 10 + (c - b'0') as usize;
+        }
+        (n < self.by_number.len()).then_some(n)
+    }
+
+    /// The id in `by_number` of decimal name `n` (below its length), set
+    /// to `next` if it has none yet.
+    fn dense_slot(&mut self, n: usize, next: u32) -> u32 {
+        match self.by_number.get_mut(n) {
+            Some(slot) if *slot == NONE => {
+                *slot = next;
+                next
+            }
+            Some(slot) => *slot,
+            None => next,
+        }
     }
 
     /// How many names there are (ids are `0..len`).
@@ -143,7 +190,10 @@ impl<'p> SourceIds<'p> {
 
     /// The id of the name `name`, if the program has it.
     pub fn id_of(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).copied()
+        match self.dense(name) {
+            Some(n) => self.by_number.get(n).copied().filter(|&id| id != NONE),
+            None => self.by_name.get(name).copied(),
+        }
     }
 
     /// The largest size written for name `id` (1 when none is).
@@ -242,5 +292,18 @@ mod tests {
         assert_eq!(ids.desc(0, 1).map(|d| d.name), Some("fmul"));
         assert!(ids.desc(0, 5).is_none());
         assert_eq!(ids.id_of("b"), Some(2));
+    }
+
+    #[test]
+    fn decimal_and_other_names_are_told_apart() {
+        let src = "target v3d71\ninput %0 = $rf2\nb0:\n %00 = fadd %0, 1\n %7 = fmul %00, %0\n %999999999 = fadd %7, %x\n %x = mov %7\n tlbw %999999999\n end\n";
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        let ids = SourceIds::new(&p);
+        assert_eq!((0..ids.len() as u32).map(|i| ids.name(i)).collect::<Vec<_>>(), ["0", "00", "7", "x", "999999999"]);
+        for (k, n) in ["0", "00", "7", "x", "999999999"].iter().enumerate() {
+            assert_eq!(ids.id_of(n), Some(k as u32));
+        }
+        assert_eq!((ids.id_of("07"), ids.id_of("8"), ids.id_of("")), (None, None, None));
+        assert_eq!(ids.operand(0, 2, 2), Some(3));
     }
 }
