@@ -145,8 +145,9 @@ fn out_of_range(p: &Program, r: PhysReg, at: Loc<'_>) -> RunError {
     bad(at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size))
 }
 
-/// Look up an op and find its destination registers.
-fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, RunError> {
+/// Look up an op, find its destination registers and append it to `ops`
+/// (built in place: a decoded op is large).
+fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
     let t = p.target;
     let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
@@ -167,7 +168,8 @@ fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>) -> Result<DOp<'p>, Ru
     }
     let fast = if dest.is_some_and(|d| d.size == 1) { Fast::plan(desc, &inst.srcs, |_| None) } else { None };
     let out = if dest.is_none() { FastOut::plan(desc, &inst.srcs, |_| None) } else { None };
-    Ok(DOp { desc, inst, dest, fast, out })
+    ops.push(DOp { desc, inst, dest, fast, out });
+    Ok(())
 }
 
 /// Append the registers of `r` to `touched`.
@@ -183,12 +185,9 @@ fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bu
     let at = Loc::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
     for op in &bundle.ops {
-        match decode_op(p, &op.inst, at) {
-            Ok(d) => ops.push(d),
-            Err(e) => {
-                ops.truncate(first_op);
-                return Err(e);
-            }
+        if let Err(e) = decode_op(p, &op.inst, at, ops) {
+            ops.truncate(first_op);
+            return Err(e);
         }
     }
     for d in ops.get(first_op..).unwrap_or(&[]) {
