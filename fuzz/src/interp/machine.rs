@@ -548,8 +548,12 @@ impl<'p> Machine<'p> {
                     self.wait_for(&d.cond_regs)?;
                 }
                 self.land();
-                let words = read(self.p, &self.world, &self.regs, cond).map_err(|m| bad(at, m))?;
-                Some(words.first().copied().unwrap_or(0))
+                // One register (in range: checked above) is read directly;
+                // anything else through `read`, first word or 0.
+                match cond {
+                    Operand::Phys(r) if r.size == 1 => self.regs.get(r.base as usize).map(|w| w.unwrap_or_else(|| self.world.garbage_reg(r.base))),
+                    _ => Some(read(self.p, &self.world, &self.regs, cond).map_err(|m| bad(at, m))?.first().copied().unwrap_or(0)),
+                }
             }
             _ => None,
         };
