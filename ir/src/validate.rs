@@ -29,7 +29,8 @@
 //!    (IN = ∩ OUT of predecessors, the entry also starts from the inputs and
 //!    the stage's payload registers; OUT = IN ∪ the block's destinations),
 //!    solved by round-robin iteration from "everything defined" down to the
-//!    greatest fixpoint; then every read of a virtual or physical register
+//!    greatest fixpoint (each pass visiting only the blocks a predecessor
+//!    of which changed); then every read of a virtual or physical register
 //!    must be in the set where it happens;
 //! 7. scratch written before read: the same must-be-defined dataflow over
 //!    the scratch slots the program writes (a scratch write of a value of
@@ -678,11 +679,21 @@ impl<'p, 'r> Ids<'p, 'r> {
     fn of_num(&self, num: Option<u32>) -> Option<usize> {
         num.and_then(|n| self.by_num.get(n as usize)).copied().filter(|&f| f != NO_FACT)
     }
-    /// The fact of virtual register `v`, operand `j` of instruction `k`
-    /// (see [`Ids::num`]), if it is ever defined.
-    fn operand(&self, v: &VirtReg, k: usize, j: usize) -> Option<usize> {
+    /// The caller's numbers of instruction `k`'s operands (destination
+    /// first, as [`Ids::num`] indexes them); empty when not resolved.
+    fn nums(&self, k: usize) -> &'r [u32] {
+        let Some(r) = self.r else { return &[] };
+        let at = |k: usize| r.starts.get(k).map(|&s| s as usize);
+        match (at(k), at(k + 1)) {
+            (Some(a), Some(b)) => r.operands.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+    /// The fact of virtual register `v`, operand `j` of an instruction whose
+    /// [`Ids::nums`] are `nums`, if it is ever defined.
+    fn operand_in(&self, v: &VirtReg, nums: &[u32], j: usize) -> Option<usize> {
         match self.r {
-            Some(_) => self.of_num(Some(self.num(k, j))),
+            Some(_) => self.of_num(nums.get(j).copied()),
             None => self.virt.get(v.name.as_str()).copied(),
         }
     }
@@ -752,9 +763,10 @@ fn block_defs(p: &Program, ids: &Ids<'_, '_>, s: &mut Bits) -> BlockBits {
 fn transfer(t: &Target, b: &Block, bk: usize, first: usize, ids: &Ids<'_, '_>, set: &mut Bits) -> Result<(), Located> {
     for (j, i) in b.insts.iter().enumerate() {
         let k = first + j;
+        let nums = ids.nums(k);
         for (s, o) in i.srcs.iter().enumerate() {
             let fact = match o {
-                Operand::Virt(v) => ids.operand(v, k, 1 + s),
+                Operand::Virt(v) => ids.operand_in(v, nums, 1 + s),
                 _ => None,
             };
             read_ok(t, o, fact, ids, set, i.span)?;
@@ -773,6 +785,7 @@ fn transfer(t: &Target, b: &Block, bk: usize, first: usize, ids: &Ids<'_, '_>, s
 
 /// Whether operand `o` (a virtual register's: with its fact `fact`, if it
 /// is ever defined) is in `set`; if not, the error.
+#[inline]
 fn read_ok(t: &Target, o: &Operand, fact: Option<usize>, ids: &Ids<'_, '_>, set: &Bits, span: Span) -> Result<(), Located> {
     // Fast path: the message is only built for a read that fails.
     let defined = match o {
@@ -780,9 +793,17 @@ fn read_ok(t: &Target, o: &Operand, fact: Option<usize>, ids: &Ids<'_, '_>, set:
         Operand::Phys(r) => r.regs().all(|x| set.get(ids.phys(x))),
         _ => true,
     };
-    if defined {
-        return Ok(());
+    match defined {
+        true => Ok(()),
+        false => undefined(t, o, fact, span),
     }
+}
+
+/// The error of a read of `o` (with its fact `fact`, see [`read_ok`]) that
+/// is not defined where it happens.
+#[cold]
+#[inline(never)]
+fn undefined(t: &Target, o: &Operand, fact: Option<usize>, span: Span) -> Result<(), Located> {
     let missing = match o {
         Operand::Virt(v) if fact.is_none() => format!("`%{}` is used but never defined", show(&v.name)),
         Operand::Virt(v) => format!("`%{}` is not defined on every path to this use", show(&v.name)),
@@ -841,13 +862,23 @@ fn defined_before_use(p: &Program, r: Resolved<'_>, cfg: &Cfg) -> Result<(), Loc
         }
         cfg.preds(k).iter().for_each(|&j| s.and(out.row(j)));
     };
-    let mut changed = true;
-    while changed {
-        changed = false;
+    // Passes in reverse postorder over the blocks whose predecessors'
+    // OUT changed since their last visit (at first all of them).
+    let mut dirty = vec![true; n];
+    let mut again = true;
+    while again {
+        again = false;
         for &k in &order {
+            if !dirty.get(k).copied().unwrap_or(false) {
+                continue;
+            }
+            dirty[k] = false;
             block_in(k, &out, &mut s);
             s.or(defs.row(k));
-            changed |= out.assign(k, &s);
+            if out.assign(k, &s) {
+                cfg.succs(k).iter().for_each(|&j| dirty[j] = true);
+                again = true;
+            }
         }
     }
     let mut first = 0;
