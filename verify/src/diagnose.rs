@@ -182,9 +182,10 @@ impl Ctx<'_> {
         if w.copy {
             return self.mach.write_reads(w).first().map(|r| vec![(*r, wanted)]);
         }
-        let (Node::App(f, margs), Node::App(g, sargs)) = (self.terms.node(w.term).clone(), self.terms.node(wanted).clone()) else {
+        let (Node::App(f, margs), Node::App(g, sargs)) = (*self.terms.node(w.term), *self.terms.node(wanted)) else {
             return None;
         };
+        let (margs, sargs) = (self.terms.args(margs).to_vec(), self.terms.args(sargs).to_vec());
         if f != g || margs.len() != sargs.len() {
             return None;
         }

@@ -113,7 +113,7 @@ fn eval_node(terms: &Terms, vals: &[[u32; N]], t: Term, k: u64, skey: u64) -> u3
         Node::Varying(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 3 << 40, k),
         Node::Sym { id, .. } => leaf_word(u64::from(*id) | 4 << 40, k),
         Node::App(fun, args) => {
-            let a: Vec<u32> = args.iter().map(|x| vals.get(x.0 as usize).map(|v| v[ku]).unwrap_or(0)).collect();
+            let a: Vec<u32> = terms.args(*args).iter().map(|x| vals.get(x.0 as usize).map(|v| v[ku]).unwrap_or(0)).collect();
             match fun {
                 Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, &a).unwrap_or(0),
                 Fun::Alu(_) if k >= FIRST_HASHED => hash_args(skey ^ mix(k), &a),

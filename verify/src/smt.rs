@@ -223,7 +223,7 @@ impl Smt {
             Node::Uniform(..) | Node::Varying(..) => self.leaf(t, terms.show(t, 20)),
             Node::Sym { id, .. } => self.leaf(t, terms.symbol_name(*id).into_owned()),
             Node::App(fun, args) => {
-                let zs: Vec<BV> = args.iter().map(|a| self.memo.get(a).cloned()).collect::<Option<_>>()?;
+                let zs: Vec<BV> = terms.args(*args).iter().map(|a| self.memo.get(a).cloned()).collect::<Option<_>>()?;
                 match fun {
                     Fun::Alu(sem) if is_integer(*sem) => integer(*sem, &zs)?,
                     _ => self.uninterpreted(*fun, &zs),
@@ -368,7 +368,7 @@ pub fn reachable(terms: &Terms, roots: &[Term]) -> Vec<Term> {
         }
         out.push(t);
         if let Node::App(_, args) = terms.node(t) {
-            stack.extend(args.iter().copied());
+            stack.extend(terms.args(*args).iter().copied());
         }
     }
     out

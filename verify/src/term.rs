@@ -15,6 +15,10 @@
 //! - a node's arguments always have smaller indices than the node, so the
 //!   arena is in topological order and every walk can be iterative.
 //!
+//! The argument lists of all applications are stored back to back in one
+//! flat list of the arena; a node holds only its range ([`Args`], read with
+//! [`Terms::args`]), so building a term allocates nothing of its own.
+//!
 //! Leaves: literals, the entry input registers, outside inputs (uniforms,
 //! varyings) and named symbols (block-entry values and junk). A term is
 //! *closed* when it contains no symbol: it then means the same word on every
@@ -37,8 +41,28 @@ pub enum Fun {
     Tex(u8),
 }
 
+/// Where an application's arguments are in its arena's flat argument list
+/// (read them with [`Terms::args`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Args {
+    start: u32,
+    len: u32,
+}
+
+impl Args {
+    /// The number of arguments.
+    pub fn len(self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether there are no arguments.
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
 /// One node of the arena.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
     /// A 32-bit constant.
     Lit(u32),
@@ -56,8 +80,9 @@ pub enum Node {
         /// Whether this stands for unknown (garbage) contents.
         junk: bool,
     },
-    /// An operation on earlier terms.
-    App(Fun, Box<[Term]>),
+    /// An operation on earlier terms (its arguments are in the arena's
+    /// flat list: [`Terms::args`]).
+    App(Fun, Args),
 }
 
 /// What a named symbol stands for, as integers (see [`Terms::symbol_for`]):
@@ -102,8 +127,10 @@ enum SymName {
 #[derive(Default)]
 pub struct Terms {
     nodes: Vec<Node>,
+    /// The argument lists of all applications, back to back.
+    args: Vec<Term>,
     closed: Vec<bool>,
-    /// The terms, found by the hash of their node ([`hash_view`]).
+    /// The terms, found by the hash of their node ([`hash_node`]).
     index: hashbrown::HashTable<Term>,
     names: Vec<SymName>,
     given: Vec<String>,
@@ -156,6 +183,7 @@ impl Terms {
     pub fn with_capacity(n: usize) -> Terms {
         Terms {
             nodes: Vec::with_capacity(n),
+            args: Vec::with_capacity(2 * n),
             closed: Vec::with_capacity(n),
             index: hashbrown::HashTable::with_capacity(n),
             names: Vec::with_capacity(n / 4),
@@ -180,6 +208,13 @@ impl Terms {
         self.nodes.get(t.0 as usize).unwrap_or(&Node::Lit(0))
     }
 
+    /// The arguments of an application node of this arena (empty for a
+    /// foreign range rather than a panic).
+    pub fn args(&self, a: Args) -> &[Term] {
+        let start = a.start as usize;
+        self.args.get(start..start + a.len()).unwrap_or(&[])
+    }
+
     /// Whether the term contains no symbol (means the same word on every
     /// path through the program).
     pub fn closed(&self, t: Term) -> bool {
@@ -191,9 +226,15 @@ impl Terms {
         matches!(self.node(t), Node::Sym { junk: true, .. })
     }
 
-    /// Build (or find) a node.
+    /// Build (or find) a node. An application is taken exactly as given
+    /// (no normalisation), its arguments read from this arena's list.
     pub fn intern(&mut self, node: Node) -> Term {
-        let hash = hash_view(View::Node(&node));
+        if let Node::App(fun, a) = node {
+            let start = a.start as usize;
+            let args: Vec<Term> = self.args.get(start..start + a.len()).unwrap_or(&[]).to_vec();
+            return self.intern_app(fun, &args);
+        }
+        let hash = hash_leaf(&node);
         let nodes = &self.nodes;
         if let Some(&t) = self.index.find(hash, |t| nodes.get(t.0 as usize) == Some(&node)) {
             return t;
@@ -201,31 +242,37 @@ impl Terms {
         self.push(hash, node)
     }
 
-    /// Add a node not in the arena yet (`hash` is its [`hash_view`]).
+    /// Add a node not in the arena yet (`hash` is its [`hash_node`]; an
+    /// application's arguments are already in the list).
     fn push(&mut self, hash: u64, node: Node) -> Term {
-        let closed = match &node {
+        let closed = match node {
             Node::Sym { .. } => false,
-            Node::App(_, args) => args.iter().all(|a| self.closed(*a)),
+            Node::App(_, a) => self.args(a).iter().all(|a| self.closed(*a)),
             _ => true,
         };
         let t = Term(self.nodes.len() as u32);
         self.nodes.push(node);
         self.closed.push(closed);
-        let nodes = &self.nodes;
-        self.index.insert_unique(hash, t, |u| nodes.get(u.0 as usize).map(|n| hash_view(View::Node(n))).unwrap_or(0));
+        let (nodes, args) = (&self.nodes, &self.args);
+        self.index.insert_unique(hash, t, |u| nodes.get(u.0 as usize).map(|n| hash_node(args, n)).unwrap_or(0));
         t
     }
 
     /// Find or build the application of `fun` to `args` exactly (no
-    /// normalisation), allocating only for a new node.
+    /// normalisation); a new node's arguments are appended to the list.
     fn intern_app(&mut self, fun: Fun, args: &[Term]) -> Term {
-        let hash = hash_view(View::App(fun, args));
-        let nodes = &self.nodes;
-        let same = |t: &Term| matches!(nodes.get(t.0 as usize), Some(Node::App(f, a)) if *f == fun && **a == *args);
+        let hash = hash_app(fun, args);
+        let (nodes, list) = (&self.nodes, &self.args);
+        let same = |t: &Term| match nodes.get(t.0 as usize) {
+            Some(Node::App(f, a)) => *f == fun && list.get(a.start as usize..a.start as usize + a.len()) == Some(args),
+            _ => false,
+        };
         if let Some(&t) = self.index.find(hash, same) {
             return t;
         }
-        self.push(hash, Node::App(fun, args.into()))
+        let range = Args { start: self.args.len() as u32, len: args.len() as u32 };
+        self.args.extend_from_slice(args);
+        self.push(hash, Node::App(fun, range))
     }
 
     /// The literal 0 ([`Terms::lit`]`(0)`, remembered once built).
@@ -262,7 +309,7 @@ impl Terms {
     /// so it is added without looking for an equal node first.
     fn fresh_symbol(&mut self, id: u32, junk: bool) -> Term {
         let node = Node::Sym { id, junk };
-        self.push(hash_view(View::Node(&node)), node)
+        self.push(hash_leaf(&node), node)
     }
 
     /// Spell the symbols of [`Terms::symbol_for`] with `namer` (given the
@@ -366,7 +413,7 @@ impl Terms {
             Node::App(fun, args) => {
                 out.push_str(&fun_name(*fun));
                 out.push('(');
-                for (i, a) in args.iter().enumerate() {
+                for (i, a) in self.args(*args).iter().enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }
@@ -378,25 +425,27 @@ impl Terms {
     }
 }
 
-/// A node, or an application given by its parts: both hash alike.
-enum View<'n> {
-    Node(&'n Node),
-    App(Fun, &'n [Term]),
+/// The hash of a node whose application arguments are in `list` (an
+/// application hashes as its function and arguments, not its range).
+fn hash_node(list: &[Term], n: &Node) -> u64 {
+    match n {
+        Node::App(f, a) => hash_app(*f, list.get(a.start as usize..a.start as usize + a.len()).unwrap_or(&[])),
+        _ => hash_leaf(n),
+    }
 }
 
-/// The hash of a node (an application hashes as its function and
-/// arguments, however it is given).
-fn hash_view(v: View) -> u64 {
+/// The hash of a leaf node.
+fn hash_leaf(n: &Node) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = rustc_hash::FxHasher::default();
-    let (f, a): (Fun, &[Term]) = match v {
-        View::App(f, a) => (f, a),
-        View::Node(Node::App(f, a)) => (*f, a),
-        View::Node(n) => {
-            n.hash(&mut h);
-            return h.finish();
-        }
-    };
+    n.hash(&mut h);
+    h.finish()
+}
+
+/// The hash of an application given by its parts.
+fn hash_app(f: Fun, a: &[Term]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
     h.write_u8(0xa9);
     f.hash(&mut h);
     a.hash(&mut h);
@@ -449,6 +498,20 @@ mod tests {
         assert!(!t.closed(e));
         assert!(t.closed(five));
         assert_eq!(t.symbol("%a@b1", false), s);
+    }
+
+    #[test]
+    fn arguments_live_in_the_flat_list() {
+        let mut t = Terms::new();
+        let a = t.intern(Node::Uniform(0, 0));
+        let b = t.intern(Node::Varying(0, 0));
+        let x = t.app(Fun::Alu(Sem::FSub), vec![b, a]);
+        let Node::App(f, args) = *t.node(x) else { panic!("not an application") };
+        assert_eq!(t.args(args), &[b, a]);
+        assert_eq!(t.intern(Node::App(f, args)), x, "an application node interns to itself");
+        let y = t.app(Fun::Alu(Sem::FSub), vec![a, b]);
+        assert_ne!(x, y);
+        assert_eq!(t.app(Fun::Alu(Sem::FSub), vec![b, a]), x);
     }
 
     #[test]
