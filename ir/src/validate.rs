@@ -232,6 +232,7 @@ fn insert_size<'p>(p: &Program, map: &mut SizeMap<'p>, v: &'p VirtReg, n: u8, sp
 }
 
 /// The size of `v` (1 if never given).
+#[inline]
 fn size_of(sizes: &SizeMap<'_>, v: &VirtReg) -> u8 {
     match sizes.all_one {
         true => 1,
@@ -259,10 +260,18 @@ fn inputs(p: &Program) -> Result<(), Located> {
     Ok(())
 }
 
+#[inline]
 fn reg_exists(t: &Target, r: PhysReg, span: Span) -> Result<(), Located> {
-    if t.regs.contains(r) {
-        return Ok(());
+    match t.regs.contains(r) {
+        true => Ok(()),
+        false => reg_outside(t, r, span),
     }
+}
+
+/// The error of [`reg_exists`], built only when it fails.
+#[cold]
+#[inline(never)]
+fn reg_outside(t: &Target, r: PhysReg, span: Span) -> Result<(), Located> {
     let last = t.regs.name(t.regs.count.saturating_sub(1));
     Err(err(span, format!("register ${}{} is outside target {}'s register file ({} to {last})", t.regs.name(r.base), suffix(r), t.name, t.regs.name(0))))
 }
@@ -275,11 +284,19 @@ fn suffix(r: PhysReg) -> String {
     }
 }
 
+#[inline]
 fn not_implicit(t: &Target, r: PhysReg, span: Span) -> Result<(), Located> {
     match r.regs().find(|x| t.implicit_regs.contains(x)) {
-        Some(x) => Err(err(span, format!("source programs may not name ${}, which target {} writes implicitly", t.regs.name(x), t.name))),
+        Some(x) => implicit_named(t, x, span),
         None => Ok(()),
     }
+}
+
+/// The error of [`not_implicit`] for register `x`.
+#[cold]
+#[inline(never)]
+fn implicit_named(t: &Target, x: Reg, span: Span) -> Result<(), Located> {
+    Err(err(span, format!("source programs may not name ${}, which target {} writes implicitly", t.regs.name(x), t.name)))
 }
 
 fn cond_ok(p: &Program, sizes: &SizeMap<'_>, cond: &Operand, span: Span) -> Result<(), Located> {
@@ -302,11 +319,19 @@ fn cond_ok(p: &Program, sizes: &SizeMap<'_>, cond: &Operand, span: Span) -> Resu
     Ok(())
 }
 
+#[inline]
 fn use_suffix_ok(sizes: &SizeMap<'_>, v: &VirtReg, span: Span) -> Result<(), Located> {
     match v.size {
-        Some(n) if n != size_of(sizes, v) => Err(err(span, format!("`%{}:{n}` does not match its definition's size {}", show(&v.name), size_of(sizes, v)))),
+        Some(n) if n != size_of(sizes, v) => suffix_mismatch(sizes, v, n, span),
         _ => Ok(()),
     }
+}
+
+/// The error of [`use_suffix_ok`] for a use of `v` written with size `n`.
+#[cold]
+#[inline(never)]
+fn suffix_mismatch(sizes: &SizeMap<'_>, v: &VirtReg, n: u8, span: Span) -> Result<(), Located> {
+    Err(err(span, format!("`%{}:{n}` does not match its definition's size {}", show(&v.name), size_of(sizes, v))))
 }
 
 /// One instruction being checked.
@@ -392,6 +417,7 @@ impl<'a> Inst_<'a> {
         }
     }
 
+    #[inline]
     fn size(&self, o: &Operand) -> Option<u8> {
         match o {
             Operand::Virt(v) => Some(size_of(self.sizes, v)),
