@@ -373,41 +373,13 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
 
 /// The least solution of the backward problem `in[b] = gen[b] ∪ (out[b] −
 /// kill[b])`, `out[b] = ∪ in[s]` over the successors `succs(b)` (indices
-/// beyond the blocks ignored), as `(in, out)`; sets over `0..n`.
+/// beyond the blocks ignored), as `(in, out)`, on flat arrays of `w` words
+/// per block (block `b` at `b * w..`; `gen`, consumed as the first `in`,
+/// and `kill` hold at least `nb * w` words).
 ///
-/// The sets are worked on as one flat array of words per family (block `b`
-/// at `b * w..`), round-robin from the last block until nothing changes;
-/// starting from `in = gen`, `out = ∅` (below every solution), the
-/// iteration reaches the least one.
-fn solve_backward<'a, 's>(
-    (n, nb): (usize, usize),
-    gen: impl Fn(usize) -> Option<&'a BitSet>,
-    kill: impl Fn(usize) -> Option<&'a BitSet>,
-    succs: impl Fn(usize) -> &'s [usize],
-) -> (Vec<BitSet>, Vec<BitSet>) {
-    let w = n.div_ceil(64);
-    let flat = |set: &dyn Fn(usize) -> Option<&'a BitSet>| -> Vec<u64> {
-        let mut v = vec![0u64; nb * w];
-        for (b, chunk) in v.chunks_exact_mut(w.max(1)).enumerate() {
-            let words = set(b).map_or(&[][..], BitSet::words);
-            let k = chunk.len().min(words.len());
-            chunk[..k].copy_from_slice(&words[..k]);
-        }
-        v
-    };
-    let (g, k) = (flat(&gen), flat(&kill));
-    let (live_in, live_out) = solve_flat((w, nb), g, &k, succs);
-    let sets = |v: &[u64]| -> Vec<BitSet> {
-        (0..nb)
-            .map(|b| BitSet::from_words(n, v.get(b * w..(b + 1) * w).unwrap_or(&[])))
-            .collect()
-    };
-    (sets(&live_in), sets(&live_out))
-}
-
-/// [`solve_backward`] on flat arrays of `w` words per block (block `b` at
-/// `b * w..`): `gen` (consumed, it becomes the first `in`) and `kill`;
-/// returns `(in, out)` in the same layout.
+/// Round-robin from the last block until nothing changes; starting from
+/// `in = gen`, `out = ∅` (below every solution), the iteration reaches the
+/// least one.
 fn solve_flat<'s>(
     (w, nb): (usize, usize),
     gen: Vec<u64>,
@@ -569,30 +541,119 @@ pub fn successor_labels(t: &schedra_ir::Terminator) -> impl Iterator<Item = &str
     a.into_iter().chain(b)
 }
 
+/// Each block's successors as block indices (the first block with each
+/// label [`successor_labels`] names, in that order; a label naming no block
+/// is left out), resolved once per program so that fixpoints over its CFG
+/// hash no label.
+#[derive(Clone, Debug, Default)]
+pub struct Successors {
+    /// Per block: up to two successors and how many there are.
+    of: Vec<([usize; 2], u8)>,
+}
+
+impl Successors {
+    /// The successors of every block of `p`.
+    pub fn new(p: &schedra_ir::Program) -> Successors {
+        let labels = BlockIndex::new(p);
+        let of = p
+            .blocks
+            .iter()
+            .map(|b| {
+                let mut s = ([0usize; 2], 0u8);
+                for t in successor_labels(&b.term).filter_map(|l| labels.get(l)) {
+                    if let Some(slot) = s.0.get_mut(s.1 as usize) {
+                        *slot = t;
+                        s.1 += 1;
+                    }
+                }
+                s
+            })
+            .collect();
+        Successors { of }
+    }
+    /// How many blocks there are.
+    pub fn len(&self) -> usize {
+        self.of.len()
+    }
+    /// Whether the program has no block.
+    pub fn is_empty(&self) -> bool {
+        self.of.is_empty()
+    }
+    /// The successors of block `b` (empty for an unknown block).
+    pub fn of(&self, b: usize) -> &[usize] {
+        self.of.get(b).map_or(&[][..], |(s, n)| s.get(..*n as usize).unwrap_or(&[]))
+    }
+}
+
+/// One set of variables `0..width` per block, as one flat array of words
+/// (block `b`'s words at `b * w..`, `w = width / 64` rounded up): the form
+/// the liveness fixpoint works on, filled and read without a [`BitSet`] per
+/// block.
+#[derive(Clone, Debug)]
+pub struct BlockSets {
+    /// Words per block.
+    w: usize,
+    /// Every block's words.
+    words: Vec<u64>,
+}
+
+impl BlockSets {
+    /// `nb` empty sets over `0..width`.
+    pub fn new(nb: usize, width: usize) -> BlockSets {
+        let w = width.div_ceil(64);
+        BlockSets {
+            w,
+            words: vec![0; nb * w],
+        }
+    }
+    /// Add `x` to block `b`'s set (ignored when out of range).
+    pub fn insert(&mut self, b: usize, x: usize) {
+        if x / 64 < self.w {
+            if let Some(word) = self.words.get_mut(b * self.w + x / 64) {
+                *word |= 1 << (x % 64);
+            }
+        }
+    }
+    /// Whether `x` is in block `b`'s set.
+    pub fn contains(&self, b: usize, x: usize) -> bool {
+        x / 64 < self.w
+            && self
+                .words
+                .get(b * self.w + x / 64)
+                .is_some_and(|w| w & (1 << (x % 64)) != 0)
+    }
+    /// Block `b`'s set as words ([`BitSet::words`] layout; empty for an
+    /// unknown block).
+    pub fn block(&self, b: usize) -> &[u64] {
+        self.words.get(b * self.w..(b + 1) * self.w).unwrap_or(&[])
+    }
+}
+
+/// The variables live out of each block (the least solution of `in = use ∪
+/// (out − def)`, `out = ∪ in(succ)`) over the CFG `succs`, given each
+/// block's upward-exposed reads `uses` and writes `defs` (sets of the same
+/// width, one per block of `succs`).
+pub fn live_out_of(succs: &Successors, uses: BlockSets, defs: &BlockSets) -> BlockSets {
+    let w = uses.w;
+    let kill = if defs.w == w { &defs.words[..] } else { &[] };
+    let nb = succs.len().min(uses.words.len().min(kill.len()) / w.max(1));
+    let (_, out) = solve_flat((w, nb), uses.words, kill, |b| succs.of(b));
+    BlockSets { w, words: out }
+}
+
 /// The variables live out of each block of `p` (the least solution of
 /// `in = use ∪ (out − def)`, `out = ∪ in(succ)`), given each block's
 /// [`UseDef`] (`ud[b]` for block `b`; a missing entry reads as empty);
-/// sets over `0..width`.
+/// sets over `0..width`. [`live_out_of`] without the per-block sets.
 pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) -> Vec<BitSet> {
     let nb = p.blocks.len();
-    let empty = UseDef::new(width);
-    let labels = BlockIndex::new(p);
-    let succs: Vec<Vec<usize>> = p
-        .blocks
-        .iter()
-        .map(|b| {
-            successor_labels(&b.term)
-                .filter_map(|l| labels.get(l))
-                .collect()
-        })
-        .collect();
-    let (_, out) = solve_backward(
-        (width, nb),
-        |b| Some(ud.get(b).map_or(&empty.uses, |u| &u.uses)),
-        |b| Some(ud.get(b).map_or(&empty.defs, |u| &u.defs)),
-        |b| succs.get(b).map_or(&[][..], Vec::as_slice),
-    );
-    out
+    let (mut uses, mut defs) = (BlockSets::new(nb, width), BlockSets::new(nb, width));
+    for (b, u) in ud.iter().enumerate().take(nb) {
+        u.uses.iter().for_each(|x| uses.insert(b, x));
+        u.defs.iter().for_each(|x| defs.insert(b, x));
+    }
+    let out = live_out_of(&Successors::new(p), uses, &defs);
+    (0..nb).map(|b| BitSet::from_words(width, out.block(b))).collect()
 }
 
 #[cfg(test)]

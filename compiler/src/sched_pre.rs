@@ -36,7 +36,7 @@
 use crate::depgraph::{DepGraph, GraphScratch, Loc, OpDeps};
 use crate::lower::effects;
 use crate::{Options, Sched};
-use crate::liveness::{BitSet, UseDef};
+use crate::liveness::{BitSet, BlockSets, Successors};
 use crate::source_ids::SourceIds;
 use schedra_ir::{Inst, Operand, Program, Target};
 
@@ -66,14 +66,12 @@ pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
 /// (`ids` must be `SourceIds::new(src)`).
 pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
     let deps = Summaries::new(src, ids);
-    let conds: Vec<Option<u32>> = (0..src.blocks.len()).map(|b| ids.cond(b)).collect();
-    let live = live_out(src, &deps, &conds, ids.len());
+    let live = live_out(&deps, ids, &Successors::new(src));
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
-    let empty = BitSet::new(0);
     let mut orders = Vec::with_capacity(src.blocks.len());
     let mut ws = Scratch::default();
     for bi in 0..src.blocks.len() {
-        let lo = live.get(bi).unwrap_or(&empty);
+        let lo = live.block(bi);
         let bd = deps.block(bi);
         orders.push(order_block(&mut ws, bd, (ids.cond(bi), lo), limit, opts.sched, ids));
     }
@@ -154,24 +152,29 @@ fn virt_writes(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
-/// Virtual registers live out of each block (classic backward fixpoint),
-/// from the dependency summaries `deps` of every block's instructions and
-/// the name each block's branch reads (`conds`); sets over `0..n` ids.
-fn live_out(p: &Program, deps: &Summaries, conds: &[Option<u32>], n: usize) -> Vec<BitSet> {
-    let ud: Vec<UseDef> = (0..p.blocks.len())
-        .map(|bi| {
-            let mut ud = UseDef::new(n);
-            for op in deps.block(bi) {
-                virt_reads(op).for_each(|v| ud.read(v as usize));
-                virt_writes(op).for_each(|v| ud.write(v as usize));
-            }
-            if let Some(v) = conds.get(bi).copied().flatten() {
-                ud.read(v as usize);
-            }
-            ud
-        })
-        .collect();
-    crate::liveness::program_live_out(p, &ud, n)
+/// Virtual registers live out of each block (classic backward fixpoint
+/// over the CFG `succs`), from the dependency summaries `deps` of every
+/// block's instructions and the name each block's branch reads; sets over
+/// the name ids of `ids`.
+fn live_out(deps: &Summaries, ids: &SourceIds, succs: &Successors) -> BlockSets {
+    let nb = succs.len();
+    let mut uses = BlockSets::new(nb, ids.len());
+    let mut defs = BlockSets::new(nb, ids.len());
+    let mut read = |defs: &BlockSets, b: usize, v: u32| {
+        if !defs.contains(b, v as usize) {
+            uses.insert(b, v as usize);
+        }
+    };
+    for b in 0..nb {
+        for op in deps.block(b) {
+            virt_reads(op).for_each(|v| read(&defs, b, v));
+            virt_writes(op).for_each(|v| defs.insert(b, v as usize));
+        }
+        if let Some(v) = ids.cond(b) {
+            read(&defs, b, v);
+        }
+    }
+    crate::liveness::live_out_of(succs, uses, &defs)
 }
 
 /// The scheduler's per-block structures, kept between blocks so that their
@@ -190,11 +193,12 @@ struct Scratch {
 
 /// The new order of one block's instructions (indices into its `insts`),
 /// given their dependency summaries `deps`, the name its branch reads
-/// (`cond`) and its live-out names; built in the reused `ws`.
+/// (`cond`) and its live-out names (as [`BitSet::words`]); built in the
+/// reused `ws`.
 fn order_block(
     ws: &mut Scratch,
     deps: &[OpDeps],
-    (cond, live_out): (Option<u32>, &BitSet),
+    (cond, live_out): (Option<u32>, &[u64]),
     limit: usize,
     dir: Sched,
     names: &Names,
@@ -204,8 +208,7 @@ fn order_block(
         return (0..deps.len()).collect();
     }
     ws.graph.rebuild(&mut ws.graph_scratch, deps, |_| true);
-    let mut live_out_b = BitSet::new(names.len());
-    live_out_b.union_with(live_out);
+    let mut live_out_b = BitSet::from_words(names.len(), live_out);
     if let Some(c) = cond {
         live_out_b.insert(c as usize);
     }
@@ -791,8 +794,8 @@ mod tests {
                 d
             })
             .collect();
-        let wide = order_block(&mut Default::default(), &deps, (None, &BitSet::new(0)), 64, Sched::TopDown, &ids);
-        let tight = order_block(&mut Default::default(), &deps, (None, &BitSet::new(0)), 2, Sched::TopDown, &ids);
+        let wide = order_block(&mut Default::default(), &deps, (None, &[]), 64, Sched::TopDown, &ids);
+        let tight = order_block(&mut Default::default(), &deps, (None, &[]), 2, Sched::TopDown, &ids);
         let max_live = |o: &[usize]| {
             let (mut live, mut best) = (0i32, 0i32);
             for &i in o {
