@@ -377,9 +377,10 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
 /// per block (block `b` at `b * w..`; `gen`, consumed as the first `in`,
 /// and `kill` hold at least `nb * w` words).
 ///
-/// Round-robin from the last block until nothing changes; starting from
+/// Round-robin from the last block until nothing changes, skipping a block
+/// none of whose successors' `in` grew since its last visit; starting from
 /// `in = gen`, `out = ∅` (below every solution), the iteration reaches the
-/// least one.
+/// least one (any fair order of visits does).
 fn solve_flat<'s>(
     (w, nb): (usize, usize),
     gen: Vec<u64>,
@@ -389,26 +390,43 @@ fn solve_flat<'s>(
     let g = &gen;
     let mut live_in = g.clone();
     let mut live_out = vec![0u64; nb * w];
-    let mut out = vec![0u64; w];
+    // Steps numbered from 1: when each block was last visited (0: never)
+    // and when its `in` last grew. A block whose successors' `in` have not
+    // grown since its visit would compute the same sets again: skipped.
+    let mut visited = vec![0u32; nb];
+    let mut grew_at = vec![0u32; nb];
+    let mut step = 0u32;
     let mut changed = true;
     while changed {
         changed = false;
         for b in (0..nb).rev() {
-            out.iter_mut().for_each(|x| *x = 0);
-            for &s in succs(b).iter().filter(|&&s| s < nb) {
+            let ss = succs(b);
+            let seen = visited[b];
+            if seen != 0 && !ss.iter().any(|&s| grew_at.get(s).is_some_and(|&t| t > seen)) {
+                continue;
+            }
+            step += 1;
+            visited[b] = step;
+            let at = b * w..(b + 1) * w;
+            let out = &mut live_out[at.clone()];
+            out.fill(0);
+            for &s in ss.iter().filter(|&&s| s < nb) {
                 for (o, x) in out.iter_mut().zip(&live_in[s * w..(s + 1) * w]) {
                     *o |= x;
                 }
             }
-            let at = b * w..(b + 1) * w;
-            live_out[at.clone()].copy_from_slice(&out);
+            let mut grew = false;
             let words = live_in[at.clone()].iter_mut().zip(&g[at.clone()]).zip(&k[at]);
-            for (((i, gw), kw), ow) in words.zip(&out) {
+            for (((i, gw), kw), ow) in words.zip(out.iter()) {
                 let v = gw | (ow & !kw);
-                if *i != v {
-                    *i = v;
-                    changed = true;
-                }
+                grew |= *i != v;
+                *i = v;
+            }
+            if grew {
+                // Later than this visit, so a self-loop is visited again.
+                step += 1;
+                grew_at[b] = step;
+                changed = true;
             }
         }
     }
