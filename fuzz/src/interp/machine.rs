@@ -350,16 +350,17 @@ impl<'p> Machine<'p> {
         if self.next_land > self.now {
             return;
         }
-        self.land_due();
-    }
-
-    /// [`Machine::land`] when some pending write has landed.
-    fn land_due(&mut self) {
-        let now = self.now;
-        if self.last_land <= now {
+        if self.last_land <= self.now {
             self.land_all();
             return;
         }
+        self.land_due();
+    }
+
+    /// [`Machine::land`] when some pending writes have landed and others
+    /// have not.
+    fn land_due(&mut self) {
+        let now = self.now;
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         let mut next = u64::MAX;
@@ -393,6 +394,7 @@ impl<'p> Machine<'p> {
     /// [`Machine::land`] when every pending write has landed: apply them
     /// all in landing order (a stable sort keeps queue order among writes
     /// landing together; no sort when they all land in one cycle).
+    #[inline]
     fn land_all(&mut self) {
         if self.next_land != self.last_land {
             self.pending.sort_by_key(|w| w.land);
