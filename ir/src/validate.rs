@@ -533,7 +533,8 @@ impl Cfg {
 
 fn reachable(p: &Program, cfg: &Cfg) -> Result<(), Located> {
     let mut seen = vec![false; p.blocks.len()];
-    let mut stack = vec![0usize];
+    let mut stack = Vec::with_capacity(2 * p.blocks.len() + 1);
+    stack.push(0usize);
     while let Some(k) = stack.pop() {
         if seen.get(k) == Some(&false) {
             seen[k] = true;
@@ -849,7 +850,7 @@ fn reverse_postorder(cfg: &Cfg) -> Vec<usize> {
     let n = cfg.succ.len();
     let mut seen = vec![false; n];
     let mut post = Vec::with_capacity(n);
-    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let mut stack: Vec<(usize, usize)> = Vec::with_capacity(n);
     if n > 0 {
         seen[0] = true;
         stack.push((0, 0));
