@@ -300,6 +300,15 @@ impl State {
 
     /// The word a `brnz` tests: the first word of its condition.
     fn cond(&self, op: &Operand, slot: u32) -> Result<u32, String> {
+        // A defined virtual register without a size suffix: its first word,
+        // without copying its words out (`read` would accept it as is).
+        if let Operand::Virt(v) = op {
+            if let (None, Some(Some(words))) = (v.size, self.vregs.get(slot as usize)) {
+                if let Some(&w) = words.first() {
+                    return Ok(w);
+                }
+            }
+        }
         self.read(op, slot)?.first().copied().ok_or_else(|| "the condition has no words".to_string())
     }
 
