@@ -434,11 +434,17 @@ impl<'a> Inst_<'a> {
         let name = self.d.name;
         match self.d.sizes {
             Sizes::Uniform => {
-                let mut all = dest.into_iter().chain(srcs());
-                let Some(n) = all.next() else { return Ok(()) };
-                if let Some(m) = all.find(|&m| m != n) {
-                    return Err(self.err(format!("the register operands of `{name}` must all have one size, found sizes {n} and {m}")));
+                // `n`: the first size (destination, then sources); `m`:
+                // the first that differs from it.
+                let mut first = dest;
+                for m in srcs() {
+                    match first {
+                        None => first = Some(m),
+                        Some(n) if m != n => return Err(self.err(format!("the register operands of `{name}` must all have one size, found sizes {n} and {m}"))),
+                        Some(_) => {}
+                    }
                 }
+                let Some(n) = first else { return Ok(()) };
                 if n > t.max_alu_size {
                     return Err(self.err(format!("`{name}` operands span {n} registers; target {} allows at most {}", t.name, t.max_alu_size)));
                 }
