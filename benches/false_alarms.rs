@@ -184,7 +184,7 @@ fn classify(b: &Base, mutant: &Program, m: &Mutation) -> (Class, Option<Report>)
 /// (where it is reported, and any `block X` in its message) ran on some
 /// seed: otherwise the runs could not have seen the difference.
 fn covered(b: &Base, runs: &[&Outcome], m: &Mutation, r: &Report) -> bool {
-    let mut ran: std::collections::BTreeSet<&str> = runs.iter().flat_map(|o| o.trace.labels.iter().map(String::as_str)).collect();
+    let mut ran: std::collections::BTreeSet<&str> = runs.iter().flat_map(|o| o.trace.labels.iter().map(|l| &**l)).collect();
     if let Some(entry) = b.src.blocks.first() {
         ran.insert(entry.label.as_str());
     }

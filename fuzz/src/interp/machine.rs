@@ -40,6 +40,7 @@ use super::words::Words;
 use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
+use std::sync::Arc;
 
 /// The machine clock may not pass this cycle (guards against absurd
 /// latencies or stall chains).
@@ -111,6 +112,8 @@ struct DBlock<'p> {
     /// The registers of a `brnz` condition (what it waits for).
     cond_regs: Vec<Reg>,
     exits: Exits,
+    /// Its label, shared with every trace that passes control to it.
+    name: Arc<str>,
 }
 
 /// A machine program with opcodes looked up, destinations found, register
@@ -221,7 +224,7 @@ impl<'p> Decoded<'p> {
                 TermKind::Brnz { cond, .. } => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
                 _ => Vec::new(),
             };
-            blocks.push(DBlock { block, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels) });
+            blocks.push(DBlock { block, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
         }
         Decoded { p, blocks, bundles, ops, touched }
     }
@@ -244,7 +247,7 @@ impl<'p> Decoded<'p> {
                     Err(e) => return Err(e.clone()),
                 }
             }
-            match m.terminate(block)? {
+            match m.terminate(block, &self.blocks)? {
                 Some(next) => b = next,
                 None => break,
             }
@@ -537,7 +540,8 @@ impl<'p> Machine<'p> {
 
     /// Run the block's terminator in the cycle after its last bundle; returns
     /// the next block, with the clock at its first bundle's cycle.
-    fn terminate(&mut self, d: &DBlock<'p>) -> Result<Option<usize>, RunError> {
+    /// `blocks` are all decoded blocks (the trace takes labels from them).
+    fn terminate(&mut self, d: &DBlock<'p>, blocks: &[DBlock<'p>]) -> Result<Option<usize>, RunError> {
         let block = d.block;
         let at = Loc::new(block, block.bundles.len(), block.term.span.line);
         self.fuel.spend()?;
@@ -560,12 +564,14 @@ impl<'p> Machine<'p> {
             _ => None,
         };
         let next = successor(&block.term, cond, d.exits, || at.place())?;
-        if let Some((_, label, hash)) = next {
-            self.trace.push_hashed(label, hash);
+        if let Some((i, hash)) = next {
+            if let Some(to) = blocks.get(i) {
+                self.trace.push_shared(&to.name, hash);
+            }
             self.now += 1;
             self.clock_ok()?;
         }
-        Ok(next.map(|(i, _, _)| i))
+        Ok(next.map(|(i, _)| i))
     }
 }
 
@@ -634,7 +640,7 @@ mod tests {
         let w = World::new(8);
         let o = run_any(&p, 8, 100).expect("runs");
         assert_eq!(tlb(&o), [w.garbage_reg(4), w.input_reg(1)]);
-        assert_eq!(o.trace.labels, ["b1"]);
+        assert_eq!(o.trace.labels, [Arc::from("b1")]);
         assert_eq!(o.cycles, 7);
     }
 
@@ -682,7 +688,7 @@ mod tests {
         let stop = (0..500).find(|&s| World::new(s).uniform(0) == 0).expect("a zero uniform");
         let o = run_any(&p, stop, 500).expect("runs");
         // bundle at 0, brnz at 1, b1's `end` at 2.
-        assert_eq!((o.executed, o.cycles, o.trace.labels.clone()), (3, 3, vec!["b1".to_string()]));
+        assert_eq!((o.executed, o.cycles, o.trace.labels.clone()), (3, 3, vec![Arc::from("b1")]));
     }
 
     #[test]

@@ -225,9 +225,10 @@ impl Exits {
 
 /// Where control goes after `term` given its condition word (`None` for
 /// terminators without one) and its resolved `exits`: the successor's index
-/// and label (with its [`trace::label_hash`]), or `None` at `end`. An
+/// (a block carrying the label) and the label's [`trace::label_hash`], or
+/// `None` at `end`. An
 /// unknown label is [`RunError::Malformed`] at `at`.
-pub(crate) fn successor(term: &schedra_ir::Terminator, cond: Option<u32>, exits: Exits, at: impl Fn() -> Place) -> Result<Option<(usize, &str, u64)>, RunError> {
+pub(crate) fn successor(term: &schedra_ir::Terminator, cond: Option<u32>, exits: Exits, at: impl Fn() -> Place) -> Result<Option<(usize, u64)>, RunError> {
     use schedra_ir::TermKind;
     let (label, index, hash) = match (&term.kind, cond) {
         (TermKind::End, _) => return Ok(None),
@@ -241,7 +242,7 @@ pub(crate) fn successor(term: &schedra_ir::Terminator, cond: Option<u32>, exits:
         }
     };
     match index {
-        Some(i) => Ok(Some((i, label.as_str(), hash))),
+        Some(i) => Ok(Some((i, hash))),
         None => Err(RunError::Malformed { at: at(), message: format!("no block is labelled `{label}`") }),
     }
 }

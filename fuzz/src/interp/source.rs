@@ -25,6 +25,7 @@ use super::{label_map, plain_number, successor, Effects, Exits, Fuel, Outcome, P
 use rustc_hash::FxHashMap;
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
+use std::sync::Arc;
 
 /// Run a source-form program on `world` with `fuel`.
 pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
@@ -59,6 +60,8 @@ struct DBlock<'p> {
     /// The slot of a `brnz` condition's virtual register, or [`NO_SLOT`].
     cond: u32,
     exits: Exits,
+    /// Its label, shared with every trace that passes control to it.
+    name: Arc<str>,
 }
 
 /// A source program with virtual register names numbered into dense slots,
@@ -168,7 +171,7 @@ impl<'p> Decoded<'p> {
                 TermKind::Brnz { cond, .. } => slots.of(cond),
                 _ => NO_SLOT,
             };
-            blocks.push(DBlock { block, insts: start..insts.len(), cond, exits: Exits::of(&block.term, &labels) });
+            blocks.push(DBlock { block, insts: start..insts.len(), cond, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
         }
         Decoded { p, blocks, insts, src_slots, inputs, slots: slots.count as usize, phys: slots.phys }
     }
@@ -196,8 +199,10 @@ impl<'p> Decoded<'p> {
                 _ => None,
             };
             match successor(&block.term, cond, d.exits, at)? {
-                Some((next, label, hash)) => {
-                    trace.push_hashed(label, hash);
+                Some((next, hash)) => {
+                    if let Some(to) = self.blocks.get(next) {
+                        trace.push_shared(&to.name, hash);
+                    }
                     b = next;
                 }
                 None => break,
@@ -472,7 +477,7 @@ mod tests {
             let zero = World::new(seed).uniform(0) == 0;
             let (word, label) = if zero { (2, "b2") } else { (1, "b1") };
             assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![word]]));
-            assert_eq!(o.trace.labels, [label, "b3"]);
+            assert_eq!(o.trace.labels, [Arc::from(label), Arc::from("b3")]);
             seen[zero as usize] = true;
         }
         assert_eq!(seen, [true, true], "both branch directions are exercised");

@@ -5,11 +5,14 @@
 //! Keeping every label of a million-step loop would cost memory, so the
 //! trace stores the first [`TRACE_LIMIT`] labels for diagnosis plus the
 //! total count and an order-sensitive hash of the whole sequence.
+//! Labels are shared `Arc<str>`s made once per block when a program is
+//! decoded, so recording a taken branch copies no text.
 //! Invariant: two traces compare equal exactly when their counts, hashes and
 //! kept prefixes are equal, which (up to hash collisions) means the runs took
 //! the same branches.
 
 use super::world::mix;
+use std::sync::Arc;
 
 /// How many labels a trace keeps verbatim.
 pub const TRACE_LIMIT: usize = 4096;
@@ -18,7 +21,8 @@ pub const TRACE_LIMIT: usize = 4096;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Trace {
     /// The first [`TRACE_LIMIT`] successor labels, in order.
-    pub labels: Vec<String>,
+    /// Compared, hashed and printed as the label text.
+    pub labels: Vec<Arc<str>>,
     /// How many terminators passed control to a block.
     pub taken: u64,
     /// Order-sensitive hash of all successor labels.
@@ -33,16 +37,17 @@ impl Trace {
 
     /// Record that control passed to the block labelled `label`.
     pub fn push(&mut self, label: &str) {
-        self.push_hashed(label, label_hash(label));
+        self.push_shared(&Arc::from(label), label_hash(label));
     }
 
-    /// [`Trace::push`] with `h` = [`label_hash`]`(label)` computed once
-    /// beforehand.
-    pub fn push_hashed(&mut self, label: &str, h: u64) {
+    /// [`Trace::push`] of a label shared with the decoded program, with
+    /// `h` = [`label_hash`]`(label)` computed once beforehand; the same
+    /// trace results.
+    pub fn push_shared(&mut self, label: &Arc<str>, h: u64) {
         self.taken += 1;
         self.hash = mix(self.hash ^ h);
         if self.labels.len() < TRACE_LIMIT {
-            self.labels.push(label.to_string());
+            self.labels.push(Arc::clone(label));
         }
     }
 }
@@ -65,6 +70,6 @@ mod tests {
         b.push("b1");
         assert_ne!(a.hash, b.hash);
         assert_eq!(a.taken, 2);
-        assert_eq!(a.labels, ["b1", "b2"]);
+        assert_eq!(a.labels, [Arc::from("b1"), Arc::from("b2")]);
     }
 }
