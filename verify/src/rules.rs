@@ -18,9 +18,8 @@
 use crate::report::{Kind, Violation};
 use crate::labels::Labels;
 use crate::machcode::MachCode;
-use crate::symbolic::dest_regs;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
-use schedra_ir::{Block, Bundle, Form, Inst, Op, Operand, Program, Reg, TermKind};
+use schedra_ir::{Block, Bundle, Form, Inst, Op, Operand, PhysReg, Program, Reg, TermKind};
 use std::collections::BTreeSet;
 
 fn op_line(op: &Op, b: &Bundle) -> u32 {
@@ -222,13 +221,8 @@ pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
             }
             let descs = code.bundle_descs(bn, bi);
             slot_rules(mach, descs, (b, bi), bundle, &mut scratch, &mut out);
-            for (oi, op) in bundle.ops.iter().enumerate() {
-                if let Some(desc) = op_desc(descs, mach, oi, &op.inst) {
-                    if let Err(msg) = register_rules(mach, desc, &op.inst) {
-                        out.push(Violation::new(Kind::Register, &b.label, bi, op_line(op, bundle), msg));
-                    }
-                }
-            }
+            // The bundle's `register` problems follow its `slot` problems.
+            out.append(&mut scratch.registers);
         }
     }
     for i in &mach.inputs {
@@ -257,13 +251,19 @@ struct SlotScratch<'p> {
     /// Distinct immediates.
     imms: Vec<u32>,
     known: Vec<(&'static OpDesc, &'p Inst)>,
+    /// The bundle's kind `register` problems, in op order (the caller
+    /// appends them after its `slot` problems).
+    registers: Vec<Violation>,
 }
 
-/// Kind `slot` problems of one bundle (`descs`: its ops' descriptions).
+/// Kind `slot` problems of one bundle (`descs`: its ops' descriptions)
+/// into `out`, and, from the same walk over its ops, its kind `register`
+/// problems into `scratch.registers`.
 fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&Block, usize), bundle: &'p Bundle, scratch: &mut SlotScratch<'p>, out: &mut Vec<Violation>) {
     let t = mach.target;
     let mut push = |msg: String| out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, msg));
-    let SlotScratch { written, imms, known } = scratch;
+    let SlotScratch { written, imms, known, registers } = scratch;
+    registers.clear();
     written.clear();
     imms.clear();
     known.clear();
@@ -292,7 +292,11 @@ fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&
         if let Err(msg) = t.rules.slot_ok(desc, slot, dest) {
             push(msg);
         }
-        for r in dest_regs(desc, &op.inst) {
+        let run = written_by(desc, dest);
+        if let Err(msg) = register_rules(mach, desc, &op.inst, run) {
+            registers.push(Violation::new(Kind::Register, &b.label, bi, op_line(op, bundle), msg));
+        }
+        for r in run.into_iter().flat_map(|p| p.regs()) {
             if written.contains(&r) {
                 push(format!("two ops of one bundle write ${}", mach.reg_name(r)));
             }
@@ -318,14 +322,26 @@ fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&
     }
 }
 
-fn register_rules(mach: &Program, desc: &OpDesc, inst: &Inst) -> Result<(), String> {
+/// The registers an op with description `desc` and explicit register
+/// destination `dest` writes, as one run (the run [`dest_regs`](crate::symbolic::dest_regs) walks).
+fn written_by(desc: &OpDesc, dest: Option<PhysReg>) -> Option<PhysReg> {
+    match desc.dest {
+        Dest::Explicit => dest,
+        Dest::Implicit(r) => Some(PhysReg::one(r)),
+        Dest::None => None,
+    }
+}
+
+/// Kind `register` problems of one op (the first found), `run` being the
+/// registers it writes ([`written_by`]).
+fn register_rules(mach: &Program, desc: &OpDesc, inst: &Inst, run: Option<PhysReg>) -> Result<(), String> {
     let t = mach.target;
     for p in inst.dest.iter().chain(&inst.srcs).filter_map(Operand::phys) {
         if !t.regs.contains(p) {
             return Err(format!("register {} does not exist on {}", describe(mach, p), t.name));
         }
     }
-    for r in dest_regs(desc, inst) {
+    for r in run.into_iter().flat_map(|p| p.regs()) {
         if t.reserved.contains(&r) {
             return Err(format!("`{}` writes ${}, which is reserved (read-only)", desc.name, mach.reg_name(r)));
         }
@@ -333,7 +349,7 @@ fn register_rules(mach: &Program, desc: &OpDesc, inst: &Inst) -> Result<(), Stri
     t.rules.op_regs_ok(desc, inst)
 }
 
-fn describe(p: &Program, r: schedra_ir::PhysReg) -> String {
+fn describe(p: &Program, r: PhysReg) -> String {
     if r.size > 1 {
         format!("${}:{}", p.reg_name(r.base), r.size)
     } else {
