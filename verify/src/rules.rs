@@ -368,7 +368,9 @@ pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let t = mach.target;
     let has_thread_end_op = t.ops.iter().any(|d| t.rules.ends_thread(d));
     let is_marker = |d: Option<&OpDesc>| d.is_some_and(|d| d.sem == Sem::ThreadSwitch);
-    let ends_thread = |d: Option<&OpDesc>| d.is_some_and(|d| t.rules.ends_thread(d));
+    // Every description comes from `t.ops`, so on a target none of whose
+    // ops ends the thread no op needs asking.
+    let ends_thread = |d: Option<&OpDesc>| has_thread_end_op && d.is_some_and(|d| t.rules.ends_thread(d));
     for (bn, b) in mach.blocks.iter().enumerate() {
         let is_final = matches!(b.term.kind, TermKind::End);
         let n = b.bundles.len();
@@ -398,7 +400,8 @@ pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
 
 /// The ops of bundle `bi` of block `bn` with their descriptions.
 fn with_descs<'d>(mach: &'d Program, code: &'d MachCode, (bn, bi): (usize, usize), bundle: &'d Bundle) -> impl Iterator<Item = (&'d Op, Option<&'static OpDesc>)> + 'd {
-    bundle.ops.iter().enumerate().map(move |(oi, op)| (op, desc_of(code, mach, (bn, bi, oi), &op.inst)))
+    let descs = code.bundle_descs(bn, bi);
+    bundle.ops.iter().enumerate().map(move |(oi, op)| (op, op_desc(descs, mach, oi, &op.inst)))
 }
 
 fn end_sequence(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), k: usize, marker_at: Option<usize>, out: &mut Vec<Violation>) {
