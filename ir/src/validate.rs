@@ -618,6 +618,14 @@ impl BlockBits {
     fn row(&self, k: usize) -> &[u64] {
         self.all.get(k * self.words..(k + 1) * self.words).unwrap_or(&[])
     }
+    /// Add fact `i` to block `k`'s set (nothing if either is out of range).
+    fn set(&mut self, k: usize, i: usize) {
+        if i / 64 < self.words {
+            if let Some(w) = self.all.get_mut(k * self.words + i / 64) {
+                *w |= 1 << (i % 64);
+            }
+        }
+    }
     /// Make block `k`'s set equal to `s`; whether it changed.
     fn assign(&mut self, k: usize, s: &Bits) -> bool {
         let row = self.all.get_mut(k * self.words..(k + 1) * self.words).unwrap_or(&mut []);
@@ -779,13 +787,17 @@ fn define(i: &Inst, fact: usize, ids: &Ids<'_, '_>, set: &mut Bits) {
 }
 
 /// The facts each block defines (its transfer function is OUT = IN ∪
-/// these); `s` is scratch space of the facts' size.
-fn block_defs(p: &Program, ids: &Ids<'_, '_>, s: &mut Bits) -> BlockBits {
+/// these), written straight into each block's row.
+fn block_defs(p: &Program, ids: &Ids<'_, '_>) -> BlockBits {
     let mut defs = BlockBits::new(p.blocks.len(), ids.count, false);
     for (k, (b, facts)) in p.blocks.iter().zip(ids.dests_by_block(p)).enumerate() {
-        s.fill(false);
-        b.insts.iter().zip(facts).for_each(|(i, &f)| define(i, f, ids, s));
-        defs.assign(k, s);
+        for (i, &f) in b.insts.iter().zip(facts) {
+            match &i.dest {
+                Some(Operand::Virt(_)) => defs.set(k, f),
+                Some(Operand::Phys(r)) => r.regs().for_each(|x| defs.set(k, ids.phys(x))),
+                _ => {}
+            }
+        }
     }
     defs
 }
@@ -886,7 +898,7 @@ fn defined_before_use(p: &Program, r: Resolved<'_>, cfg: &Cfg) -> Result<(), Loc
     let order = reverse_postorder(cfg);
     let entry = entry_set(p, &ids);
     let mut s = Bits::new(ids.count, true);
-    let defs = block_defs(p, &ids, &mut s);
+    let defs = block_defs(p, &ids);
     let mut out = BlockBits::new(n, ids.count, true);
     let block_in = |k: usize, out: &BlockBits, s: &mut Bits| {
         match k {
