@@ -275,7 +275,7 @@ impl Checker<'_> {
     /// lines). Like [`Checker::recorded`], it makes no new term.
     fn src_recorded(&mut self, b: usize, s: &SrcRun) -> SrcRun {
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
-        let mut env = crate::symbolic::Env::new(self.code.universe().len());
+        let mut env = crate::symbolic::Env::new(self.code.universe_len());
         for (v, t) in &s.entry {
             if let Some(i) = self.code.ix(v) {
                 env.set(i, *t);

@@ -34,7 +34,7 @@ pub use crate::facts::Facts;
 /// Source liveness: the variables live into each block.
 pub struct Liveness {
     /// Per source block index, the live variables as numbers of
-    /// [`SrcCode::universe`], ascending (so in variable order).
+    /// [`SrcCode::var`], ascending (so in variable order).
     pub live_in: Vec<Vec<u32>>,
 }
 
@@ -56,7 +56,7 @@ pub struct Liveness {
 /// program).
 pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
     let prog = LiveProgram::of(code);
-    let words = code.universe().len().div_ceil(64);
+    let words = code.universe_len().div_ceil(64);
     let n = code.blocks().len();
     let preds = predecessors(succs, n);
     let mut live_in = vec![0u64; n * words];
@@ -258,7 +258,7 @@ fn find(parent: &[u32], v: u32) -> u32 {
 /// `scratch` holds the tables between calls.
 #[allow(clippy::too_many_arguments)]
 pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32], scratch: &mut EnterScratch) -> (Env, Vec<(Var, Term)>, MachEntry) {
-    let u = code.universe().len();
+    let u = code.universe_len();
     let EnterScratch { parent, class_term } = scratch;
     union_held(parent, u, facts);
     closed_classes(parent, class_term, u, facts);

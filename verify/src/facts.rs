@@ -7,7 +7,7 @@
 //! sorted vectors of `Copy` pairs rather than nested ordered maps: the meet
 //! is a merge of two sorted lists and a copy is one allocation per list.
 //!
-//! Variables are numbers of [`crate::srccode::SrcCode::universe`], which
+//! Variables are numbers of [`crate::srccode::SrcCode::var`], which
 //! order as the variables themselves do.
 //!
 //! Invariant: `held` is sorted by (location, variable) without duplicates,
@@ -17,7 +17,7 @@
 
 use crate::symbolic::Loc;
 
-/// A source variable, by number (see [`crate::srccode::SrcCode::universe`]).
+/// A source variable, by number (see [`crate::srccode::SrcCode::var`]).
 pub type VarNo = u32;
 use crate::term::Term;
 

@@ -91,10 +91,9 @@ pub struct SrcCode {
     args: Vec<Arg>,
     /// Operand and destination variables, as numbers.
     vars: Vec<u32>,
-    /// Every variable the program can name, sorted: variable number `i`
-    /// is `universe[i]`, so numbers order as the variables do.
-    universe: Vec<Var>,
-    /// `order_key` of each variable of `universe`.
+    /// [`order_key`] of every variable the program can name, ascending:
+    /// variable number `i` is the one of `keys[i]`, so numbers order as
+    /// the variables do.
     keys: Vec<u64>,
 }
 
@@ -273,7 +272,6 @@ impl SrcCode {
         input_vars(p, vregs, |_, v| extra.push(v));
         let (keys, vars) = number_vars(&raw, &extra, vregs.len());
         c.vars = vars;
-        c.universe = keys.iter().map(|k| from_order_key(*k)).collect();
         c.keys = keys;
         c
     }
@@ -301,12 +299,13 @@ impl SrcCode {
     /// The variable of a number (a scratch slot past `u32::MAX` for a
     /// foreign number).
     pub fn var(&self, ix: u32) -> Var {
-        self.universe.get(ix as usize).copied().unwrap_or(Var::S(u32::MAX))
+        self.keys.get(ix as usize).map(|k| from_order_key(*k)).unwrap_or(Var::S(u32::MAX))
     }
 
-    /// Every variable the program can name, sorted (indexed by number).
-    pub fn universe(&self) -> &[Var] {
-        &self.universe
+    /// The number of variables the program can name (numbers are
+    /// `0..universe_len()`).
+    pub fn universe_len(&self) -> usize {
+        self.keys.len()
     }
 
     /// Block `b` (`None` past the last block).

@@ -355,7 +355,7 @@ pub struct SrcEffect {
 }
 
 /// Terms of source variables by variable number (see
-/// [`SrcCode::universe`]); a table, not a map, since the numbers are dense.
+/// [`SrcCode::var`]); a table, not a map, since the numbers are dense.
 #[derive(Clone, Debug, Default)]
 pub struct Env {
     terms: Vec<Option<Term>>,
@@ -392,7 +392,7 @@ pub struct SrcRun {
     /// The branch condition (word 0 of the `brnz` operand), if any.
     pub cond: Option<Term>,
     /// Every variable's term at the block end (entry values included), by
-    /// variable number ([`SrcCode::universe`]).
+    /// variable number ([`SrcCode::var`]).
     pub exit: Env,
     /// The block-entry terms of the live-in variables, in variable order
     /// (names for entry values).
@@ -1202,7 +1202,7 @@ mod tests {
         let vregs = Vregs::of(&p);
         let code = SrcCode::of(&p, &vregs);
         let (mut t, mut s) = (Terms::new(), SrcScratch::default());
-        let u = code.universe().len();
+        let u = code.universe_len();
         let fast = run_source(&mut t, &code, 0, 0, Env::new(u), Vec::new(), &mut s, false);
         assert!(fast.defs.is_empty());
         let n = t.len();
