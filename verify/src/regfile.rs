@@ -1,8 +1,9 @@
 //! Per-register tables for the machine simulator.
 //!
-//! [`RegMap`] is a small map from registers to terms kept as a list sorted
-//! by register: the block-entry and block-end register contents of a
-//! machine run. They are built in register order (the dataflow facts list
+//! [`RegMap`] (a [`SortedMap`]) is a small map from registers to terms
+//! kept as a list sorted by register: the block-entry and block-end
+//! register contents of a machine run; [`SlotMap`] is the same for
+//! scratch-slot offsets. They are built in register order (the dataflow facts list
 //! locations in order), read by binary search, merged in one pass and
 //! iterated in order, with no hashing.
 //!
@@ -66,152 +67,112 @@ impl<T: Copy> RegTable<T> {
     }
 }
 
-/// A map from registers to terms, as a list sorted by register.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RegMap {
-    pairs: Vec<(Reg, Term)>,
-}
-
-impl RegMap {
-    /// An empty map with room for `n` registers.
-    pub fn with_capacity(n: usize) -> RegMap {
-        RegMap { pairs: Vec::with_capacity(n) }
-    }
-
-    /// The map of `pairs`, which should be sorted by register without
-    /// duplicates (they are then taken as they are; otherwise they are
-    /// sorted, and of a register given twice the first is kept).
-    pub fn from_sorted(mut pairs: Vec<(Reg, Term)>) -> RegMap {
-        if !pairs.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0)) {
-            pairs.sort_by_key(|(r, _)| *r);
-            pairs.dedup_by_key(|(r, _)| *r);
-        }
-        RegMap { pairs }
-    }
-
-    /// The term of register `r`, if set.
-    pub fn get(&self, r: Reg) -> Option<Term> {
-        self.pairs.binary_search_by_key(&r, |(k, _)| *k).ok().and_then(|i| self.pairs.get(i)).map(|(_, t)| *t)
-    }
-
-    /// Whether register `r` is set.
-    pub fn contains(&self, r: Reg) -> bool {
-        self.get(r).is_some()
-    }
-
-    /// Set register `r` to `t` (cheapest when registers come in order).
-    pub fn insert(&mut self, r: Reg, t: Term) {
-        match self.pairs.last() {
-            Some((last, _)) if *last < r => self.pairs.push((r, t)),
-            None => self.pairs.push((r, t)),
-            _ => match self.pairs.binary_search_by_key(&r, |(k, _)| *k) {
-                Ok(i) => {
-                    if let Some(p) = self.pairs.get_mut(i) {
-                        p.1 = t;
-                    }
-                }
-                Err(i) => self.pairs.insert(i, (r, t)),
-            },
-        }
-    }
-
-    /// Set register `r` to `t` unless it is set.
-    pub fn insert_if_absent(&mut self, r: Reg, t: Term) {
-        if !self.contains(r) {
-            self.insert(r, t);
-        }
-    }
-
-    /// Every set register with its term, in register order.
-    pub fn iter(&self) -> impl Iterator<Item = (Reg, Term)> + '_ {
-        self.pairs.iter().copied()
-    }
-
-    /// The set registers, in order.
-    pub fn keys(&self) -> impl Iterator<Item = Reg> + '_ {
-        self.pairs.iter().map(|(r, _)| *r)
-    }
-
-    /// Number of set registers.
-    pub fn len(&self) -> usize {
-        self.pairs.len()
-    }
-
-    /// Whether no register is set.
-    pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
-    }
-
-    /// This map with the registers `over` sets replaced by its terms (every
-    /// register `over` sets must be in this map).
-    pub fn overlaid<T: Copy>(&self, over: &RegTable<(Term, T)>) -> RegMap {
-        RegMap::from_sorted(self.pairs.iter().map(|(r, t)| (*r, over.get(*r).map(|(u, _)| u).unwrap_or(*t))).collect())
-    }
-}
-
-/// A map from scratch-slot offsets to values, as a list sorted by offset:
-/// a block touches a few slots at most, so a short sorted list (built in
-/// order, read by binary search, iterated in order) costs less than a hash
-/// map made and filled on every block visit.
+/// A small map kept as a list of `(key, value)` pairs sorted by key:
+/// built in key order (appending is the fast path), read by binary search,
+/// iterated in order, with no hashing. [`RegMap`] and [`SlotMap`] are its
+/// two uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SlotMap<V> {
-    pairs: Vec<(u32, V)>,
+pub struct SortedMap<K, V> {
+    pairs: Vec<(K, V)>,
 }
 
-impl<V> Default for SlotMap<V> {
+/// A map from registers to terms (block-entry and block-end register
+/// contents of a machine run).
+pub type RegMap = SortedMap<Reg, Term>;
+
+/// A map from scratch-slot offsets to values: a block touches a few slots
+/// at most, so a short sorted list costs less than a hash map made and
+/// filled on every block visit.
+pub type SlotMap<V> = SortedMap<u32, V>;
+
+impl<K, V> Default for SortedMap<K, V> {
     /// An empty map.
-    fn default() -> SlotMap<V> {
-        SlotMap { pairs: Vec::new() }
+    fn default() -> SortedMap<K, V> {
+        SortedMap { pairs: Vec::new() }
     }
 }
 
-impl<V: Copy> SlotMap<V> {
-    /// The value of slot `s`, if set.
-    pub fn get(&self, s: u32) -> Option<V> {
-        self.pairs.binary_search_by_key(&s, |(k, _)| *k).ok().and_then(|i| self.pairs.get(i)).map(|(_, v)| *v)
+impl<K: Copy + Ord, V: Copy> SortedMap<K, V> {
+    /// An empty map with room for `n` keys.
+    pub fn with_capacity(n: usize) -> SortedMap<K, V> {
+        SortedMap { pairs: Vec::with_capacity(n) }
     }
 
-    /// Set slot `s` to `v` (cheapest when slots come in order).
-    pub fn insert(&mut self, s: u32, v: V) {
+    /// The map of `pairs`, which should be sorted by key without
+    /// duplicates (they are then taken as they are; otherwise they are
+    /// sorted, and of a key given twice the first is kept).
+    pub fn from_sorted(mut pairs: Vec<(K, V)>) -> SortedMap<K, V> {
+        if !pairs.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0)) {
+            pairs.sort_by_key(|(k, _)| *k);
+            pairs.dedup_by_key(|(k, _)| *k);
+        }
+        SortedMap { pairs }
+    }
+
+    /// The value of key `k`, if set.
+    pub fn get(&self, k: K) -> Option<V> {
+        self.pairs.binary_search_by_key(&k, |(key, _)| *key).ok().and_then(|i| self.pairs.get(i)).map(|(_, v)| *v)
+    }
+
+    /// Whether key `k` is set.
+    pub fn contains(&self, k: K) -> bool {
+        self.get(k).is_some()
+    }
+
+    /// Set key `k` to `v` (cheapest when keys come in order).
+    pub fn insert(&mut self, k: K, v: V) {
         match self.pairs.last() {
-            Some((last, _)) if *last < s => self.pairs.push((s, v)),
-            None => self.pairs.push((s, v)),
-            _ => match self.pairs.binary_search_by_key(&s, |(k, _)| *k) {
+            Some((last, _)) if *last < k => self.pairs.push((k, v)),
+            None => self.pairs.push((k, v)),
+            _ => match self.pairs.binary_search_by_key(&k, |(key, _)| *key) {
                 Ok(i) => {
                     if let Some(p) = self.pairs.get_mut(i) {
                         p.1 = v;
                     }
                 }
-                Err(i) => self.pairs.insert(i, (s, v)),
+                Err(i) => self.pairs.insert(i, (k, v)),
             },
         }
     }
 
-    /// Set slot `s` to `v` unless it is set.
-    pub fn insert_if_absent(&mut self, s: u32, v: V) {
-        if self.get(s).is_none() {
-            self.insert(s, v);
+    /// Set key `k` to `v` unless it is set.
+    pub fn insert_if_absent(&mut self, k: K, v: V) {
+        if !self.contains(k) {
+            self.insert(k, v);
         }
     }
 
-    /// Every set slot with its value, in offset order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, V)> + '_ {
+    /// Every set key with its value, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_ {
         self.pairs.iter().copied()
     }
 
-    /// The same slots with each value mapped by `f`.
-    pub fn map<W>(&self, f: impl Fn(V) -> W) -> SlotMap<W> {
-        SlotMap { pairs: self.pairs.iter().map(|(s, v)| (*s, f(*v))).collect() }
+    /// The set keys, in order.
+    pub fn keys(&self) -> impl Iterator<Item = K> + '_ {
+        self.pairs.iter().map(|(k, _)| *k)
     }
 
-    /// Number of set slots.
+    /// The same keys with each value mapped by `f`.
+    pub fn map<W>(&self, f: impl Fn(V) -> W) -> SortedMap<K, W> {
+        SortedMap { pairs: self.pairs.iter().map(|(k, v)| (*k, f(*v))).collect() }
+    }
+
+    /// Number of set keys.
     pub fn len(&self) -> usize {
         self.pairs.len()
     }
 
-    /// Whether no slot is set.
+    /// Whether no key is set.
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
+    }
+}
+
+impl RegMap {
+    /// This map with the registers `over` sets replaced by its terms (every
+    /// register `over` sets must be in this map).
+    pub fn overlaid<T: Copy>(&self, over: &RegTable<(Term, T)>) -> RegMap {
+        RegMap::from_sorted(self.pairs.iter().map(|(r, t)| (*r, over.get(*r).map(|(u, _)| u).unwrap_or(*t))).collect())
     }
 }
 
