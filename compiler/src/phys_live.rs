@@ -14,7 +14,7 @@
 //! `out[b] = ∪ (uses[s] ∪ (out[s] − defs[s]))` over the successors `s`,
 //! i.e. what `liveness::program_live_out` computes for every register.
 
-use crate::liveness::{successor_labels, BlockIndex};
+use crate::liveness::Successors;
 use schedra_ir::{Operand, Program, Reg, TermKind};
 use std::cell::OnceCell;
 
@@ -27,7 +27,7 @@ pub struct PhysLive {
     words: usize,
     uses: Vec<u64>,
     defs: Vec<u64>,
-    succs: OnceCell<Vec<[Option<usize>; 2]>>,
+    succs: OnceCell<Successors>,
 }
 
 /// Whether bit `r` of block `b`'s row (rows of `words` words) is set.
@@ -124,15 +124,7 @@ impl PhysLive {
     /// The successors of block `b` of `p` (labels naming no block are
     /// skipped).
     fn succs(&self, p: &Program, b: usize) -> impl Iterator<Item = usize> + '_ {
-        let all = self.succs.get_or_init(|| {
-            let index = BlockIndex::new(p);
-            let of = |blk: &schedra_ir::Block| {
-                let mut s = successor_labels(&blk.term).filter_map(|l| index.get(l));
-                [s.next(), s.next()]
-            };
-            p.blocks.iter().map(of).collect()
-        });
-        all.get(b).into_iter().flatten().flatten().copied()
+        self.succs.get_or_init(|| Successors::new(p)).of(b).iter().copied()
     }
 
     /// Whether register `r` is live out of block `b` of `p` (the program
