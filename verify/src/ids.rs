@@ -60,6 +60,27 @@ pub fn virt_occurrences<'p>(p: &'p Program, mut f: impl FnMut(&'p VirtReg, Role)
     }
 }
 
+/// The first eight bytes of `name`, big-endian, zero-padded: if two
+/// names' prefixes differ, they order as the names do (byte order).
+fn prefix_key(name: &str) -> u64 {
+    let mut b = [0u8; 8];
+    let n = name.len().min(8);
+    if let (Some(dst), Some(src)) = (b.get_mut(..n), name.as_bytes().get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    u64::from_be_bytes(b)
+}
+
+/// The indices of `names` (distinct names) in the names' byte order:
+/// sorted by [`prefix_key`] with integer compares, the names themselves
+/// compared only when two prefixes are equal.
+fn name_order(names: &[&str]) -> Vec<u32> {
+    let mut keyed: Vec<(u64, u32)> = names.iter().enumerate().map(|(i, n)| (prefix_key(n), i as u32)).collect();
+    let name = |i: u32| names.get(i as usize).copied().unwrap_or("");
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| name(a.1).cmp(name(b.1))));
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
 /// A virtual register of the source program (an index into [`Vregs`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VregId(pub u32);
@@ -127,8 +148,7 @@ impl Vregs {
                 };
             }
         });
-        let mut order: Vec<u32> = (0..names.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| names.get(i as usize).copied().unwrap_or(""));
+        let order = name_order(&names);
         let mut rank = vec![0u32; names.len()];
         for (k, &i) in order.iter().enumerate() {
             if let Some(r) = rank.get_mut(i as usize) {
@@ -221,6 +241,15 @@ impl Vregs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn name_order_is_byte_order() {
+        let names = ["v12", "v1", "v1\0", "", "abcdefgh", "abcdefgh1", "abcdefgh0", "abcdefg", "abcdefgi", "\u{e9}", "v2", "x.1", "x", "abcdefghabcdefgh"];
+        let mut want: Vec<&str> = names.to_vec();
+        want.sort_unstable();
+        let got: Vec<&str> = name_order(&names).iter().map(|&i| names[i as usize]).collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn ids_follow_name_order_and_sizes_follow_definitions() {
