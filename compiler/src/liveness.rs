@@ -356,7 +356,7 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
         }
     }
     let (live_in, live_out) = solve_flat((w, nb), gen, &kill, |b| {
-        f.blocks.get(b).map_or(&[][..], |blk| blk.succs.as_slice())
+        f.blocks.get(b).map_or(&[][..], |blk| &blk.succs[..])
     });
     let sets = |v: &[u64]| -> Vec<BitSet> {
         (0..nb)

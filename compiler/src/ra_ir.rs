@@ -171,7 +171,7 @@ pub struct RBlock {
     /// The branch condition, if the terminator reads one.
     pub cond: Option<ROperand>,
     /// Successor block indices.
-    pub succs: Vec<usize>,
+    pub succs: crate::inline::InlineVec<usize, 2>,
     /// Where the label was written.
     pub span: Span,
 }
@@ -349,7 +349,6 @@ impl Func {
         let mov = mov_desc(p.target)?;
         let konst = const_desc(p.target);
         let mut blocks = Vec::with_capacity(p.blocks.len());
-        let labels = crate::liveness::BlockIndex::new(p);
         for (bi, b) in p.blocks.iter().enumerate() {
             let order = ordered_insts(b, order_of(bi));
             let mut insts = Vec::with_capacity(order.size_hint().1.unwrap_or(0));
@@ -360,7 +359,7 @@ impl Func {
                 let inst = lower_inst(p.target, (bi, k), i, &names)?;
                 legalize_imms(p.target, konst, inst, &mut names, &mut insts);
             }
-            blocks.push(lower_block_end(&labels, (bi, b), insts, &names)?);
+            blocks.push(lower_block_end((bi, b), insts, &names, p)?);
         }
         Ok(Func {
             name: p.name.clone(),
@@ -508,21 +507,17 @@ fn input_copies(
 }
 
 /// The lowered block of `b` with the lowered instructions `insts`: its
-/// successors resolved to block indices (an unknown label fails) and its
-/// branch condition lowered.
+/// successors as resolved once in [`SourceIds::succs`] (an unknown label
+/// fails) and its branch condition lowered.
 fn lower_block_end(
-    labels: &crate::liveness::BlockIndex,
     (bi, b): (usize, &Block),
     insts: Vec<RInst>,
     names: &Names,
+    p: &Program,
 ) -> Result<RBlock, CompileError> {
-    let mut succs = Vec::with_capacity(2);
-    for l in crate::liveness::successor_labels(&b.term) {
-        succs.push(
-            labels
-                .get(l)
-                .ok_or_else(|| unsupported(format!("unknown label `{l}`")))?,
-        );
+    let succs = names.ids.succs().of(bi);
+    if succs.len() != crate::liveness::successor_labels(&b.term).count() {
+        return Err(unknown_label(p, b));
     }
     let cond = match &b.term.kind {
         TermKind::Brnz { cond, .. } => Some(lower_operand(cond, names.ids.cond(bi), names)?),
@@ -533,9 +528,20 @@ fn lower_block_end(
         insts,
         term: b.term.clone(),
         cond,
-        succs,
+        succs: succs.iter().copied().collect(),
         span: b.span,
     })
+}
+
+/// The error for block `b` of `p`, a successor label of which names no
+/// block.
+#[cold]
+fn unknown_label(p: &Program, b: &Block) -> CompileError {
+    let labels = crate::liveness::BlockIndex::new(p);
+    let l = crate::liveness::successor_labels(&b.term)
+        .find(|l| labels.get(l).is_none())
+        .unwrap_or_default();
+    unsupported(format!("unknown label `{l}`"))
 }
 
 /// `b`'s instructions in `order` (indices into `b.insts`; indices beyond

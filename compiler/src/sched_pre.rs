@@ -66,7 +66,7 @@ pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
 /// (`ids` must be `SourceIds::new(src)`).
 pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
     let deps = Summaries::new(src, ids);
-    let live = live_out(&deps, ids, &Successors::new(src));
+    let live = live_out(&deps, ids, ids.succs());
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     let mut orders = Vec::with_capacity(src.blocks.len());
     let mut ws = Scratch::default();

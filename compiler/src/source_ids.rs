@@ -16,11 +16,16 @@
 //! hash map. Which of the two holds a name depends only on its text, so a
 //! name is always found where it was numbered.
 //!
+//! Block successors are resolved from the terminators' labels here too
+//! ([`Successors`], [`SourceIds::succs`]), once per compile, for the pre-RA
+//! live-out and the allocator's lowering.
+//!
 //! Invariant: `name(id)` is the text of name id `id`, and for every
 //! instruction `k` of block `b`, `operand(b, k, j)` is the id of operand `j`
 //! (0 the destination, `1 + s` source `s`) exactly when that operand is a
 //! virtual register.
 
+use crate::liveness::Successors;
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::OpDesc;
 use schedra_ir::{Inst, Operand, Program, TermKind};
@@ -56,6 +61,8 @@ pub struct SourceIds<'p> {
     conds: Vec<Option<u32>>,
     /// Each input's name id, if it names a value.
     inputs: Vec<Option<u32>>,
+    /// Each block's successors (labels naming no block left out).
+    succs: Successors,
 }
 
 impl<'p> SourceIds<'p> {
@@ -73,6 +80,7 @@ impl<'p> SourceIds<'p> {
             operands: Vec::with_capacity(ninsts * 3),
             conds: Vec::with_capacity(p.blocks.len()),
             inputs: Vec::with_capacity(p.inputs.len()),
+            succs: Successors::new(p),
         };
         for b in &p.blocks {
             ids.block_first.push(ids.descs.len());
@@ -252,6 +260,11 @@ impl<'p> SourceIds<'p> {
     /// The name id of input `i`, if it names a value.
     pub fn input(&self, i: usize) -> Option<u32> {
         self.inputs.get(i).copied().flatten()
+    }
+
+    /// Every block's successors, `Successors::new` of the program.
+    pub fn succs(&self) -> &Successors {
+        &self.succs
     }
 }
 
