@@ -18,14 +18,15 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{forward_in_place, lower_insts_resolved, would_forward, LoweredOp};
+use crate::lower::{forward_in_place, lower_allocated, lower_insts_resolved, would_forward, LoweredOp};
+use crate::ra_ir::{phys_operand, Func};
 use crate::depgraph::{DepGraph, GraphScratch};
 use crate::phys_live::PhysLive;
 use crate::sched_post::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
 use schedra_ir::{
-    Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind,
+    Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind, Terminator,
 };
 
 /// Extra knowledge about the source program that the bundler needs.
@@ -106,10 +107,11 @@ pub fn bundle_program_resolved(
     let mut tally = stats::Tally::default();
     for (i, (b, insts)) in alloc.blocks.iter().zip(insts).enumerate() {
         let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        let live_out = |r: Reg| live.live_out(&alloc, i, r);
+        let live_out = |r: Reg| live.live_out(i, r);
+        let ops = lower_insts_resolved(target, insts, block_descs, opts)?;
         bundles.push(bundle_block(
             (target, &mut ws, &mut tally),
-            (b, insts, block_descs),
+            (&b.term, ops),
             &live_out,
             opts,
             hints,
@@ -127,24 +129,66 @@ pub fn bundle_program_resolved(
             span: b.span,
         })
         .collect();
-    let inputs = alloc
-        .inputs
+    let program = Program {
+        name: alloc.name,
+        target,
+        stage: alloc.stage,
+        form: Form::Machine,
+        inputs: machine_inputs(&alloc.inputs),
+        blocks,
+    };
+    Ok((program, tally.finish()))
+}
+
+/// Bundle the allocated function `f` (every location physical, as
+/// [`crate::regalloc::allocate_func`] returns it) into the machine form,
+/// with its statistics: the same result as [`bundle_program_resolved`] of
+/// its allocated program ([`Func::into_program_resolved`]), without
+/// building that program — each machine op's instruction is built once,
+/// by [`lower_allocated`].
+pub fn bundle_allocated(f: Func, opts: &Options, hints: &Hints) -> Result<(Program, Stats), CompileError> {
+    let target = f.target;
+    let live = PhysLive::of_func(&f);
+    let mut blocks = Vec::with_capacity(f.blocks.len());
+    let mut ws = Workspace::default();
+    let mut tally = stats::Tally::default();
+    for (i, b) in f.blocks.into_iter().enumerate() {
+        let mut term = b.term;
+        if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
+            *cond = phys_operand(c)?;
+        }
+        let ops = lower_allocated(target, &b.insts, opts)?;
+        let live_out = |r: Reg| live.live_out(i, r);
+        let bundles = bundle_block((target, &mut ws, &mut tally), (&term, ops), &live_out, opts, hints)?;
+        blocks.push(Block {
+            label: b.label,
+            insts: Vec::new(),
+            bundles,
+            term,
+            span: b.span,
+        });
+    }
+    let program = Program {
+        name: f.name,
+        target,
+        stage: f.stage,
+        form: Form::Machine,
+        inputs: machine_inputs(&f.inputs),
+        blocks,
+    };
+    Ok((program, tally.finish()))
+}
+
+/// The machine program's inputs: `inputs` without virtual registers.
+fn machine_inputs(inputs: &[Input]) -> Vec<Input> {
+    inputs
         .iter()
         .map(|i| Input {
             vreg: None,
             reg: i.reg,
             span: i.span,
         })
-        .collect();
-    let program = Program {
-        name: alloc.name,
-        target,
-        stage: alloc.stage,
-        form: Form::Machine,
-        inputs,
-        blocks,
-    };
-    Ok((program, tally.finish()))
+        .collect()
 }
 
 /// Scratch space reused from block to block: the dependency graph, its
@@ -156,25 +200,24 @@ struct Workspace {
     sched: Scratch,
 }
 
-/// The bundles of block `b` of the allocated program, whose instructions
-/// `insts` (with their descriptions `descs`) have been moved out of it.
+/// The bundles of a block of the allocated program ending with `term`,
+/// from its lowered ops `ops`.
 fn bundle_block(
     (target, ws, tally): (&'static Target, &mut Workspace, &mut stats::Tally),
-    (b, insts, descs): (&Block, Vec<Inst>, &[&'static OpDesc]),
+    (term, mut ops): (&Terminator, Vec<LoweredOp>),
     live_out: &dyn Fn(Reg) -> bool,
     opts: &Options,
     hints: &Hints,
 ) -> Result<Vec<Bundle>, CompileError> {
-    let mut ops = lower_insts_resolved(target, insts, descs, opts)?;
-    let reads = term_reads(b);
+    let reads = term_reads(term);
     let plain_len = ops.len();
-    let mut best = schedule_block((target, ws), b, &ops, opts, hints)?;
+    let mut best = schedule_block((target, ws), term, &ops, opts, hints)?;
     if would_forward(&ops, live_out, &reads) {
         // Forwarded in place; put back unless its schedule is shorter.
         let change = forward_in_place(target, &mut ops, live_out, &reads, opts);
         let mut kept = false;
         if !ops.is_empty() && ops.len() < plain_len {
-            let other = schedule_block((target, ws), b, &ops, opts, hints)?;
+            let other = schedule_block((target, ws), term, &ops, opts, hints)?;
             if other.0.len() < best.0.len() {
                 best = other;
                 kept = true;
@@ -184,9 +227,9 @@ fn bundle_block(
             change.undo(target, &mut ops, opts);
         }
     }
-    let marker = end_marker_of(target, b)?;
+    let marker = end_marker_of(target, term)?;
     let bundles = emit(target, tally, (ops, best.0, best.1), marker.map(|(m, _)| m));
-    tally.end_block(target.interlocked, &b.term);
+    tally.end_block(target.interlocked, term);
     Ok(bundles)
 }
 
@@ -260,23 +303,23 @@ fn taken() -> Inst {
     }
 }
 
-/// The end marker and its delay-slot count if block `b` ends the program on
-/// a target with an end sequence.
+/// The end marker and its delay-slot count if a block ending with `term`
+/// ends the program on a target with an end sequence.
 fn end_marker_of(
     target: &'static Target,
-    b: &Block,
+    term: &Terminator,
 ) -> Result<Option<(&'static OpDesc, usize)>, CompileError> {
-    match (b.term.kind == TermKind::End, target.rules.end_delay_slots()) {
+    match (term.kind == TermKind::End, target.rules.end_delay_slots()) {
         (true, Some(k)) => Ok(Some((end_marker(target)?, k))),
         _ => Ok(None),
     }
 }
 
-/// Schedule lowered ops of `b` and place the end marker: the schedule and
-/// the marker's bundle if any.
+/// Schedule the lowered ops of a block ending with `term` and place the
+/// end marker: the schedule and the marker's bundle if any.
 fn schedule_block(
     (target, ws): (&'static Target, &mut Workspace),
-    b: &Block,
+    term: &Terminator,
     ops: &[LoweredOp],
     opts: &Options,
     hints: &Hints,
@@ -289,13 +332,13 @@ fn schedule_block(
         }
     };
     let at =
-        end_marker_of(target, b)?.map(|(m, k)| place_end_marker(target, ops, &mut s, m, k, opts));
+        end_marker_of(target, term)?.map(|(m, k)| place_end_marker(target, ops, &mut s, m, k, opts));
     Ok((s, at))
 }
 
 /// The registers a block's terminator reads (a `brnz` condition).
-fn term_reads(b: &Block) -> Vec<Reg> {
-    match &b.term.kind {
+fn term_reads(term: &Terminator) -> Vec<Reg> {
+    match &term.kind {
         TermKind::Brnz {
             cond: Operand::Phys(p),
             ..
@@ -309,7 +352,7 @@ fn term_reads(b: &Block) -> Vec<Reg> {
 /// terminator's condition are uses), in increasing order.
 pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
     let live = PhysLive::new(p);
-    (0..p.blocks.len()).map(|b| live.live_out_all(p, b)).collect()
+    (0..p.blocks.len()).map(|b| live.live_out_all(b)).collect()
 }
 
 /// The target's end-of-program marker: its machine-only thread-switch op.
@@ -533,6 +576,31 @@ mod tests {
         )
         .unwrap();
         assert!(writes_with_thrsw(&m));
+    }
+
+    #[test]
+    fn bundling_the_allocated_function_equals_bundling_its_program() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+        let mut checked = 0;
+        for dir in ["v3d71", "gen8", "r600"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+            for e in entries.flatten() {
+                let Ok(text) = std::fs::read(e.path()) else { continue };
+                let Ok(src) = schedra_ir::parse::parse(&text, None) else { continue };
+                let ids = crate::source_ids::SourceIds::new(&src);
+                let hints = Hints::from_source(&src);
+                for stress in [None, Some(2)] {
+                    let opts = Options { stress_regalloc: stress, ..Options::default() };
+                    let Ok(a) = crate::regalloc::allocate_func(&src, &ids, None, &opts) else { continue };
+                    let Ok(p) = a.clone().into_allocated() else { continue };
+                    let via_program = bundle_program_resolved(p.program, &p.descs, &opts, &hints);
+                    let direct = bundle_allocated(a.func, &opts, &hints);
+                    assert_eq!(direct.ok(), via_program.ok(), "{}", e.path().display());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 20, "{checked}");
     }
 
     #[test]

@@ -18,7 +18,11 @@
 //! a source-form [`Program`] whose operands are all physical registers or
 //! immediates, with spill code inserted as the target's scratch ops and every
 //! op with an implicit destination carrying the physical register its value
-//! must end up in. `bundle::bundle` turns it into the machine form.
+//! must end up in. `bundle::bundle_program` turns it into the machine form.
+//! [`compile`] does not build that program: the bundler lowers straight
+//! from the allocator's own form, every location physical
+//! (`regalloc::allocate_func` → `bundle::bundle_allocated`), to the same
+//! machine program.
 
 #![warn(missing_docs)]
 
@@ -144,7 +148,7 @@ pub enum CompileError {
     Allocation(String),
 }
 
-/// [`regalloc::allocate_resolved`]; under `stress_regalloc = Some(n)` a
+/// [`regalloc::allocate_func`]; under `stress_regalloc = Some(n)` a
 /// failure is retried with 2n registers, and finally without the limit,
 /// whose result (success or the real error) is returned.
 fn allocate_stressed(
@@ -152,10 +156,10 @@ fn allocate_stressed(
     ids: &source_ids::SourceIds,
     orders: &[Vec<usize>],
     opts: &Options,
-) -> Result<regalloc::Allocated, CompileError> {
+) -> Result<regalloc::Allocation, CompileError> {
     let mut o = *opts;
     while let Some(n) = o.stress_regalloc {
-        match regalloc::allocate_resolved(p, ids, Some(orders), &o) {
+        match regalloc::allocate_func(p, ids, Some(orders), &o) {
             Ok(a) => return Ok(a),
             Err(_) => {
                 let more = n.checked_mul(2);
@@ -163,7 +167,7 @@ fn allocate_stressed(
             }
         }
     }
-    regalloc::allocate_resolved(p, ids, Some(orders), &o)
+    regalloc::allocate_func(p, ids, Some(orders), &o)
 }
 
 /// Compile a source-form program: validate → pre-RA scheduling → register
@@ -185,8 +189,7 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     let orders = sched_pre::block_orders_with(src, &ids, opts);
     let alloc = allocate_stressed(src, &ids, &orders, opts)?;
     let hints = bundle::Hints::from_source(src);
-    let (program, mut stats) =
-        bundle::bundle_program_resolved(alloc.program, &alloc.descs, opts, &hints)?;
+    let (program, mut stats) = bundle::bundle_allocated(alloc.func, opts, &hints)?;
     stats.spills = alloc.spills;
     stats.fills = alloc.fills;
     stats.remats = alloc.remats;

@@ -576,17 +576,15 @@ impl Successors {
         let of = p
             .blocks
             .iter()
-            .map(|b| {
-                let mut s = ([0usize; 2], 0u8);
-                for t in successor_labels(&b.term).filter_map(|l| labels.get(l)) {
-                    if let Some(slot) = s.0.get_mut(s.1 as usize) {
-                        *slot = t;
-                        s.1 += 1;
-                    }
-                }
-                s
-            })
+            .map(|b| pair(successor_labels(&b.term).filter_map(|l| labels.get(l))))
             .collect();
+        Successors { of }
+    }
+    /// The table of the given successor lists, block by block (the first
+    /// two of each list).
+    pub fn from_lists<'a>(lists: impl ExactSizeIterator<Item = &'a [usize]>) -> Successors {
+        let mut of = Vec::with_capacity(lists.len());
+        of.extend(lists.map(|l| pair(l.iter().copied())));
         Successors { of }
     }
     /// How many blocks there are.
@@ -601,6 +599,18 @@ impl Successors {
     pub fn of(&self, b: usize) -> &[usize] {
         self.of.get(b).map_or(&[][..], |(s, n)| s.get(..*n as usize).unwrap_or(&[]))
     }
+}
+
+/// The first two of `succs` and how many there are.
+fn pair(succs: impl Iterator<Item = usize>) -> ([usize; 2], u8) {
+    let mut s = ([0usize; 2], 0u8);
+    for t in succs {
+        if let Some(slot) = s.0.get_mut(s.1 as usize) {
+            *slot = t;
+            s.1 += 1;
+        }
+    }
+    s
 }
 
 /// One set of variables `0..width` per block, as one flat array of words

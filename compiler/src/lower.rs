@@ -1,5 +1,6 @@
 //! Lowering: ops of the allocated program (source form, every register
-//! physical) → machine ops, each with the slots it may issue in and its
+//! physical), or of the allocated function it is made from
+//! ([`lower_allocated`]) → machine ops, each with the slots it may issue in and its
 //! dependency summary (what it reads, what it writes with which latency,
 //! which effects it has).
 //!
@@ -24,6 +25,7 @@
 //! as the allocated op did, with the same effects.
 
 use crate::depgraph::{Channel, Effect, Effects, Loc, OpDeps};
+use crate::ra_ir::{emit_with, RInst};
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::{Inst, Operand, PhysReg, Target};
@@ -104,6 +106,25 @@ pub fn lower_insts_resolved(
     for (k, inst) in insts.into_iter().enumerate() {
         let known = descs.get(k).copied().filter(|d| d.name == inst.opcode);
         lower_inst(target, known, inst, opts, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Lower the instructions of one block of the allocated function (every
+/// location physical, as [`crate::regalloc::allocate_func`] returns it):
+/// the same ops as [`lower_insts_resolved`] of the block's allocated
+/// program ([`crate::ra_ir::emit_with`]), each machine instruction built
+/// once, straight from the allocator's form.
+pub fn lower_allocated(
+    target: &'static Target,
+    insts: &[RInst],
+    opts: &Options,
+) -> Result<Vec<LoweredOp>, CompileError> {
+    // An implicit op may take a copy after it: room for those too.
+    let implicit = insts.iter().filter(|i| matches!(i.desc.dest, Dest::Implicit(_))).count();
+    let mut out = Vec::with_capacity(insts.len() + implicit);
+    for i in insts {
+        emit_with(target, i, &mut |inst| lower_inst(target, Some(i.desc), inst, opts, &mut out))?;
     }
     Ok(out)
 }

@@ -1,4 +1,5 @@
-//! Physical-register liveness of the allocated program, on demand.
+//! Physical-register liveness of the allocated program (or of the
+//! allocated function it is made from, [`PhysLive::of_func`]), on demand.
 //!
 //! The bundler only asks whether a register is live out of a block for the
 //! few copies it may forward (a handful per program), so instead of solving
@@ -15,19 +16,17 @@
 //! i.e. what `liveness::program_live_out` computes for every register.
 
 use crate::liveness::Successors;
-use schedra_ir::{Operand, Program, Reg, TermKind};
-use std::cell::OnceCell;
+use crate::ra_ir::{Func, Loc, ROperand};
+use schedra_ir::{Operand, PhysReg, Program, Reg, TermKind};
 
 /// The physical uses and definitions of every block of an allocated
-/// program, and its successor lists once a question needs them. The
-/// program itself is not kept: each question is given it again (its blocks,
-/// labels and terminators unchanged; its instructions may have moved out).
+/// program, and its successors.
 pub struct PhysLive {
     /// Words per block in `uses` and `defs` (block `b` at `b * words..`).
     words: usize,
     uses: Vec<u64>,
     defs: Vec<u64>,
-    succs: OnceCell<Successors>,
+    succs: Successors,
 }
 
 /// Whether bit `r` of block `b`'s row (rows of `words` words) is set.
@@ -55,21 +54,26 @@ impl Row<'_> {
         *self.high = Some(self.high.map_or(r, |h| h.max(r)));
         None
     }
-    /// A read: a use unless written earlier in the block.
-    fn read(&mut self, r: Reg) {
-        if let Some((w, bit)) = self.at(r) {
-            if self.defs.get(w).is_some_and(|d| d & bit == 0) {
-                if let Some(u) = self.uses.get_mut(w) {
-                    *u |= bit;
+    /// A read of every register of `p`: a use unless written earlier in
+    /// the block.
+    fn read(&mut self, p: PhysReg) {
+        for r in p.regs() {
+            if let Some((w, bit)) = self.at(r) {
+                if self.defs.get(w).is_some_and(|d| d & bit == 0) {
+                    if let Some(u) = self.uses.get_mut(w) {
+                        *u |= bit;
+                    }
                 }
             }
         }
     }
-    /// A write.
-    fn write(&mut self, r: Reg) {
-        if let Some((w, bit)) = self.at(r) {
-            if let Some(d) = self.defs.get_mut(w) {
-                *d |= bit;
+    /// A write of every register of `p`.
+    fn write(&mut self, p: PhysReg) {
+        for r in p.regs() {
+            if let Some((w, bit)) = self.at(r) {
+                if let Some(d) = self.defs.get_mut(w) {
+                    *d |= bit;
+                }
             }
         }
     }
@@ -77,61 +81,69 @@ impl Row<'_> {
 
 impl PhysLive {
     /// Scan `p` (a source-form program whose register operands are
-    /// physical). The rows are as wide as the register file, or as the
-    /// highest register named if that is higher (then scanned again).
+    /// physical).
     pub fn new(p: &Program) -> PhysLive {
-        let mut words = (p.target.regs.count as usize).div_ceil(64).max(1);
+        let succs = Successors::new(p);
+        PhysLive::scan(p.target.regs.count as usize, succs, |b, row| {
+            let Some(block) = p.blocks.get(b) else { return };
+            for inst in &block.insts {
+                inst.srcs.iter().filter_map(Operand::phys).for_each(|p| row.read(p));
+                if let Some(p) = inst.dest.as_ref().and_then(Operand::phys) {
+                    row.write(p);
+                }
+            }
+            if let TermKind::Brnz { cond: Operand::Phys(p), .. } = &block.term.kind {
+                row.read(*p);
+            }
+        })
+    }
+
+    /// Scan the allocated function `f` (every location physical) as if it
+    /// were its allocated program ([`Func::into_program`]): identity copies
+    /// are left out (a copy split into chunks reads and writes the same
+    /// registers, every source before it is overwritten). The successors
+    /// are `f`'s.
+    pub fn of_func(f: &Func) -> PhysLive {
+        let succs = Successors::from_lists(f.blocks.iter().map(|b| &b.succs[..]));
+        PhysLive::scan(f.target.regs.count as usize, succs, |b, row| {
+            let Some(block) = f.blocks.get(b) else { return };
+            for i in block.insts.iter().filter(|i| !i.is_identity_copy()) {
+                i.use_locs().filter_map(Loc::phys).for_each(|p| row.read(p));
+                if let Some(p) = i.dest.and_then(Loc::phys) {
+                    row.write(p);
+                }
+            }
+            let brnz = matches!(block.term.kind, TermKind::Brnz { .. });
+            if let (true, Some(p)) = (brnz, block.cond.as_ref().and_then(ROperand::loc).and_then(Loc::phys)) {
+                row.read(p);
+            }
+        })
+    }
+
+    /// The rows filled by `fill` (called once per block of `succs` and
+    /// row): as wide as the register file of `count` registers, or as the
+    /// highest register named if that is higher (then filled again).
+    fn scan(count: usize, succs: Successors, fill: impl Fn(usize, &mut Row)) -> PhysLive {
+        let nb = succs.len();
+        let mut words = count.div_ceil(64).max(1);
         loop {
-            let mut live = PhysLive {
-                words,
-                uses: vec![0; p.blocks.len() * words],
-                defs: vec![0; p.blocks.len() * words],
-                succs: OnceCell::new(),
-            };
-            match live.scan(p) {
-                None => return live,
+            let mut uses = vec![0; nb * words];
+            let mut defs = vec![0; nb * words];
+            let mut high: Option<Reg> = None;
+            for (b, (uses, defs)) in uses.chunks_mut(words).zip(defs.chunks_mut(words)).enumerate() {
+                fill(b, &mut Row { uses, defs, high: &mut high });
+            }
+            match high {
+                None => return PhysLive { words, uses, defs, succs },
                 Some(high) => words = (high as usize + 1).div_ceil(64),
             }
         }
     }
 
-    /// Fill `uses` and `defs`; the highest register that did not fit, if
-    /// any.
-    fn scan(&mut self, p: &Program) -> Option<Reg> {
-        let words = self.words;
-        let mut high: Option<Reg> = None;
-        for (b, block) in p.blocks.iter().enumerate() {
-            let row = b * words..(b + 1) * words;
-            let (Some(uses), Some(defs)) = (self.uses.get_mut(row.clone()), self.defs.get_mut(row)) else {
-                continue;
-            };
-            let mut row = Row { uses, defs, high: &mut high };
-            for inst in &block.insts {
-                for p in inst.srcs.iter().filter_map(Operand::phys) {
-                    p.regs().for_each(|r| row.read(r));
-                }
-                if let Some(p) = inst.dest.as_ref().and_then(Operand::phys) {
-                    p.regs().for_each(|r| row.write(r));
-                }
-            }
-            if let TermKind::Brnz { cond: Operand::Phys(p), .. } = &block.term.kind {
-                p.regs().for_each(|r| row.read(r));
-            }
-        }
-        high
-    }
-
-    /// The successors of block `b` of `p` (labels naming no block are
-    /// skipped).
-    fn succs(&self, p: &Program, b: usize) -> impl Iterator<Item = usize> + '_ {
-        self.succs.get_or_init(|| Successors::new(p)).of(b).iter().copied()
-    }
-
-    /// Whether register `r` is live out of block `b` of `p` (the program
-    /// given to [`PhysLive::new`]; see the module doc).
-    pub fn live_out(&self, p: &Program, b: usize, r: Reg) -> bool {
-        let mut seen = vec![false; p.blocks.len()];
-        let mut stack: Vec<usize> = self.succs(p, b).collect();
+    /// Whether register `r` is live out of block `b` (see the module doc).
+    pub fn live_out(&self, b: usize, r: Reg) -> bool {
+        let mut seen = vec![false; self.succs.len()];
+        let mut stack: Vec<usize> = self.succs.of(b).to_vec();
         while let Some(s) = stack.pop() {
             match seen.get_mut(s) {
                 Some(v) if !*v => *v = true,
@@ -141,16 +153,16 @@ impl PhysLive {
                 return true;
             }
             if !has(&self.defs, self.words, s, r) {
-                stack.extend(self.succs(p, s));
+                stack.extend_from_slice(self.succs.of(s));
             }
         }
         false
     }
 
     /// Every register live out of block `b`, in increasing order.
-    pub fn live_out_all(&self, p: &Program, b: usize) -> Vec<Reg> {
+    pub fn live_out_all(&self, b: usize) -> Vec<Reg> {
         let top = (self.words * 64).min(Reg::MAX as usize + 1);
-        (0..top).map(|r| r as Reg).filter(|&r| self.live_out(p, b, r)).collect()
+        (0..top).map(|r| r as Reg).filter(|&r| self.live_out(b, r)).collect()
     }
 }
 
@@ -185,7 +197,7 @@ mod tests {
     }
 
     #[test]
-    fn walks_agree_with_the_fixpoint_on_every_allocated_corpus_program() {
+    fn walks_agree_with_the_fixpoint_on_every_allocated_corpus_program_and_function() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
         let mut checked = 0;
         for dir in ["v3d71", "gen8", "r600"] {
@@ -197,10 +209,15 @@ mod tests {
                 let Ok(a) = crate::regalloc::allocate_resolved(&src, &ids, None, &Default::default()) else {
                     continue;
                 };
+                let Ok(f) = crate::regalloc::allocate_func(&src, &ids, None, &Default::default()) else {
+                    continue;
+                };
                 let live = PhysLive::new(&a.program);
-                let walked: Vec<Vec<Reg>> =
-                    (0..a.program.blocks.len()).map(|b| live.live_out_all(&a.program, b)).collect();
+                let of_func = PhysLive::of_func(&f.func);
+                let walked: Vec<Vec<Reg>> = (0..a.program.blocks.len()).map(|b| live.live_out_all(b)).collect();
+                let from_func: Vec<Vec<Reg>> = (0..a.program.blocks.len()).map(|b| of_func.live_out_all(b)).collect();
                 assert_eq!(walked, fixpoint(&a.program), "{}", e.path().display());
+                assert_eq!(from_func, walked, "{}", e.path().display());
                 checked += 1;
             }
         }

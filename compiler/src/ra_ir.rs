@@ -8,8 +8,10 @@
 //! is an ordinary value whose register is merely *preferred* to be `P`.
 //!
 //! Invariant: after allocation every [`Loc`] is [`Loc::Phys`] or
-//! [`Loc::Scratch`]; [`Func::to_program`] then yields the *allocated program*
-//! (source form, physical operands only) that the bundler consumes.
+//! [`Loc::Scratch`] ([`Func::check_physical`]); [`emit_with`] then gives
+//! each instruction's allocated form, from which the bundler lowers its
+//! machine ops, and [`Func::to_program`] the whole *allocated program*
+//! (source form, physical operands only).
 
 use crate::source_ids::SourceIds;
 use crate::CompileError;
@@ -156,6 +158,13 @@ impl RInst {
     /// The register locations this instruction reads (terminators aside).
     pub fn use_locs(&self) -> impl Iterator<Item = Loc> + '_ {
         self.srcs.iter().filter_map(ROperand::loc)
+    }
+
+    /// Whether this is a copy whose destination is the same physical run as
+    /// its source: the allocated program leaves it out ([`emit_with`]).
+    pub fn is_identity_copy(&self) -> bool {
+        let src = self.srcs.first().and_then(ROperand::loc).and_then(Loc::phys);
+        self.desc.sem == Sem::Mov && src.is_some() && self.dest.and_then(Loc::phys) == src
     }
 }
 
@@ -388,6 +397,31 @@ impl Func {
         }
     }
 
+    /// Whether every location is physical; else the error
+    /// [`Func::into_program`] would give (the first virtual location, block
+    /// by block: an instruction's destination, then its sources, then the
+    /// branch condition).
+    pub fn check_physical(&self) -> Result<(), CompileError> {
+        let virt = |l: Option<Loc>| matches!(l, Some(Loc::Val(_)));
+        for b in &self.blocks {
+            for i in &b.insts {
+                if virt(i.dest) {
+                    return Err(CompileError::Allocation(
+                        "a destination was left without a register".into(),
+                    ));
+                }
+                if i.use_locs().any(|l| virt(Some(l))) {
+                    return Err(left_virtual());
+                }
+            }
+            let brnz = matches!(b.term.kind, TermKind::Brnz { .. });
+            if brnz && virt(b.cond.as_ref().and_then(ROperand::loc)) {
+                return Err(left_virtual());
+            }
+        }
+        Ok(())
+    }
+
     /// Back to a program once every location is physical. Copies whose
     /// source and destination are the same run are dropped; copies wider than
     /// the target's ALU operands are split into chunks, ordered so that an
@@ -415,7 +449,10 @@ impl Func {
             let mut insts = Vec::with_capacity(b.insts.len());
             let mut block_descs = Vec::with_capacity(b.insts.len());
             for i in &b.insts {
-                emit_inst(target, i, &mut insts)?;
+                emit_with(target, i, &mut |x| {
+                    insts.push(x);
+                    Ok(())
+                })?;
                 block_descs.resize(insts.len(), i.desc);
             }
             descs.push(block_descs);
@@ -596,17 +633,32 @@ fn lower_inst(
     })
 }
 
-fn phys_operand(o: &ROperand) -> Result<Operand, CompileError> {
+/// The error for a source or condition left virtual.
+fn left_virtual() -> CompileError {
+    CompileError::Allocation("a value was left without a register".into())
+}
+
+/// `o` as an operand of the allocated program (a location must be
+/// physical).
+pub fn phys_operand(o: &ROperand) -> Result<Operand, CompileError> {
     Ok(match o {
-        ROperand::Loc(l) => Operand::Phys(l.phys().ok_or_else(|| {
-            CompileError::Allocation("a value was left without a register".into())
-        })?),
+        ROperand::Loc(l) => Operand::Phys(l.phys().ok_or_else(left_virtual)?),
         ROperand::Imm(i) => Operand::Imm(*i),
         ROperand::Label(l) => Operand::Label(l.clone()),
     })
 }
 
-fn emit_inst(t: &'static Target, i: &RInst, out: &mut Vec<Inst>) -> Result<(), CompileError> {
+/// The allocated instruction(s) of `i` (every location physical), each
+/// handed to `out`: nothing for an identity copy
+/// ([`RInst::is_identity_copy`]), chunks for a copy wider than the
+/// target's ALU operands ([`emit_chunked_copy`]), else one instruction.
+/// A location left virtual fails (the destination first, then the sources
+/// in order).
+pub fn emit_with(
+    t: &'static Target,
+    i: &RInst,
+    out: &mut impl FnMut(Inst) -> Result<(), CompileError>,
+) -> Result<(), CompileError> {
     let dest = match i.dest {
         Some(l) => Some(Operand::Phys(l.phys().ok_or_else(|| {
             CompileError::Allocation("a destination was left without a register".into())
@@ -629,22 +681,26 @@ fn emit_inst(t: &'static Target, i: &RInst, out: &mut Vec<Inst>) -> Result<(), C
             return Ok(());
         }
         if d.size > t.max_alu_size && d.size == s.size {
-            emit_chunked_copy(i, d, s, t.max_alu_size.max(1), out);
-            return Ok(());
+            return emit_chunked_copy(i, d, s, t.max_alu_size.max(1), out);
         }
     }
-    out.push(Inst {
+    out(Inst {
         opcode: i.desc.name.to_string(),
         dest,
         srcs,
         span: i.span,
-    });
-    Ok(())
+    })
 }
 
 /// A copy of `s` into `d` in chunks of at most `chunk` registers, in an order
 /// that reads every source register before any chunk overwrites it.
-fn emit_chunked_copy(i: &RInst, d: PhysReg, s: PhysReg, chunk: u8, out: &mut Vec<Inst>) {
+fn emit_chunked_copy(
+    i: &RInst,
+    d: PhysReg,
+    s: PhysReg,
+    chunk: u8,
+    out: &mut impl FnMut(Inst) -> Result<(), CompileError>,
+) -> Result<(), CompileError> {
     let mut offs: Vec<u8> = (0..d.size).step_by(chunk as usize).collect();
     if d.base > s.base {
         offs.reverse();
@@ -659,13 +715,14 @@ fn emit_chunked_copy(i: &RInst, d: PhysReg, s: PhysReg, chunk: u8, out: &mut Vec
             base: s.base + o as u16,
             size: n,
         };
-        out.push(Inst {
+        out(Inst {
             opcode: i.desc.name.to_string(),
             dest: Some(Operand::Phys(dd)),
             srcs: vec![Operand::Phys(ss)],
             span: i.span,
-        });
+        })?;
     }
+    Ok(())
 }
 
 /// Push `i`, first moving immediates beyond the most one bundle may carry

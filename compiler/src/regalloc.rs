@@ -46,6 +46,39 @@ pub struct Allocated {
     pub max_live: usize,
 }
 
+/// The allocated function (every location physical: the form the bundler
+/// lowers from, [`crate::bundle::bundle_allocated`]) and what allocation
+/// did.
+#[derive(Clone, Debug)]
+pub struct Allocation {
+    /// The allocated function.
+    pub func: Func,
+    /// Scratch writes inserted.
+    pub spills: usize,
+    /// Scratch reads inserted.
+    pub fills: usize,
+    /// Values rematerialised instead of spilled.
+    pub remats: usize,
+    /// Most values live at once before spilling.
+    pub max_live: usize,
+}
+
+impl Allocation {
+    /// The allocated program and each instruction's op description
+    /// ([`Func::into_program_resolved`]) with the same counts.
+    pub fn into_allocated(self) -> Result<Allocated, CompileError> {
+        let (program, descs) = self.func.into_program_resolved()?;
+        Ok(Allocated {
+            program,
+            descs,
+            spills: self.spills,
+            fills: self.fills,
+            remats: self.remats,
+            max_live: self.max_live,
+        })
+    }
+}
+
 /// The allocator's settings, with every fault decision made here.
 #[derive(Clone, Debug)]
 pub struct Env {
@@ -124,6 +157,18 @@ pub fn allocate_resolved(
     orders: Option<&[Vec<usize>]>,
     opts: &Options,
 ) -> Result<Allocated, CompileError> {
+    allocate_func(p, ids, orders, opts)?.into_allocated()
+}
+
+/// [`allocate_resolved`] without building the allocated program: the
+/// allocated function itself (checked to be all physical, so it fails
+/// exactly when [`allocate_resolved`] does).
+pub fn allocate_func(
+    p: &Program,
+    ids: &SourceIds,
+    orders: Option<&[Vec<usize>]>,
+    opts: &Options,
+) -> Result<Allocation, CompileError> {
     let mut f = Func::from_resolved(p, ids, orders)?;
     let env = Env::new(&f, opts);
     if env.allocatable.is_empty() {
@@ -393,7 +438,7 @@ fn finish(
     placement: Placement,
     remats: usize,
     max_live: usize,
-) -> Result<Allocated, CompileError> {
+) -> Result<Allocation, CompileError> {
     placement.apply(&mut f);
     let count = |k: Kind| {
         f.blocks
@@ -403,10 +448,9 @@ fn finish(
             .count()
     };
     let (spills, fills) = (count(Kind::SpillStore), count(Kind::Fill));
-    let (program, descs) = f.into_program_resolved()?;
-    Ok(Allocated {
-        program,
-        descs,
+    f.check_physical()?;
+    Ok(Allocation {
+        func: f,
         spills,
         fills,
         remats,
