@@ -436,7 +436,7 @@ fn push_copies(
         insts.push(RInst {
             desc: mov,
             dest: Some(Loc::Phys(to)),
-            srcs: vec![ROperand::Loc(Loc::Phys(from))],
+            srcs: ROperand::Loc(Loc::Phys(from)).into(),
             span: Span::default(),
             kind: Kind::SplitCopy,
         });

@@ -101,15 +101,90 @@ impl Loc {
     }
 }
 
-/// One operand of an instruction.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One operand of an instruction (no target op takes a label, so the
+/// allocator's form has none: lowering refuses one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ROperand {
     /// A register operand.
     Loc(Loc),
     /// An immediate (ALU immediate or index).
     Imm(Imm),
-    /// A label operand.
-    Label(String),
+}
+
+impl Default for ROperand {
+    fn default() -> ROperand {
+        ROperand::Imm(Imm::int(0))
+    }
+}
+
+/// An instruction's sources, kept inline (no allocation per instruction):
+/// at most [`Srcs::CAP`], the most any target op takes (lowering refuses
+/// an instruction with more).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Srcs {
+    len: u8,
+    ops: [ROperand; Srcs::CAP],
+}
+
+impl Srcs {
+    /// The most sources an instruction may have.
+    pub const CAP: usize = 3;
+    /// Append `o`; `false` (and nothing appended) when the list is full.
+    pub fn push(&mut self, o: ROperand) -> bool {
+        let Some(slot) = self.ops.get_mut(self.len as usize) else {
+            return false;
+        };
+        *slot = o;
+        self.len += 1;
+        true
+    }
+}
+
+impl std::ops::Deref for Srcs {
+    type Target = [ROperand];
+    fn deref(&self) -> &[ROperand] {
+        self.ops.get(..self.len as usize).unwrap_or(&[])
+    }
+}
+
+impl std::ops::DerefMut for Srcs {
+    fn deref_mut(&mut self) -> &mut [ROperand] {
+        self.ops.get_mut(..self.len as usize).unwrap_or(&mut [])
+    }
+}
+
+impl From<ROperand> for Srcs {
+    /// The one-source list.
+    fn from(o: ROperand) -> Srcs {
+        let mut s = Srcs::default();
+        s.push(o);
+        s
+    }
+}
+
+impl From<[ROperand; 2]> for Srcs {
+    /// The two-source list.
+    fn from([a, b]: [ROperand; 2]) -> Srcs {
+        let mut s = Srcs::from(a);
+        s.push(b);
+        s
+    }
+}
+
+impl<'a> IntoIterator for &'a Srcs {
+    type Item = &'a ROperand;
+    type IntoIter = std::slice::Iter<'a, ROperand>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a mut Srcs {
+    type Item = &'a mut ROperand;
+    type IntoIter = std::slice::IterMut<'a, ROperand>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
 }
 
 impl ROperand {
@@ -147,7 +222,7 @@ pub struct RInst {
     /// The destination, if any.
     pub dest: Option<Loc>,
     /// The sources in order.
-    pub srcs: Vec<ROperand>,
+    pub srcs: Srcs,
     /// Where the source instruction was written (0 for inserted code).
     pub span: Span,
     /// What kind of code this is.
@@ -317,7 +392,11 @@ fn lower_operand(o: &Operand, id: Option<u32>, names: &Names) -> Result<ROperand
         Operand::Virt(v) => ROperand::Loc(Loc::Val(names.get(id, &v.name)?)),
         Operand::Phys(p) => ROperand::Loc(Loc::Phys(*p)),
         Operand::Imm(i) => ROperand::Imm(*i),
-        Operand::Label(l) => ROperand::Label(l.clone()),
+        Operand::Label(l) => {
+            return Err(unsupported(format!(
+                "the label `{l}` as an operand; labels are operands of terminators only"
+            )))
+        }
     })
 }
 
@@ -534,7 +613,7 @@ fn input_copies(
             insts.push(RInst {
                 desc: mov,
                 dest: Some(Loc::Val(names.get(names.ids.input(n), &v.name)?)),
-                srcs: vec![ROperand::Loc(Loc::Phys(i.reg))],
+                srcs: ROperand::Loc(Loc::Phys(i.reg)).into(),
                 span: i.span,
                 kind: Kind::InputCopy,
             });
@@ -620,9 +699,15 @@ fn lower_inst(
             }
         },
     };
-    let mut srcs = Vec::with_capacity(i.srcs.len());
+    let mut srcs = Srcs::default();
     for (s, o) in i.srcs.iter().enumerate() {
-        srcs.push(lower_operand(o, ids.operand(1 + s), names)?);
+        if !srcs.push(lower_operand(o, ids.operand(1 + s), names)?) {
+            return Err(unsupported(format!(
+                "`{}` has more than {} sources",
+                i.opcode,
+                Srcs::CAP
+            )));
+        }
     }
     Ok(RInst {
         desc,
@@ -644,7 +729,6 @@ pub fn phys_operand(o: &ROperand) -> Result<Operand, CompileError> {
     Ok(match o {
         ROperand::Loc(l) => Operand::Phys(l.phys().ok_or_else(left_virtual)?),
         ROperand::Imm(i) => Operand::Imm(*i),
-        ROperand::Label(l) => Operand::Label(l.clone()),
     })
 }
 
@@ -763,10 +847,11 @@ fn legalize_imms(
         out.push(RInst {
             desc: konst,
             dest: Some(Loc::Val(v)),
-            srcs: vec![ROperand::Imm(Imm {
+            srcs: ROperand::Imm(Imm {
                 bits: imm.bits,
                 float: false,
-            })],
+            })
+            .into(),
             span: i.span,
             kind: Kind::Source,
         });
@@ -781,4 +866,27 @@ fn legalize_imms(
 pub(crate) fn test_func(src: &str) -> Func {
     let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
     Func::from_program(&p).expect("lower")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_are_kept_inline_up_to_the_cap() {
+        let mut s = Srcs::default();
+        for k in 0..Srcs::CAP {
+            assert!(s.push(ROperand::Imm(Imm::int(k as i64))));
+        }
+        assert!(!s.push(ROperand::Loc(Loc::Val(0))));
+        assert_eq!(s.len(), Srcs::CAP);
+        assert_eq!(s.last(), Some(&ROperand::Imm(Imm::int(2))));
+    }
+
+    #[test]
+    fn label_operands_are_refused() {
+        let src = "target v3d71\nb0:\n %a = ldunif 0\n %b = fadd %a, b0\n tlbw %b\n end\n";
+        let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
+        assert!(matches!(Func::from_program(&p), Err(CompileError::Unsupported(m)) if m.contains("b0")));
+    }
 }

@@ -617,7 +617,7 @@ impl Ctx<'_> {
         out.push(RInst {
             desc: self.write,
             dest: None,
-            srcs: vec![p.slot.clone(), ROperand::Loc(Loc::Scratch(s))],
+            srcs: [p.slot, ROperand::Loc(Loc::Scratch(s))].into(),
             span: Span::default(),
             kind: Kind::SpillStore,
         });
@@ -655,7 +655,7 @@ impl Ctx<'_> {
             None => RInst {
                 desc: self.read,
                 dest: Some(Loc::Scratch(s)),
-                srcs: vec![p.slot.clone()],
+                srcs: p.slot.into(),
                 span: Span::default(),
                 kind: Kind::Fill,
             },
