@@ -18,7 +18,7 @@ use crate::dataflow::{describe_var, enter, exit_facts, EnterScratch, ExitLocs, f
 use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
-use crate::ids::Vregs;
+use crate::ids::{same_name, Vregs};
 use crate::labels::Labels;
 use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
@@ -327,12 +327,12 @@ impl Checker<'_> {
     }
 
     fn compare_block(&mut self, b: usize, s: &SrcRun, m: &MachRun, exits: &[(usize, Facts)], entry: &[Option<Facts>], back: &[usize]) {
-        let src = self.src;
+        let (src, mach) = (self.src, self.mach);
         let Some(sb) = src.blocks.get(b) else { return };
-        let Some(mb) = self.mach_of.get(b).copied().flatten().and_then(|i| self.mach.blocks.get(i)) else { return };
-        let (label, end, end_line) = (mb.label.clone(), mb.bundles.len(), mb.term.span.line);
-        self.timing(&label, m, end, end_line);
-        self.effects(b, &label, s, m, end, end_line);
+        let Some(mb) = self.mach_of.get(b).copied().flatten().and_then(|i| mach.blocks.get(i)) else { return };
+        let (label, end, end_line) = (mb.label.as_str(), mb.bundles.len(), mb.term.span.line);
+        self.timing(label, m, end, end_line);
+        self.effects(b, label, s, m, end, end_line);
         if let (Some(sc), Some((mc, _))) = (s.cond, m.cond) {
             if let Answer::Differ(cex) = self.oblige(sc, mc, true) {
                 let (rec, srec) = (self.recorded(b, m), self.src_recorded(b, s));
@@ -438,8 +438,8 @@ impl Checker<'_> {
         channels.sort_unstable();
         channels.dedup();
         for ch in channels {
-            let src_writes = || s.effects.iter().filter(|e| e.channel == ch);
-            let mach_writes = || m.effects.iter().enumerate().filter(|(_, e)| e.channel == ch);
+            let src_writes = || s.effects.iter().filter(|e| same_name(e.channel.as_bytes(), ch.as_bytes()));
+            let mach_writes = || m.effects.iter().enumerate().filter(|(_, e)| same_name(e.channel.as_bytes(), ch.as_bytes()));
             let (ns, nm) = (src_writes().count(), mach_writes().count());
             let (mut se, mut me) = (src_writes(), mach_writes());
             for _ in 0..ns.max(nm) {

@@ -13,6 +13,13 @@
 //!
 //! [`Var`]: crate::symbolic::Var
 
+/// Whether two names are equal, compared byte by byte in place: register,
+/// slot and block names are a few bytes, for which this is cheaper than
+/// the `memcmp` call of `==` on strings.
+pub(crate) fn same_name(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// The hash of a register name in [`Vregs`]'s table.
 fn name_hash(name: &str) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -129,7 +136,7 @@ impl Vregs {
         virt_occurrences(p, |v, role| {
             let n = v.name.as_str();
             let h = name_hash(n);
-            let i = match seen.find(h, |i| names.get(*i as usize) == Some(&n)) {
+            let i = match seen.find(h, |i| names.get(*i as usize).is_some_and(|m| same_name(m.as_bytes(), n.as_bytes()))) {
                 Some(i) => *i,
                 None => {
                     let i = names.len() as u32;
@@ -213,7 +220,7 @@ impl Vregs {
     /// Whether register `id` is named `name` (a byte compare).
     fn is_named(&self, id: VregId, name: &str) -> bool {
         let Some(&(start, end)) = self.spans.get(id.0 as usize) else { return false };
-        self.text.as_bytes().get(start as usize..end as usize) == Some(name.as_bytes())
+        self.text.as_bytes().get(start as usize..end as usize).is_some_and(|t| same_name(t, name.as_bytes()))
     }
 
     /// The name of a register (`None` for a foreign id).

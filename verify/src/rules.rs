@@ -16,6 +16,7 @@
 //!   ops that are not last (`ends_thread`).
 
 use crate::report::{Kind, Violation};
+use crate::ids::same_name;
 use crate::labels::Labels;
 use crate::machcode::MachCode;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
@@ -272,12 +273,12 @@ fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&
     let mut used: u128 = 0;
     for (oi, op) in bundle.ops.iter().enumerate() {
         let slot = op.slot.as_str();
-        match t.slots.iter().position(|s| *s == slot) {
+        match t.slots.iter().position(|s| same_name(s.as_bytes(), slot.as_bytes())) {
             None => push(format!("{} has no slot `{slot}`", t.name)),
             Some(k) => {
                 // Past 128 slots (no target has them) by the earlier ops' names.
                 let bit = 1u128.checked_shl(k as u32).unwrap_or(0);
-                let earlier = || bundle.ops.iter().take(oi).any(|o| o.slot == slot);
+                let earlier = || bundle.ops.iter().take(oi).any(|o| same_name(o.slot.as_bytes(), slot.as_bytes()));
                 if used & bit != 0 || (bit == 0 && earlier()) {
                     push(format!("two ops in slot `{slot}` of one bundle"));
                 }
@@ -285,7 +286,7 @@ fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&
             }
         }
         let Some(desc) = op_desc(descs, mach, oi, &op.inst) else { continue };
-        if !desc.slots.contains(&slot) {
+        if !desc.slots.iter().any(|s| same_name(s.as_bytes(), slot.as_bytes())) {
             push(format!("`{}` cannot issue in slot `{slot}` (allowed: {})", desc.name, desc.slots.join(", ")));
         }
         let dest = op.inst.dest.as_ref().and_then(Operand::phys);
