@@ -18,11 +18,11 @@ use crate::dataflow::{describe_var, enter, exit_facts, EnterScratch, ExitLocs, f
 use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
-use crate::ids::{same_name, Vregs};
+use crate::ids::Vregs;
 use crate::labels::Labels;
 use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
-use crate::symbolic::{namer, run_machine, MachScratch, SrcScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::symbolic::{namer, Channel, run_machine, MachScratch, SrcScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
 use std::rc::Rc;
@@ -434,12 +434,12 @@ impl Checker<'_> {
         if s.effects.is_empty() && m.effects.is_empty() {
             return;
         }
-        let mut channels: Vec<&str> = s.effects.iter().map(|e| e.channel.as_str()).chain(m.effects.iter().map(|e| e.channel.as_str())).collect();
+        let mut channels: Vec<Channel> = s.effects.iter().map(|e| e.channel).chain(m.effects.iter().map(|e| e.channel)).collect();
         channels.sort_unstable();
         channels.dedup();
         for ch in channels {
-            let src_writes = || s.effects.iter().filter(|e| same_name(e.channel.as_bytes(), ch.as_bytes()));
-            let mach_writes = || m.effects.iter().enumerate().filter(|(_, e)| same_name(e.channel.as_bytes(), ch.as_bytes()));
+            let src_writes = || s.effects.iter().filter(|e| e.channel == ch);
+            let mach_writes = || m.effects.iter().enumerate().filter(|(_, e)| e.channel == ch);
             let (ns, nm) = (src_writes().count(), mach_writes().count());
             let (mut se, mut me) = (src_writes(), mach_writes());
             for _ in 0..ns.max(nm) {

@@ -159,6 +159,69 @@ pub enum Loc {
     S(u32),
 }
 
+/// An output channel: the target's name for the output and, for an
+/// indexed output, the index (spelled `name index`, as messages show it).
+/// It is `Copy`, so that recording an effect allocates no name; channels
+/// compare and order as their spellings do.
+#[derive(Clone, Copy, Debug)]
+pub struct Channel {
+    /// The output's name in the target description.
+    pub name: &'static str,
+    /// The index operand of an indexed output.
+    pub index: Option<u32>,
+}
+
+impl Channel {
+    /// The bytes of the spelling, in order (made without allocating).
+    fn spelled(&self) -> impl Iterator<Item = u8> + '_ {
+        let (mut digits, mut n) = ([0u8; 10], 0);
+        if let Some(mut i) = self.index {
+            while let Some(d) = digits.get_mut(n) {
+                *d = b'0' + (i % 10) as u8;
+                n += 1;
+                i /= 10;
+                if i == 0 {
+                    break;
+                }
+            }
+        }
+        let space = self.index.map(|_| b' ');
+        self.name.bytes().chain(space).chain(digits.into_iter().take(n).rev())
+    }
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.index {
+            Some(i) => write!(f, "{} {i}", self.name),
+            None => f.write_str(self.name),
+        }
+    }
+}
+
+impl Ord for Channel {
+    fn cmp(&self, o: &Channel) -> std::cmp::Ordering {
+        if self.index == o.index && crate::ids::same_name(self.name.as_bytes(), o.name.as_bytes()) {
+            return std::cmp::Ordering::Equal;
+        }
+        self.spelled().cmp(o.spelled())
+    }
+}
+
+impl PartialOrd for Channel {
+    fn partial_cmp(&self, o: &Channel) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl PartialEq for Channel {
+    fn eq(&self, o: &Channel) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Channel {}
+
 /// What one op does, independent of form and timing (the machine
 /// simulator's pending form of it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,7 +233,7 @@ pub enum Outcome {
     /// Writes these words to scratch slots from `offset`.
     Store(u32, Vec<Term>),
     /// An effect on an output channel.
-    Effect(String, Vec<Term>),
+    Effect(Channel, Vec<Term>),
     /// No dataflow meaning.
     Nothing,
 }
@@ -186,7 +249,7 @@ pub enum Shape {
     /// Writes the words to scratch slots from `offset`.
     Store(u32),
     /// Writes the words to an output channel.
-    Effect(String),
+    Effect(Channel),
     /// No dataflow meaning (no words).
     Nothing,
 }
@@ -300,7 +363,7 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
             Shape::Store(idx)
         }
         Sem::Output(name, indexed) => {
-            let channel = if indexed { format!("{name} {idx}") } else { name.to_string() };
+            let channel = Channel { name, index: indexed.then_some(idx) };
             out.extend(value_ops().flat_map(|v| v.iter().copied()));
             Shape::Effect(channel)
         }
@@ -345,7 +408,7 @@ pub struct SrcScratch {
 #[derive(Clone, Debug)]
 pub struct SrcEffect {
     /// Output channel.
-    pub channel: String,
+    pub channel: Channel,
     /// The words written.
     pub words: Vec<Term>,
     /// Index of the instruction in its block.
@@ -677,7 +740,7 @@ pub struct WriteEvent {
 #[derive(Clone, Debug)]
 pub struct MachEffect {
     /// Output channel.
-    pub channel: String,
+    pub channel: Channel,
     /// The words written.
     pub words: Vec<Term>,
     /// The read behind each word (`None` for immediates).
@@ -1156,6 +1219,24 @@ mod tests {
     fn machine(target: &str, body: &str) -> Program {
         let text = format!("target {target}\nform machine\n{body}");
         schedra_ir::parse::parse(text.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    #[test]
+    fn channels_spell_compare_and_order_as_their_names() {
+        let chans = [("export", Some(10)), ("export", Some(2)), ("export", Some(0)), ("export", None), ("exp", Some(4_294_967_295)), ("tlb", None), ("rt", None), ("export", Some(2))];
+        let chans: Vec<Channel> = chans.iter().map(|&(name, index)| Channel { name, index }).collect();
+        let mut by_spelling: Vec<String> = chans.iter().map(|c| c.to_string()).collect();
+        by_spelling.sort_unstable();
+        let mut sorted = chans.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted.iter().map(|c| c.to_string()).collect::<Vec<_>>(), by_spelling);
+        assert_eq!(Channel { name: "export", index: Some(7) }.to_string(), "export 7");
+        for a in &chans {
+            for b in &chans {
+                assert_eq!(a == b, a.to_string() == b.to_string(), "{a} {b}");
+                assert_eq!(a.cmp(b), a.to_string().cmp(&b.to_string()), "{a} {b}");
+            }
+        }
     }
 
     #[test]
