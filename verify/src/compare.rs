@@ -77,7 +77,7 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
     let ops = src.op_count() + mach.op_count();
     let mut terms = Terms::with_capacity(4 * ops + 64);
     terms.set_namer(namer(src, Rc::clone(&vregs)));
-    let sym_at = src.blocks.iter().enumerate().map(|(b, sb)| src_labels.index(&sb.label).unwrap_or(b) as u32).collect();
+    let sym_at = src.blocks.iter().enumerate().map(|(b, sb)| src_labels.index_near(&sb.label, b).unwrap_or(b) as u32).collect();
     let mut c = Checker {
         src,
         mach,
@@ -91,7 +91,7 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
         sscratch: SrcScratch::default(),
         escratch: EnterScratch::default(),
         locs: ExitLocs::default(),
-        mach_of: src.blocks.iter().map(|sb| mach_labels.index(&sb.label)).collect(),
+        mach_of: src.blocks.iter().enumerate().map(|(b, sb)| mach_labels.index_near(&sb.label, b)).collect(),
         live,
         succs,
         tally: Obligations::default(),

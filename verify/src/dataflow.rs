@@ -199,7 +199,8 @@ pub fn successors(p: &Program) -> Vec<Vec<usize>> {
 
 /// [`successors`], with `p`'s labels given.
 pub fn successors_by(p: &Program, labels: &crate::labels::Labels) -> Vec<Vec<usize>> {
-    p.blocks.iter().map(|b| b.term.successors().iter().filter_map(|l| labels.index(l)).collect()).collect()
+    // An edge usually leads to the next block.
+    p.blocks.iter().enumerate().map(|(i, b)| crate::labels::successor_labels(&b.term).filter_map(|l| labels.index_near(l, i + 1)).collect()).collect()
 }
 
 /// The facts at the program entry: each input register holds its source

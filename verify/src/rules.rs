@@ -102,8 +102,8 @@ fn blocks_and_edges(src: &Program, mach: &Program, (src_labels, mach_labels): (&
             out.push(Violation::new(Kind::Structure, &m.label, 0, m.span.line, format!("the machine program starts at block {} but the source at {}", m.label, s.label)));
         }
     }
-    for sb in &src.blocks {
-        let Some(mb) = mach_labels.index(&sb.label).and_then(|i| mach.blocks.get(i)) else {
+    for (i, sb) in src.blocks.iter().enumerate() {
+        let Some(mb) = mach_labels.index_near(&sb.label, i).and_then(|i| mach.blocks.get(i)) else {
             let (label, line) = mach.blocks.first().map(|b| (b.label.as_str(), b.span.line)).unwrap_or(("", 0));
             let mut v = Violation::new(Kind::Structure, label, 0, line, format!("block {} of the source is missing from the machine program", sb.label));
             v.src_line = Some(sb.span.line);
@@ -122,8 +122,8 @@ fn blocks_and_edges(src: &Program, mach: &Program, (src_labels, mach_labels): (&
             out.push(v);
         }
     }
-    for mb in &mach.blocks {
-        if src_labels.index(&mb.label).is_none() {
+    for (i, mb) in mach.blocks.iter().enumerate() {
+        if src_labels.index_near(&mb.label, i).is_none() {
             out.push(Violation::new(Kind::Structure, &mb.label, 0, mb.span.line, format!("block {} does not exist in the source", mb.label)));
         }
     }
