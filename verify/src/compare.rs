@@ -338,7 +338,7 @@ impl Checker<'_> {
                 let (rec, srec) = (self.recorded(b, m), self.src_recorded(b, s));
                 let read = rec.cond.and_then(|(_, r)| r);
                 let d = self.explain(&srec, &rec, read, sc, end, end_line, "the branch condition differs from the source's");
-                self.push(&label, d, Some(sb.term.span.line), Some(cex), &srec);
+                self.push(label, d, Some(sb.term.span.line), Some(cex), &srec);
             }
         }
         for (succ, ex) in exits {
@@ -369,14 +369,14 @@ impl Checker<'_> {
                         let here: Vec<String> = held_here.iter().map(|l| self.loc_name(*l)).collect();
                         let there: Vec<String> = expected.iter().map(|l| self.loc_name(*l)).collect();
                         let msg = format!("{what} goes back to block {} in {} but that block reads it from {}", sblock.label, here.join(", "), there.join(", "));
-                        self.out.push(Violation::new(Kind::Dataflow, &label, end, end_line, msg));
+                        self.out.push(Violation::new(Kind::Dataflow, label, end, end_line, msg));
                         continue;
                     }
                 }
                 let locs: Vec<String> = held_here.iter().map(|l| self.loc_name(*l)).collect();
                 if !locs.is_empty() {
                     let msg = format!("{what} is live into block {} and is held in {} here, but another predecessor of {} leaves it elsewhere", sblock.label, locs.join(", "), sblock.label);
-                    self.out.push(Violation::new(Kind::Dataflow, &label, end, end_line, msg));
+                    self.out.push(Violation::new(Kind::Dataflow, label, end, end_line, msg));
                     continue;
                 }
                 let name = sblock.label.clone();
@@ -384,7 +384,7 @@ impl Checker<'_> {
                 let d = self.ctx(&srec, &rec).explain_live_out(want, &what, &name, end, end_line);
                 if let Some(d) = d {
                     let line = srec.def_line(want);
-                    self.push(&label, d, line, None, &srec);
+                    self.push(label, d, line, None, &srec);
                 }
             }
         }
