@@ -18,7 +18,7 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{forward_in_place, lower_allocated, lower_insts_resolved, would_forward, LoweredOp};
+use crate::lower::{forward_in_place, lower_allocated_into, lower_insts_resolved, would_forward, LoweredOp};
 use crate::ra_ir::{phys_operand, Func};
 use crate::depgraph::{DepGraph, GraphScratch};
 use crate::phys_live::PhysLive;
@@ -108,10 +108,10 @@ pub fn bundle_program_resolved(
     for (i, (b, insts)) in alloc.blocks.iter().zip(insts).enumerate() {
         let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
         let live_out = |r: Reg| live.live_out(i, r);
-        let ops = lower_insts_resolved(target, insts, block_descs, opts)?;
+        let mut ops = lower_insts_resolved(target, insts, block_descs, opts)?;
         bundles.push(bundle_block(
             (target, &mut ws, &mut tally),
-            (&b.term, ops),
+            (&b.term, &mut ops),
             &live_out,
             opts,
             hints,
@@ -145,21 +145,23 @@ pub fn bundle_program_resolved(
 /// with its statistics: the same result as [`bundle_program_resolved`] of
 /// its allocated program ([`Func::into_program_resolved`]), without
 /// building that program — each machine op's instruction is built once,
-/// by [`lower_allocated`].
+/// by [`crate::lower::lower_allocated`].
 pub fn bundle_allocated(f: Func, opts: &Options, hints: &Hints) -> Result<(Program, Stats), CompileError> {
     let target = f.target;
     let live = PhysLive::of_func(&f);
     let mut blocks = Vec::with_capacity(f.blocks.len());
     let mut ws = Workspace::default();
     let mut tally = stats::Tally::default();
+    let mut ops = Vec::new();
     for (i, b) in f.blocks.into_iter().enumerate() {
         let mut term = b.term;
         if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
             *cond = phys_operand(c)?;
         }
-        let ops = lower_allocated(target, &b.insts, opts)?;
+        ops.clear();
+        lower_allocated_into(target, &b.insts, opts, &mut ops)?;
         let live_out = |r: Reg| live.live_out(i, r);
-        let bundles = bundle_block((target, &mut ws, &mut tally), (&term, ops), &live_out, opts, hints)?;
+        let bundles = bundle_block((target, &mut ws, &mut tally), (&term, &mut ops), &live_out, opts, hints)?;
         blocks.push(Block {
             label: b.label,
             insts: Vec::new(),
@@ -201,30 +203,30 @@ struct Workspace {
 }
 
 /// The bundles of a block of the allocated program ending with `term`,
-/// from its lowered ops `ops`.
+/// from its lowered ops `ops` (whose instructions move into the bundles).
 fn bundle_block(
     (target, ws, tally): (&'static Target, &mut Workspace, &mut stats::Tally),
-    (term, mut ops): (&Terminator, Vec<LoweredOp>),
+    (term, ops): (&Terminator, &mut Vec<LoweredOp>),
     live_out: &dyn Fn(Reg) -> bool,
     opts: &Options,
     hints: &Hints,
 ) -> Result<Vec<Bundle>, CompileError> {
     let reads = term_reads(term);
     let plain_len = ops.len();
-    let mut best = schedule_block((target, ws), term, &ops, opts, hints)?;
-    if would_forward(&ops, live_out, &reads) {
+    let mut best = schedule_block((target, ws), term, ops, opts, hints)?;
+    if would_forward(ops, live_out, &reads) {
         // Forwarded in place; put back unless its schedule is shorter.
-        let change = forward_in_place(target, &mut ops, live_out, &reads, opts);
+        let change = forward_in_place(target, ops, live_out, &reads, opts);
         let mut kept = false;
         if !ops.is_empty() && ops.len() < plain_len {
-            let other = schedule_block((target, ws), term, &ops, opts, hints)?;
+            let other = schedule_block((target, ws), term, ops, opts, hints)?;
             if other.0.len() < best.0.len() {
                 best = other;
                 kept = true;
             }
         }
         if !kept {
-            change.undo(target, &mut ops, opts);
+            change.undo(target, ops, opts);
         }
     }
     let marker = end_marker_of(target, term)?;
@@ -239,7 +241,7 @@ fn bundle_block(
 fn emit(
     target: &'static Target,
     tally: &mut stats::Tally,
-    (mut ops, s, at): (Vec<LoweredOp>, Schedule, Option<usize>),
+    (ops, s, at): (&mut [LoweredOp], Schedule, Option<usize>),
     marker: Option<&'static OpDesc>,
 ) -> Vec<Bundle> {
     let mut bundles: Vec<Bundle> = Vec::with_capacity(s.len());
@@ -255,7 +257,7 @@ fn emit(
         let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
         let with_marker = marker_here.map(|(m, mi)| (Some(m), mi));
         tally.bundle(target.interlocked, members.chain(with_marker));
-        let mut ops_here = take_bundle_ops(target, &mut ops, bundle, &mut order);
+        let mut ops_here = take_bundle_ops(target, ops, bundle, &mut order);
         if let Some((m, _)) = marker_here {
             ops_here.push(marker_op(m));
             crate::sched_post::sort_by_slot(target, &mut ops_here);

@@ -120,13 +120,27 @@ pub fn lower_allocated(
     insts: &[RInst],
     opts: &Options,
 ) -> Result<Vec<LoweredOp>, CompileError> {
+    let mut out = Vec::new();
+    lower_allocated_into(target, insts, opts, &mut out)?;
+    Ok(out)
+}
+
+/// [`lower_allocated`] appended to `out` (a list reused from block to
+/// block).
+pub fn lower_allocated_into(
+    target: &'static Target,
+    insts: &[RInst],
+    opts: &Options,
+    out: &mut Vec<LoweredOp>,
+) -> Result<(), CompileError> {
     // An implicit op may take a copy after it: room for those too.
     let implicit = insts.iter().filter(|i| matches!(i.desc.dest, Dest::Implicit(_))).count();
-    let mut out = Vec::with_capacity(insts.len() + implicit);
+    out.reserve(insts.len() + implicit);
     for i in insts {
-        emit_with(target, i, &mut |inst| lower_inst(target, Some(i.desc), inst, opts, &mut out))?;
+        // Emitted instructions are physical and spell `i.desc`'s opcode.
+        emit_with(target, i, &mut |inst| lower_known(target, i.desc, inst, opts, out))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn lower_inst(
@@ -143,6 +157,17 @@ fn lower_inst(
         ))
     })?;
     check_physical(&inst)?;
+    lower_known(target, desc, inst, opts, out)
+}
+
+/// Lower `inst` (physical operands only), an instance of `desc`.
+fn lower_known(
+    target: &'static Target,
+    desc: &'static OpDesc,
+    inst: Inst,
+    opts: &Options,
+    out: &mut Vec<LoweredOp>,
+) -> Result<(), CompileError> {
     let Dest::Implicit(fixed) = desc.dest else {
         push_machine_op(target, desc, inst, opts, out)?;
         return Ok(());

@@ -725,6 +725,7 @@ fn left_virtual() -> CompileError {
 
 /// `o` as an operand of the allocated program (a location must be
 /// physical).
+#[inline]
 pub fn phys_operand(o: &ROperand) -> Result<Operand, CompileError> {
     Ok(match o {
         ROperand::Loc(l) => Operand::Phys(l.phys().ok_or_else(left_virtual)?),
