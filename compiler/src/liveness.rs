@@ -573,11 +573,27 @@ impl Successors {
     /// The successors of every block of `p`.
     pub fn new(p: &schedra_ir::Program) -> Successors {
         let labels = BlockIndex::new(p);
-        let of = p
-            .blocks
-            .iter()
-            .map(|b| pair(successor_labels(&b.term).filter_map(|l| labels.get(l))))
-            .collect();
+        let mut of = Vec::with_capacity(p.blocks.len());
+        for b in &p.blocks {
+            // A plain match, not `successor_labels`: no iterator chain per
+            // block.
+            let mut s = ([0usize; 2], 0u8);
+            let mut add = |l: &str| {
+                if let (Some(t), Some(slot)) = (labels.get(l), s.0.get_mut(s.1 as usize)) {
+                    *slot = t;
+                    s.1 += 1;
+                }
+            };
+            match &b.term.kind {
+                schedra_ir::TermKind::Jmp(l) => add(l),
+                schedra_ir::TermKind::Brnz { nonzero, zero, .. } => {
+                    add(nonzero);
+                    add(zero);
+                }
+                schedra_ir::TermKind::End => {}
+            }
+            of.push(s);
+        }
         Successors { of }
     }
     /// The table of the given successor lists, block by block (the first
