@@ -130,9 +130,12 @@ pub struct Terms {
     /// The argument lists of all applications, back to back.
     args: Vec<Term>,
     closed: Vec<bool>,
-    /// The terms, found by the hash of their node ([`hash_node`]).
+    /// The terms, found by the hash of their node ([`hash_node`]); not
+    /// the symbols, found by their number in `sym_terms`.
     index: hashbrown::HashTable<Term>,
     names: Vec<SymName>,
+    /// The term of each symbol, by symbol number.
+    sym_terms: Vec<Term>,
     given: Vec<String>,
     by_name: FxHashMap<String, Term>,
     by_key: FxHashMap<(SymKey, u32), Term>,
@@ -187,6 +190,7 @@ impl Terms {
             closed: Vec::with_capacity(n),
             index: hashbrown::HashTable::with_capacity(n),
             names: Vec::with_capacity(n / 4),
+            sym_terms: Vec::with_capacity(n / 4),
             by_key: FxHashMap::with_capacity_and_hasher(n / 4, Default::default()),
             ..Terms::default()
         }
@@ -234,6 +238,12 @@ impl Terms {
             let args: Vec<Term> = self.args.get(start..start + a.len()).unwrap_or(&[]).to_vec();
             return self.intern_app(fun, &args);
         }
+        if let Node::Sym { id, .. } = node {
+            let t = self.sym_terms.get(id as usize).copied();
+            if let Some(t) = t.filter(|t| self.nodes.get(t.0 as usize) == Some(&node)) {
+                return t;
+            }
+        }
         let hash = hash_leaf(&node);
         let nodes = &self.nodes;
         if let Some(&t) = self.index.find(hash, |t| nodes.get(t.0 as usize) == Some(&node)) {
@@ -242,9 +252,8 @@ impl Terms {
         self.push(hash, node)
     }
 
-    /// Add a node not in the arena yet (`hash` is its [`hash_node`]; an
-    /// application's arguments are already in the list).
-    fn push(&mut self, hash: u64, node: Node) -> Term {
+    /// Add a node not in the arena yet, without indexing it.
+    fn add(&mut self, node: Node) -> Term {
         let closed = match node {
             Node::Sym { .. } => false,
             Node::App(_, a) => self.args(a).iter().all(|a| self.closed(*a)),
@@ -253,6 +262,14 @@ impl Terms {
         let t = Term(self.nodes.len() as u32);
         self.nodes.push(node);
         self.closed.push(closed);
+        t
+    }
+
+    /// Add a node not in the arena yet and index it (`hash` is its
+    /// [`hash_node`]; an application's arguments must already be in the
+    /// list).
+    fn push(&mut self, hash: u64, node: Node) -> Term {
+        let t = self.add(node);
         let (nodes, args) = (&self.nodes, &self.args);
         self.index.insert_unique(hash, t, |u| nodes.get(u.0 as usize).map(|n| hash_node(args, n)).unwrap_or(0));
         t
@@ -305,11 +322,15 @@ impl Terms {
         t
     }
 
-    /// The node of symbol `id`, just numbered: no node has this id yet,
-    /// so it is added without looking for an equal node first.
+    /// The node of symbol `id`, just numbered (`id` is the number of
+    /// symbols so far): no node has this id yet, so it is added without
+    /// looking for an equal node first, and found by its number instead of
+    /// through the index. Its term is the next node's (`Term(nodes.len())`
+    /// before the call), which [`Terms::symbol_for`] records before calling.
     fn fresh_symbol(&mut self, id: u32, junk: bool) -> Term {
-        let node = Node::Sym { id, junk };
-        self.push(hash_leaf(&node), node)
+        let t = self.add(Node::Sym { id, junk });
+        self.sym_terms.push(t);
+        t
     }
 
     /// Spell the symbols of [`Terms::symbol_for`] with `namer` (given the
@@ -325,14 +346,17 @@ impl Terms {
     /// symbols whose names differ and the same key to symbols whose names
     /// are the same.
     pub fn symbol_for(&mut self, key: SymKey, block: u32, junk: bool) -> Term {
-        if let Some(&t) = self.by_key.get(&(key, block)) {
-            return t;
+        // One hash of the key: the new symbol's term is the next node.
+        let next = Term(self.nodes.len() as u32);
+        match self.by_key.entry((key, block)) {
+            std::collections::hash_map::Entry::Occupied(e) => return *e.get(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(next);
+            }
         }
         let id = self.names.len() as u32;
         self.names.push(SymName::Keyed(key, block));
-        let t = self.fresh_symbol(id, junk);
-        self.by_key.insert((key, block), t);
-        t
+        self.fresh_symbol(id, junk)
     }
 
     /// The name of symbol `id` (`?` for a foreign id).
@@ -485,6 +509,17 @@ mod tests {
         let w = t.app(Fun::Alu(Sem::FSub), vec![b, a]);
         assert_ne!(z, w, "non-commutative arguments keep their order");
         assert_eq!(t.app(Fun::Alu(Sem::Mov), vec![x]), x);
+        // Symbols are found by number, not through the index.
+        let s = t.symbol("%s", false);
+        let k = t.symbol_for(SymKey { kind: SymKind::JunkReg, a: 1, b: 2 }, 3, true);
+        assert_eq!((t.intern(*t.node(s)), t.intern(*t.node(k))), (s, k));
+        assert_eq!(t.symbol_for(SymKey { kind: SymKind::JunkReg, a: 1, b: 2 }, 3, true), k);
+        let n = t.len();
+        let other = t.intern(Node::Sym { id: 99, junk: false });
+        assert_eq!((t.len(), t.intern(Node::Sym { id: 99, junk: false })), (n + 1, other), "a foreign symbol node is interned once");
+        let flipped = t.intern(Node::Sym { id: 0, junk: true });
+        assert_ne!(flipped, s);
+        assert_eq!(t.intern(Node::Sym { id: 0, junk: true }), flipped);
     }
 
     #[test]
