@@ -28,7 +28,7 @@ fn block(label: &str, insts: Vec<Inst>, kind: TermKind) -> Block {
     Block { label: label.into(), insts, bundles: vec![], term: Terminator { kind, span: Span::default() }, span: Span::default() }
 }
 fn program(t: &'static Target, stage: Stage, inputs: &[(u16, u8)], blocks: Vec<Block>) -> Program {
-    let inputs = inputs.iter().enumerate().map(|(i, &(r, s))| Input { vreg: Some(VirtReg { name: format!("in{i}"), size: Some(s) }), reg: PhysReg { base: r, size: s }, span: Span::default() }).collect();
+    let inputs = inputs.iter().enumerate().map(|(i, &(r, s))| Input { vreg: Some(VirtReg { name: schedra_ir::format_smolstr!("in{i}"), size: Some(s) }), reg: PhysReg { base: r, size: s }, span: Span::default() }).collect();
     Program { name: Some("t".into()), target: t, stage, form: Form::Source, inputs, blocks }
 }
 
@@ -352,7 +352,7 @@ fn virtualise(p: &Program, pool: &[u16]) -> Program {
     let conv = |o: &mut Operand| {
         if let Operand::Phys(r) = o {
             if pool.contains(&r.base) {
-                *o = Operand::Virt(VirtReg { name: format!("v{}", r.base), size: Some(r.size) });
+                *o = Operand::Virt(VirtReg { name: schedra_ir::format_smolstr!("v{}", r.base), size: Some(r.size) });
             }
         }
     };

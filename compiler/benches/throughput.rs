@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 fn virt(k: usize) -> Operand {
     Operand::Virt(VirtReg {
-        name: format!("v{k}"),
+        name: schedra_ir::format_smolstr!("v{k}"),
         size: None,
     })
 }

@@ -25,6 +25,7 @@ use crate::phys_live::PhysLive;
 use crate::sched_post::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::target::Sem;
+use schedra_ir::SmolStr;
 use schedra_ir::{
     Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind, Terminator,
 };
@@ -287,7 +288,7 @@ fn take_bundle_ops(
     for &(i, slot) in order.iter() {
         if let Some(o) = ops.get_mut(i) {
             v.push(schedra_ir::Op {
-                slot: slot.to_string(),
+                slot: SmolStr::new_static(slot),
                 inst: std::mem::replace(&mut o.inst, taken()),
             });
         }
@@ -298,7 +299,7 @@ fn take_bundle_ops(
 /// What is left of a lowered op whose instruction moved into its bundle.
 fn taken() -> Inst {
     Inst {
-        opcode: String::new(),
+        opcode: SmolStr::default(),
         dest: None,
         srcs: Vec::new(),
         span: Default::default(),
@@ -374,9 +375,9 @@ fn end_marker(target: &'static Target) -> Result<&'static OpDesc, CompileError> 
 fn marker_op(m: &'static OpDesc) -> schedra_ir::Op {
     let slot = m.slots.first().copied().unwrap_or("sig");
     schedra_ir::Op {
-        slot: slot.to_string(),
+        slot: SmolStr::new_static(slot),
         inst: Inst {
-            opcode: m.name.to_string(),
+            opcode: SmolStr::new_static(m.name),
             dest: None,
             srcs: Vec::new(),
             span: Default::default(),

@@ -19,6 +19,7 @@ use crate::liveness::{self, Liveness, VarMap};
 use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{OpDesc, Sem};
+use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Reg};
 use std::sync::{Mutex, OnceLock};
 
@@ -290,7 +291,7 @@ fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> Re
     // register (nothing built or dropped per register).
     let first = Operand::Phys(PhysReg::one(0));
     let mut inst = Inst {
-        opcode: desc.name.to_string(),
+        opcode: SmolStr::new_static(desc.name),
         dest: as_dest.then(|| first.clone()),
         srcs: vec![first; desc.operands.len()],
         span: Default::default(),
@@ -337,7 +338,7 @@ fn end_forbidden(f: &Func, mov: &'static OpDesc) -> RegSet {
 fn end_forbidden_uncached(f: &Func, mov: &'static OpDesc) -> RegSet {
     let mut s = RegSet::default();
     let mut inst = Inst {
-        opcode: mov.name.to_string(),
+        opcode: SmolStr::new_static(mov.name),
         dest: None,
         srcs: Vec::with_capacity(1),
         span: Default::default(),

@@ -28,6 +28,7 @@ use crate::depgraph::{Channel, Effect, Effects, Loc, OpDeps};
 use crate::ra_ir::{emit_with, RInst};
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
+use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Target};
 
 /// One machine op before scheduling.
@@ -186,7 +187,7 @@ fn lower_known(
         Some(d) if d != PhysReg::one(fixed) => {
             if let Some(twin) = explicit_twin(target, desc) {
                 let i = Inst {
-                    opcode: twin.name.to_string(),
+                    opcode: SmolStr::new_static(twin.name),
                     dest: Some(Operand::Phys(d)),
                     ..inst
                 };
@@ -197,7 +198,7 @@ fn lower_known(
                 let bare = Inst { dest: None, ..inst };
                 push_machine_op(target, desc, bare, opts, out)?;
                 let copy = Inst {
-                    opcode: mov.name.to_string(),
+                    opcode: SmolStr::new_static(mov.name),
                     dest: Some(Operand::Phys(d)),
                     srcs: vec![Operand::Phys(PhysReg::one(fixed))],
                     span,

@@ -17,6 +17,7 @@ use crate::source_ids::SourceIds;
 use crate::CompileError;
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{Dest, OpDesc, Sem};
+use schedra_ir::SmolStr;
 use schedra_ir::{
     Block, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, Target, TermKind, Terminator,
 };
@@ -247,7 +248,7 @@ impl RInst {
 #[derive(Clone, Debug)]
 pub struct RBlock {
     /// The label.
-    pub label: String,
+    pub label: SmolStr,
     /// Instructions in order.
     pub insts: Vec<RInst>,
     /// The original terminator (labels, span).
@@ -770,7 +771,7 @@ pub fn emit_with(
         }
     }
     out(Inst {
-        opcode: i.desc.name.to_string(),
+        opcode: SmolStr::new_static(i.desc.name),
         dest,
         srcs,
         span: i.span,
@@ -801,7 +802,7 @@ fn emit_chunked_copy(
             size: n,
         };
         out(Inst {
-            opcode: i.desc.name.to_string(),
+            opcode: SmolStr::new_static(i.desc.name),
             dest: Some(Operand::Phys(dd)),
             srcs: vec![Operand::Phys(ss)],
             span: i.span,

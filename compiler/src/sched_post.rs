@@ -26,6 +26,7 @@ use crate::depgraph::{DepGraph, Edge, EdgeKind, GraphScratch, Loc};
 use crate::lower::LoweredOp;
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::OperandKind;
+use schedra_ir::SmolStr;
 use schedra_ir::{Inst, OpDesc, Reg, Target};
 
 /// A block's schedule: the bundles in issue order, each the ops it holds
@@ -573,7 +574,7 @@ pub fn bundle_ops(
         .iter()
         .filter_map(|&(i, slot)| {
             ops.get(i).map(|o| schedra_ir::Op {
-                slot: slot.to_string(),
+                slot: SmolStr::new_static(slot),
                 inst: o.inst.clone(),
             })
         })

@@ -27,6 +27,7 @@ use crate::liveness::{self, BitSet, Liveness, VarMap};
 use crate::ra_ir::{desc_by_sem, Func, Kind, Loc, RInst, ROperand, RegSet, ValId};
 use crate::CompileError;
 use schedra_ir::target::{OpDesc, Sem};
+use schedra_ir::SmolStr;
 use schedra_ir::{Imm, Inst, Operand, PhysReg, Reg, Span};
 
 /// Loop nesting depth of every block (natural loops of retreating edges).
@@ -439,7 +440,7 @@ fn pick_scratch(
             let rule_ok = || {
                 check.is_none_or(|d| {
                     let inst = Inst {
-                        opcode: d.name.to_string(),
+                        opcode: SmolStr::new_static(d.name),
                         dest: Some(Operand::Phys(*r)),
                         srcs: vec![Operand::Imm(Imm::int(0))],
                         span: Span::default(),

@@ -11,6 +11,7 @@
 
 use arbitrary::Unstructured;
 use schedra_ir::{Operand, PhysReg, Program};
+use schedra_ir::SmolStr;
 use std::fmt;
 
 /// One applied mutation and where.
@@ -19,7 +20,7 @@ pub enum Mutation {
     /// Two bundles of one block swapped.
     SwapBundles {
         /// Label of the block.
-        block: String,
+        block: SmolStr,
         /// 0-based index of the first bundle swapped.
         a: usize,
         /// 0-based index of the second bundle swapped.
@@ -28,7 +29,7 @@ pub enum Mutation {
     /// A source register of an op changed.
     ChangeRegister {
         /// Label of the block.
-        block: String,
+        block: SmolStr,
         /// 0-based index of the bundle holding the op.
         bundle: usize,
         /// Register index read before the mutation.
@@ -39,21 +40,21 @@ pub enum Mutation {
     /// An op removed from its bundle.
     DropOp {
         /// Label of the block.
-        block: String,
+        block: SmolStr,
         /// 0-based index of the bundle the op was removed from.
         bundle: usize,
     },
     /// An op moved into the bundle before (its slot there was free).
     MoveEarlier {
         /// Label of the block.
-        block: String,
+        block: SmolStr,
         /// 0-based index of the bundle the op was moved out of.
         bundle: usize,
     },
     /// The destination of a write changed.
     RetargetWrite {
         /// Label of the block.
-        block: String,
+        block: SmolStr,
         /// 0-based index of the bundle holding the op.
         bundle: usize,
         /// Destination register index before the mutation.

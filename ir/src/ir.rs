@@ -10,8 +10,17 @@
 //! instruction by `(block, index)` in `insts`, a machine op by
 //! `(block, bundle, op)`. Every item keeps the [`Span`] it was parsed from so
 //! that diagnostics can point at the line.
+//!
+//! Names (opcodes, slots, virtual registers, labels) are [`SmolStr`]s: a
+//! name from the target tables is a `SmolStr::new_static` reference to the
+//! table's `&'static str`, and any other name of up to 23 bytes (every
+//! generated `%n` and `bN`) is stored inline, so building, cloning and
+//! dropping a program allocates only for its lists. A `SmolStr` hashes,
+//! compares, orders and prints exactly like the `str` it holds, so maps
+//! keyed by names iterate in the same order as with `String` keys.
 
 use crate::target::Target;
+use smol_str::SmolStr;
 use std::fmt;
 
 /// A physical register: an index into the target's register file (see
@@ -99,7 +108,7 @@ impl PhysReg {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VirtReg {
     /// The name without the `%`.
-    pub name: String,
+    pub name: SmolStr,
     /// The size suffix if one was written; a use may omit it.
     pub size: Option<u8>,
 }
@@ -136,7 +145,7 @@ pub enum Operand {
     Imm(Imm),
     /// A block label (only where an opcode takes one; terminators keep their
     /// labels in [`Terminator`]).
-    Label(String),
+    Label(SmolStr),
 }
 
 impl Operand {
@@ -175,7 +184,7 @@ impl Operand {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Inst {
     /// The opcode as the target's table spells it (`fadd`, `send.tex`).
-    pub opcode: String,
+    pub opcode: SmolStr,
     /// The destination, if written.
     pub dest: Option<Operand>,
     /// The sources, in order (index immediates such as `ldunif 3`'s 3
@@ -191,7 +200,7 @@ pub struct Op {
     /// The slot name (`add`, `mul`, `sig`, `x`, `t`, `cf`, `alu`). For a
     /// single-slot target written without braces, the parser fills in the
     /// target's one slot.
-    pub slot: String,
+    pub slot: SmolStr,
     /// The operation.
     pub inst: Inst,
 }
@@ -209,15 +218,15 @@ pub struct Bundle {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TermKind {
     /// `jmp label`
-    Jmp(String),
+    Jmp(SmolStr),
     /// `brnz cond, if_nonzero, if_zero`
     Brnz {
         /// The condition (a register or, unusually, an immediate).
         cond: Operand,
         /// Successor when the condition word is non-zero.
-        nonzero: String,
+        nonzero: SmolStr,
         /// Successor when the condition word is zero.
-        zero: String,
+        zero: SmolStr,
     },
     /// `end`: the program ends.
     End,
@@ -248,7 +257,7 @@ impl Terminator {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Block {
     /// The label, unique within the program.
-    pub label: String,
+    pub label: SmolStr,
     /// Source-form instructions.
     pub insts: Vec<Inst>,
     /// Machine-form bundles.

@@ -24,4 +24,7 @@ pub mod validate;
 
 pub use error::{Error, Located};
 pub use ir::*;
+/// The string type of every name in the IR (see the [`ir`] module docs), and
+/// its builders, re-exported so that every crate names the same type.
+pub use smol_str::{format_smolstr, SmolStr, SmolStrBuilder, ToSmolStr};
 pub use target::{OpDesc, Target};

@@ -21,6 +21,7 @@ use crate::error::Located;
 use crate::ir::*;
 use crate::lex::{self, pos, show, Tok, Token};
 use crate::target::{self, Dest, Target};
+use smol_str::SmolStr;
 
 /// Parse `text` into a program. `default_target` is used when the text has
 /// no `target` line (a `target` line wins). Never panics; linear time.
@@ -145,10 +146,10 @@ impl<'t, 'a> Cur<'t, 'a> {
             Tok::Virt(name, _) if machine => {
                 return Err(Located::new(span, format!("the machine form names physical registers only, found `%{}`", show(name))));
             }
-            Tok::Virt(name, size) => Operand::Virt(VirtReg { name: name.to_string(), size }),
+            Tok::Virt(name, size) => Operand::Virt(VirtReg { name: SmolStr::new(name), size }),
             Tok::Phys(name, size) => Operand::Phys(phys(t, name, size, span)?),
             Tok::Imm(imm) => Operand::Imm(imm),
-            Tok::Ident(l) => Operand::Label(l.to_string()),
+            Tok::Ident(l) => Operand::Label(SmolStr::new(l)),
             Tok::Punct(_) => return Err(self.expected("an operand (register, number or label)")),
         };
         self.i += 1;
@@ -268,7 +269,7 @@ fn input(t: &Target, form: Form, toks: &[Token<'_>], eol: Span) -> Result<Input,
             };
             c.i += 1;
             c.punct(b'=', "`=` and the register the input arrives in")?;
-            Some(VirtReg { name: name.to_string(), size })
+            Some(VirtReg { name: SmolStr::new(name), size })
         }
         Form::Machine => None,
     };
@@ -283,7 +284,7 @@ fn input(t: &Target, form: Form, toks: &[Token<'_>], eol: Span) -> Result<Input,
 
 /// A block being read.
 struct Open {
-    label: String,
+    label: SmolStr,
     span: Span,
     insts: Vec<Inst>,
     bundles: Vec<Bundle>,
@@ -304,7 +305,7 @@ impl Body {
             c.i += 1;
             c.end("the end of the line after the label")?;
             self.close(span)?;
-            self.open = Some(Open { label: label.to_string(), span, insts: Vec::new(), bundles: Vec::new(), term: None });
+            self.open = Some(Open { label: SmolStr::new(label), span, insts: Vec::new(), bundles: Vec::new(), term: None });
             return Ok(());
         }
         let t = self.prog.target;
@@ -349,16 +350,16 @@ impl Body {
 /// The rest of a terminator line after its keyword.
 fn terminator(c: &mut Cur<'_, '_>, kw: &str, t: &Target, machine: bool) -> Result<TermKind, Located> {
     let kind = match kw {
-        "jmp" => TermKind::Jmp(c.ident("a label after `jmp`")?.0.to_string()),
+        "jmp" => TermKind::Jmp(SmolStr::new(c.ident("a label after `jmp`")?.0)),
         "brnz" => {
             let (cond, span) = c.operand(t, machine)?;
             if matches!(cond, Operand::Label(_)) {
                 return Err(Located::new(span, "expected a register or immediate as the condition of `brnz`"));
             }
             c.punct(b',', "`,` after the condition of `brnz`")?;
-            let nonzero = c.ident("the label taken when the condition is non-zero")?.0.to_string();
+            let nonzero = SmolStr::new(c.ident("the label taken when the condition is non-zero")?.0);
             c.punct(b',', "`,` and the label taken when the condition is zero")?;
-            let zero = c.ident("the label taken when the condition is zero")?.0.to_string();
+            let zero = SmolStr::new(c.ident("the label taken when the condition is zero")?.0);
             TermKind::Brnz { cond, nonzero, zero }
         }
         _ => TermKind::End,
@@ -385,7 +386,7 @@ fn source_inst(c: &mut Cur<'_, '_>, t: &Target) -> Result<Inst, Located> {
     let (opcode, span) = c.ident("an opcode")?;
     let srcs = c.operands(t, false)?;
     c.end("`,` or the end of the line")?;
-    Ok(Inst { opcode: opcode.to_string(), dest, srcs, span })
+    Ok(Inst { opcode: SmolStr::new(opcode), dest, srcs, span })
 }
 
 /// A machine-form line: a bundle, or a bare op on a single-slot target.
@@ -398,14 +399,14 @@ fn bundle(c: &mut Cur<'_, '_>, t: &Target) -> Result<Bundle, Located> {
         };
         let inst = machine_inst(c, t)?;
         c.end("`,` or the end of the line")?;
-        return Ok(Bundle { ops: vec![Op { slot: slot.to_string(), inst }], span });
+        return Ok(Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span });
     }
     let mut ops = Vec::new();
     if !c.eat(b'}') {
         loop {
             let (slot, _) = c.ident("a slot name (as in `{ add: mov $rf1, 0 }`)")?;
             c.punct(b':', "`:` after the slot name")?;
-            ops.push(Op { slot: slot.to_string(), inst: machine_inst(c, t)? });
+            ops.push(Op { slot: SmolStr::new(slot), inst: machine_inst(c, t)? });
             if !c.eat(b';') {
                 c.punct(b'}', "`,`, `;` or `}`")?;
                 break;
@@ -423,7 +424,7 @@ fn machine_inst(c: &mut Cur<'_, '_>, t: &Target) -> Result<Inst, Located> {
     let mut srcs = c.operands(t, true)?;
     let explicit = t.op(opcode).is_some_and(|d| d.dest == Dest::Explicit);
     let dest = if explicit && !srcs.is_empty() { Some(srcs.remove(0)) } else { None };
-    Ok(Inst { opcode: opcode.to_string(), dest, srcs, span })
+    Ok(Inst { opcode: SmolStr::new(opcode), dest, srcs, span })
 }
 
 #[cfg(test)]

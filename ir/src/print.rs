@@ -73,7 +73,7 @@ pub fn source_inst(p: &Program, i: &Inst) -> String {
 
 /// A machine op without its slot: `opcode dest, srcs`.
 pub fn machine_inst(p: &Program, i: &Inst) -> String {
-    let mut s = i.opcode.clone();
+    let mut s = i.opcode.to_string();
     push_operands(p, i.dest.iter().chain(i.srcs.iter()), &mut s);
     s
 }
@@ -114,7 +114,7 @@ pub fn operand(p: &Program, o: &Operand) -> String {
         Operand::Virt(v) => virt(v),
         Operand::Phys(r) => phys(p, *r),
         Operand::Imm(i) => imm(*i),
-        Operand::Label(l) => l.clone(),
+        Operand::Label(l) => l.to_string(),
     }
 }
 

@@ -1168,7 +1168,7 @@ mod tests {
             let Ok(p) = parse(text.as_bytes(), None) else { panic!("does not parse: {text}") };
             let descs: Vec<_> = p.blocks.iter().flat_map(|b| &b.insts).map(|i| p.target.op(&i.opcode)).collect();
             // Names numbered in reverse order of first appearance.
-            let mut seen: Vec<String> = Vec::new();
+            let mut seen: Vec<smol_str::SmolStr> = Vec::new();
             let mut num = |o: Option<&Operand>| match o.and_then(Operand::virt) {
                 Some(v) => {
                     if !seen.contains(&v.name) {

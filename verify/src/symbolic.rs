@@ -30,6 +30,7 @@ use crate::machcode::{MachArg, MachBlock, MachCode, MachCond, MachOp};
 use crate::srccode::{Arg, SrcCode};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
+use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Program, Reg};
 use rustc_hash::FxHashMap;
 
@@ -85,10 +86,10 @@ impl Var {
 /// undefined source reads `undefined V("a", 0) in source b1`, junk
 /// `?rf3@b1` and `?scratch[2]@b1`.
 pub fn namer(p: &Program, vregs: std::rc::Rc<Vregs>) -> crate::term::Namer {
-    let labels: Vec<String> = p.blocks.iter().map(|b| b.label.clone()).collect();
+    let labels: Vec<SmolStr> = p.blocks.iter().map(|b| b.label.clone()).collect();
     let target = p.target;
     Box::new(move |key: SymKey, block: u32| {
-        let label = labels.get(block as usize).map(String::as_str).unwrap_or("?");
+        let label = labels.get(block as usize).map(SmolStr::as_str).unwrap_or("?");
         let var = Var::from_key(key);
         match key.kind {
             SymKind::Entry => format!("{}@{label}", spell_var(target, &vregs, &var)),
@@ -637,7 +638,7 @@ pub fn operand_name(p: &Program, o: &Operand) -> String {
         Operand::Phys(r) if r.size > 1 => format!("${}:{}", p.reg_name(r.base), r.size),
         Operand::Phys(r) => format!("${}", p.reg_name(r.base)),
         Operand::Imm(i) => format!("{:#x}", i.bits),
-        Operand::Label(l) => l.clone(),
+        Operand::Label(l) => l.to_string(),
     }
 }
 

@@ -21,6 +21,7 @@ use super::draw::Cursor;
 use arbitrary::Result;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
+use schedra_ir::{SmolStr, SmolStrBuilder};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -33,7 +34,7 @@ pub struct Gen<'a, 'u> {
     /// Finished blocks.
     pub(super) blocks: Vec<Block>,
     /// The open block's label and instructions.
-    pub(super) label: String,
+    pub(super) label: SmolStr,
     pub(super) insts: Vec<Inst>,
     pub(super) scope: Scope,
     /// Size of each virtual register, by id.
@@ -57,9 +58,11 @@ pub struct Gen<'a, 'u> {
 
 /// `prefix` followed by `n` in decimal (`%12`'s name, label `b3`), as
 /// `format!("{prefix}{n}")` writes it, without the formatting machinery
-/// (the generator names every register and label this way).
-fn decimal(prefix: &str, n: u32) -> String {
-    let mut s = String::with_capacity(prefix.len() + 10);
+/// (the generator names every register and label this way). The name is
+/// built inline (a prefix and at most ten digits fit in a `SmolStr`), so it
+/// costs no heap allocation.
+fn decimal(prefix: &str, n: u32) -> SmolStr {
+    let mut s = SmolStrBuilder::new();
     if !prefix.is_empty() {
         s.push_str(prefix);
     }
@@ -67,12 +70,12 @@ fn decimal(prefix: &str, n: u32) -> String {
     // Most names have one or two digits.
     if n < 10 {
         s.push(digit(n));
-        return s;
+        return s.finish();
     }
     if n < 100 {
         s.push(digit(n / 10));
         s.push(digit(n));
-        return s;
+        return s.finish();
     }
     let mut power = 1u32;
     while power <= n / 10 {
@@ -82,7 +85,7 @@ fn decimal(prefix: &str, n: u32) -> String {
         s.push(digit(n / power));
         power /= 10;
     }
-    s
+    s.finish()
 }
 
 /// The distinct immediate words an op being built has, in the order they
@@ -177,7 +180,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             cfg,
             prof,
             blocks: Vec::with_capacity(16),
-            label: "b0".to_string(),
+            label: SmolStr::new_static("b0"),
             insts: Vec::with_capacity(32),
             scope: Scope::with_capacity(cfg.insts()),
             sizes: Vec::with_capacity(cfg.insts() + cfg.pressure_values() + 16),
@@ -239,7 +242,7 @@ impl<'a, 'u> Gen<'a, 'u> {
     }
 
     /// Close the open block with `kind` and open a new one labelled `next`.
-    pub(super) fn close(&mut self, kind: TermKind, next: String) {
+    pub(super) fn close(&mut self, kind: TermKind, next: SmolStr) {
         let label = std::mem::replace(&mut self.label, next);
         // The block takes the buffer; the next one starts with room for as
         // many instructions (no copy, one allocation per block).
@@ -249,7 +252,7 @@ impl<'a, 'u> Gen<'a, 'u> {
     }
 
     /// A new unique block label.
-    pub(super) fn new_label(&mut self) -> String {
+    pub(super) fn new_label(&mut self) -> SmolStr {
         self.next_label += 1;
         decimal("b", self.next_label - 1)
     }
@@ -334,7 +337,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             _ => return Ok(None),
         };
         let id = self.fresh(size);
-        let inst = Inst { opcode: op.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src], span: Span::default() };
+        let inst = Inst { opcode: SmolStr::new_static(op.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src], span: Span::default() };
         self.note_op(op);
         self.push(inst);
         self.scope.define(Loc::Virt(id), size);
@@ -467,7 +470,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             self.features.insert(Features::MULTI_REG);
         }
         self.note_op(op);
-        let inst = Inst { opcode: op.name.to_string(), dest: dest.map(|l| self.operand(l, true)), srcs, span: Span::default() };
+        let inst = Inst { opcode: SmolStr::new_static(op.name), dest: dest.map(|l| self.operand(l, true)), srcs, span: Span::default() };
         self.push(inst);
         if let Some(l) = dest {
             self.scope.define(l, dsize);

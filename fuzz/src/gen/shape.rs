@@ -16,6 +16,7 @@ use super::features::Features;
 use super::scope::{Loc, Scope};
 use arbitrary::Result;
 use schedra_ir::{Input, Inst, Operand, PhysReg, Span, TermKind};
+use schedra_ir::SmolStr;
 
 impl<'a, 'u> Gen<'a, 'u> {
     /// Bind some of the target's input registers with `input` lines.
@@ -104,7 +105,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         match cond {
             Some((op, imm)) if self.chance(70)? => {
                 let id = self.fresh(1);
-                let inst = Inst { opcode: op.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src, Operand::Imm(imm)], span: Span::default() };
+                let inst = Inst { opcode: SmolStr::new_static(op.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src, Operand::Imm(imm)], span: Span::default() };
                 self.push(inst);
                 self.scope.define(Loc::Virt(id), 1);
                 self.scope.used(Loc::Virt(id));
@@ -144,7 +145,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         let trips = self.u.u32_in(1, if depth == 0 { 4 } else { 2 });
         let c = self.fresh(1);
-        let mov = Inst { opcode: counter.mov.name.to_string(), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![Operand::Imm(counter.start(trips))], span: Span::default() };
+        let mov = Inst { opcode: SmolStr::new_static(counter.mov.name), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![Operand::Imm(counter.start(trips))], span: Span::default() };
         self.push(mov);
         self.scope.define(Loc::Virt(c), 1);
         self.locked.push(c);
@@ -152,7 +153,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         self.close(TermKind::Jmp(head.clone()), head.clone());
         self.region(depth + 1)?;
         let cv = self.operand(Loc::Virt(c), false);
-        let step = Inst { opcode: counter.step.name.to_string(), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![cv.clone(), Operand::Imm(counter.delta)], span: Span::default() };
+        let step = Inst { opcode: SmolStr::new_static(counter.step.name), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![cv.clone(), Operand::Imm(counter.delta)], span: Span::default() };
         self.push(step);
         self.scope.define(Loc::Virt(c), 1);
         self.scope.used(Loc::Virt(c));
@@ -180,7 +181,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         let (Some(va), Some(vb)) = (self.value_of(a), self.value_of(b)) else { return Ok(()) };
         let tmp = self.fresh(a.size);
-        let mk = |g: &Gen, d: Loc, s: Loc| Inst { opcode: mov.name.to_string(), dest: Some(g.operand(d, true)), srcs: vec![g.operand(s, false)], span: Span::default() };
+        let mk = |g: &Gen, d: Loc, s: Loc| Inst { opcode: SmolStr::new_static(mov.name), dest: Some(g.operand(d, true)), srcs: vec![g.operand(s, false)], span: Span::default() };
         let insts = [mk(self, Loc::Virt(tmp), va), mk(self, Loc::Phys(a), vb), mk(self, Loc::Phys(b), Loc::Virt(tmp))];
         for inst in insts {
             self.push(inst);
@@ -235,10 +236,10 @@ impl<'a, 'u> Gen<'a, 'u> {
             let payload = self.fold_payload(&sinks)?;
             if let Some(p) = payload {
                 let src = self.operand(p, false);
-                self.insts.push(Inst { opcode: eot.name.to_string(), dest: None, srcs: vec![src], span: Span::default() });
+                self.insts.push(Inst { opcode: SmolStr::new_static(eot.name), dest: None, srcs: vec![src], span: Span::default() });
             }
         }
-        let next = String::new();
+        let next = SmolStr::default();
         self.close(TermKind::End, next);
         Ok(())
     }
@@ -259,7 +260,7 @@ impl<'a, 'u> Gen<'a, 'u> {
                 _ => self.operand(loc, false),
             });
         }
-        self.insts.push(Inst { opcode: op.name.to_string(), dest: None, srcs, span: Span::default() });
+        self.insts.push(Inst { opcode: SmolStr::new_static(op.name), dest: None, srcs, span: Span::default() });
         self.scope.used(loc);
         Ok(true)
     }
@@ -284,13 +285,13 @@ impl<'a, 'u> Gen<'a, 'u> {
         };
         if let (Loc::Phys(_), Some(mov)) = (acc, self.prof.mov) {
             let id = self.fresh(size);
-            let inst = Inst { opcode: mov.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![self.operand(acc, false)], span: Span::default() };
+            let inst = Inst { opcode: SmolStr::new_static(mov.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![self.operand(acc, false)], span: Span::default() };
             self.insts.push(inst);
             acc = Loc::Virt(id);
         }
         for &v in &vals[1..] {
             let id = self.fresh(size);
-            let inst = Inst { opcode: fold.name.to_string(), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![self.operand(acc, false), self.operand(v, false)], span: Span::default() };
+            let inst = Inst { opcode: SmolStr::new_static(fold.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![self.operand(acc, false), self.operand(v, false)], span: Span::default() };
             self.insts.push(inst);
             self.scope.define(Loc::Virt(id), size);
             acc = Loc::Virt(id);

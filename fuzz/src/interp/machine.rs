@@ -56,7 +56,7 @@ pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
 #[derive(Clone, Copy, Debug)]
 struct Loc<'p> {
     /// The block's label (a thin reference).
-    block: &'p String,
+    block: &'p str,
     /// The bundle's index in the block (the terminator's: one past the
     /// last bundle), saturated at `u32::MAX`.
     index: u32,
@@ -152,7 +152,7 @@ fn out_of_range(p: &Program, r: PhysReg, at: Loc<'_>) -> RunError {
 /// (built in place: a decoded op is large).
 fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
     let t = p.target;
-    let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.clone(), target: t.name })?;
+    let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.to_string(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
         (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
         (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),

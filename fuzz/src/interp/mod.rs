@@ -211,7 +211,7 @@ impl Exits {
     /// Resolve the labels of `term` with `labels`.
     pub(crate) fn of(term: &schedra_ir::Terminator, labels: &Labels) -> Exits {
         use schedra_ir::TermKind;
-        let find = |l: &String| labels.get(l);
+        let find = |l: &schedra_ir::SmolStr| labels.get(l);
         // The block a label resolves to carries that very label.
         let hash = |i: Option<usize>| i.and_then(|i| labels.hashes.get(i)).copied().unwrap_or(0);
         let (first, second) = match &term.kind {

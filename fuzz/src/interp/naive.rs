@@ -11,12 +11,13 @@
 use super::{run, RunError};
 use schedra_ir::target::Dest;
 use schedra_ir::{Block, Bundle, Form, Inst, Input, Op, Operand, PhysReg, Program, Reg, TermKind};
+use schedra_ir::SmolStr;
 use std::collections::{BTreeSet, HashMap};
 
 /// Registers for each virtual register name, and what is left to hand out.
 struct Alloc {
     free: Vec<Reg>,
-    runs: HashMap<String, PhysReg>,
+    runs: HashMap<SmolStr, PhysReg>,
 }
 
 impl Alloc {
@@ -47,21 +48,21 @@ impl Alloc {
         let base = sorted.windows(size as usize).find(|w| w.iter().enumerate().all(|(k, r)| *r == w[0] + k as Reg))?.first().copied()?;
         self.free.retain(|r| *r < base || *r >= base + size as Reg);
         let run = PhysReg { base, size };
-        self.runs.insert(name.to_string(), run);
+        self.runs.insert(SmolStr::new(name), run);
         Some(run)
     }
 }
 
-fn op(slot: &str, opcode: &str, dest: Option<Operand>, srcs: Vec<Operand>) -> Bundle {
-    let inst = Inst { opcode: opcode.to_string(), dest, srcs, span: Default::default() };
-    Bundle { ops: vec![Op { slot: slot.to_string(), inst }], span: Default::default() }
+fn op(slot: &'static str, opcode: &str, dest: Option<Operand>, srcs: Vec<Operand>) -> Bundle {
+    let inst = Inst { opcode: SmolStr::new(opcode), dest, srcs, span: Default::default() };
+    Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span: Default::default() }
 }
 
 /// Lower `p` (source form) naively; `None` when it does not fit.
 pub fn lower(p: &Program) -> Option<Program> {
     let t = p.target;
     let mut alloc = Alloc::new(p);
-    let mut sizes: HashMap<String, u8> = HashMap::new();
+    let mut sizes: HashMap<SmolStr, u8> = HashMap::new();
     let pad = |latency: u32| if t.interlocked { 0 } else { latency.max(1) as usize - 1 };
     let mov = t.op("mov")?;
     let emit = |out: &mut Vec<Bundle>, b: Bundle, latency: u32| {
@@ -81,7 +82,7 @@ pub fn lower(p: &Program) -> Option<Program> {
         }
         for inst in &block.insts {
             let desc = t.op(&inst.opcode)?;
-            let map = |o: &Operand, alloc: &mut Alloc, sizes: &HashMap<String, u8>| -> Option<Operand> {
+            let map = |o: &Operand, alloc: &mut Alloc, sizes: &HashMap<SmolStr, u8>| -> Option<Operand> {
                 Some(match o {
                     Operand::Virt(v) => Operand::Phys(alloc.get(&v.name, *sizes.get(&v.name)?)?),
                     other => other.clone(),

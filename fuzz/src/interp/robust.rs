@@ -7,6 +7,7 @@
 
 use super::run;
 use schedra_ir::{Imm, Operand, PhysReg, Program, TermKind, VirtReg};
+use schedra_ir::SmolStr;
 use std::path::Path;
 
 /// xorshift64*: a tiny deterministic generator for the mutations.
@@ -50,8 +51,8 @@ fn random_operand(rng: &mut Rng) -> Operand {
     match rng.below(5) {
         0 => Operand::Phys(PhysReg { base: rng.below(600) as u16, size: 1 + rng.below(5) as u8 }),
         1 => Operand::Imm(Imm::int(rng.next() as u32 as i64)),
-        2 => Operand::Virt(VirtReg { name: ["a", "x", "nope"][rng.below(3)].to_string(), size: None }),
-        3 => Operand::Label("b0".to_string()),
+        2 => Operand::Virt(VirtReg { name: SmolStr::new_static(["a", "x", "nope"][rng.below(3)]), size: None }),
+        3 => Operand::Label(SmolStr::new_static("b0")),
         _ => Operand::Phys(PhysReg { base: u16::MAX - 1, size: 255 }),
     }
 }
@@ -63,7 +64,7 @@ fn mutate(p: &mut Program, rng: &mut Rng) {
     let mut insts: Vec<&mut schedra_ir::Inst> = block.insts.iter_mut().chain(block.bundles.iter_mut().flat_map(|b| b.ops.iter_mut().map(|o| &mut o.inst))).collect();
     let n = insts.len();
     match rng.below(8) {
-        0 if n > 0 => insts[rng.below(n)].opcode = ops.get(rng.below(ops.len() + 1)).map_or("bogus".into(), |o| o.name.to_string()),
+        0 if n > 0 => insts[rng.below(n)].opcode = ops.get(rng.below(ops.len() + 1)).map_or(SmolStr::new_static("bogus"), |o| SmolStr::new_static(o.name)),
         1 if n > 0 => {
             let i = &mut insts[rng.below(n)];
             let k = rng.below(i.srcs.len() + 1);
@@ -74,8 +75,8 @@ fn mutate(p: &mut Program, rng: &mut Rng) {
             }
         }
         2 if n > 0 => insts[rng.below(n)].dest = [None, Some(random_operand(rng))][rng.below(2)].clone(),
-        3 => block.term.kind = TermKind::Jmp(["b0", "missing", "b1"][rng.below(3)].to_string()),
-        4 => block.term.kind = TermKind::Brnz { cond: random_operand(rng), nonzero: block.label.clone(), zero: "b0".into() },
+        3 => block.term.kind = TermKind::Jmp(SmolStr::new_static(["b0", "missing", "b1"][rng.below(3)])),
+        4 => block.term.kind = TermKind::Brnz { cond: random_operand(rng), nonzero: block.label.clone(), zero: SmolStr::new_static("b0") },
         5 if !block.bundles.is_empty() => {
             let k = rng.below(block.bundles.len());
             let b = block.bundles[k].clone();

@@ -344,7 +344,7 @@ impl State {
                 }
             });
         }
-        let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.clone(), self.target.name))?;
+        let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.to_string(), self.target.name))?;
         let mut args = std::mem::take(&mut self.args);
         let resolved = exec::args(desc, &d.inst.srcs, &mut args, |i, o| self.read(o, slots.get(i).copied().unwrap_or(NO_SLOT)));
         let result = resolved.and_then(|()| {

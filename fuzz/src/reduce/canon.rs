@@ -7,15 +7,15 @@
 //! the renaming is a bijection on names, so the program means the same, and
 //! canonicalising twice gives the same program.
 
-use schedra_ir::{Operand, Program, TermKind};
+use schedra_ir::{format_smolstr, Operand, Program, SmolStr, TermKind, ToSmolStr};
 use std::collections::BTreeMap;
 
 /// `p` with dense canonical names.
 pub fn canonical(p: &Program) -> Program {
-    let mut vregs: BTreeMap<String, String> = BTreeMap::new();
+    let mut vregs: BTreeMap<SmolStr, SmolStr> = BTreeMap::new();
     let mut see = |name: &str| {
         let n = vregs.len();
-        vregs.entry(name.to_string()).or_insert_with(|| n.to_string());
+        vregs.entry(SmolStr::new(name)).or_insert_with(|| n.to_smolstr());
     };
     for v in p.inputs.iter().filter_map(|i| i.vreg.as_ref()) {
         see(&v.name);
@@ -28,15 +28,15 @@ pub fn canonical(p: &Program) -> Program {
             see(&v.name);
         }
     }
-    let labels: BTreeMap<String, String> = p.blocks.iter().enumerate().map(|(k, b)| (b.label.clone(), format!("b{k}"))).collect();
+    let labels: BTreeMap<SmolStr, SmolStr> = p.blocks.iter().enumerate().map(|(k, b)| (b.label.clone(), format_smolstr!("b{k}"))).collect();
     let mut q = p.clone();
     rename(&mut q, &vregs, &labels);
     q
 }
 
 /// Apply the two renamings to every name in `p` (names not in a map stay).
-fn rename(p: &mut Program, vregs: &BTreeMap<String, String>, labels: &BTreeMap<String, String>) {
-    let label = |l: &mut String| {
+fn rename(p: &mut Program, vregs: &BTreeMap<SmolStr, SmolStr>, labels: &BTreeMap<SmolStr, SmolStr>) {
+    let label = |l: &mut SmolStr| {
         if let Some(n) = labels.get(l.as_str()) {
             *l = n.clone();
         }

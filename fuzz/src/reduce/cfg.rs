@@ -19,6 +19,7 @@
 use super::passes::Opp;
 use super::scope::predecessors;
 use schedra_ir::{Program, TermKind};
+use schedra_ir::SmolStr;
 use std::collections::VecDeque;
 
 /// Which replacement terminator a [`Opp::Term`] installs.
@@ -27,7 +28,7 @@ pub enum NewTerm {
     /// `end`.
     End,
     /// `jmp label`.
-    Jmp(String),
+    Jmp(SmolStr),
 }
 
 /// `end` for every block that does not end the program.
@@ -91,7 +92,7 @@ pub fn merge(p: &mut Program, label: &str) {
     let Some(i) = p.block_index(label).filter(|&i| i > 0) else { return };
     let preds = predecessors(p);
     let Some(&[q]) = preds.get(i).map(Vec::as_slice) else { return };
-    let jumps_here = p.blocks.get(q).is_some_and(|pb| pb.term.kind == TermKind::Jmp(label.to_string()));
+    let jumps_here = p.blocks.get(q).is_some_and(|pb| pb.term.kind == TermKind::Jmp(SmolStr::new(label)));
     if q == i || !jumps_here {
         return;
     }

@@ -23,6 +23,7 @@ use super::repair::imm_ok_at;
 use super::scope::{defined, Scope};
 use schedra_ir::target::{Dest, OperandKind, Sem, Sizes};
 use schedra_ir::{Imm, Inst, Operand, Program, Target, TermKind, VirtReg};
+use schedra_ir::SmolStr;
 use std::collections::BTreeSet;
 
 /// Where an operand sits: a source of an instruction, or a block's `brnz`
@@ -78,7 +79,7 @@ pub fn to_earlier(p: &Program) -> Vec<Opp> {
                 }
             }
             if let Some((n, _)) = defined(inst.dest.as_ref()) {
-                defs.insert(n.to_string());
+                defs.insert(SmolStr::new(n));
             }
         }
         if let TermKind::Brnz { cond, .. } = &block.term.kind {
@@ -91,7 +92,7 @@ pub fn to_earlier(p: &Program) -> Vec<Opp> {
 }
 
 /// The lowest-ranked defined name of `op`'s size, if it ranks below `op`.
-fn earlier(scope: &Scope, defs: &BTreeSet<String>, op: &Operand) -> Option<Operand> {
+fn earlier(scope: &Scope, defs: &BTreeSet<SmolStr>, op: &Operand) -> Option<Operand> {
     let v = op.virt()?;
     let (size, rank) = (scope.size(&v.name), scope.rank_of(&v.name));
     let best = defs.iter().filter(|n| scope.size(n) == size).min_by_key(|n| scope.rank_of(n))?;
@@ -130,7 +131,7 @@ pub fn make_mov(p: &mut Program, block: usize, inst: usize, src: usize) {
     let Some(mov) = plain_mov(p.target) else { return };
     let Some(i) = p.blocks.get_mut(block).and_then(|b| b.insts.get_mut(inst)) else { return };
     let Some(s) = i.srcs.get(src).cloned() else { return };
-    *i = Inst { opcode: mov.name.to_string(), dest: i.dest.take(), srcs: vec![s], span: i.span };
+    *i = Inst { opcode: SmolStr::new_static(mov.name), dest: i.dest.take(), srcs: vec![s], span: i.span };
 }
 
 /// Put `to` at `site` (no-op when the site does not exist).

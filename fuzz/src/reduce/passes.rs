@@ -16,6 +16,7 @@ use super::cfg::{self, NewTerm};
 use super::operands::{self, Site};
 use super::{insts, regs, repair, scope};
 use schedra_ir::{Operand, PhysReg, Program};
+use schedra_ir::SmolStr;
 use std::collections::BTreeSet;
 
 /// One edit a pass may make.
@@ -24,14 +25,14 @@ pub enum Opp {
     /// Replace block `block`'s terminator.
     Term {
         /// The block's label.
-        block: String,
+        block: SmolStr,
         /// The new terminator.
         to: NewTerm,
     },
     /// Append the block with this label to its only predecessor.
-    Merge(String),
+    Merge(SmolStr),
     /// Remove this empty block, sending its predecessors to its successor.
-    Bypass(String),
+    Bypass(SmolStr),
     /// Remove instruction `inst` of block `block` (indices).
     Inst {
         /// Block index.
@@ -62,7 +63,7 @@ pub enum Opp {
     /// Give virtual register `name` the size `to`.
     Shrink {
         /// The register's name.
-        name: String,
+        name: SmolStr,
         /// Its new size.
         to: u8,
     },

@@ -43,7 +43,7 @@ pub fn unpin(p: &mut Program, run: PhysReg) {
     let taken = Scope::of(p).sizes;
     let mut k = 0usize;
     let name = loop {
-        let n = format!("_p{}_{k}", run.base);
+        let n = schedra_ir::format_smolstr!("_p{}_{k}", run.base);
         if !taken.contains_key(&n) {
             break n;
         }

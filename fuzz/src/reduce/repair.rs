@@ -20,12 +20,13 @@
 use super::scope::{defined, Scope};
 use schedra_ir::target::{OperandKind, Sem, Sizes};
 use schedra_ir::{Imm, Inst, OpDesc, Operand, Program, Span, Target, TermKind, VirtReg};
+use schedra_ir::SmolStr;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Replace every undefined use in `p`; `false` when some use has no
 /// replacement (then `p` is partly changed and must be dropped). `hint`
 /// gives the sizes of names whose definitions may have been removed.
-pub fn repair(p: &mut Program, hint: &BTreeMap<String, u8>) -> bool {
+pub fn repair(p: &mut Program, hint: &BTreeMap<SmolStr, u8>) -> bool {
     let scope = Scope::of(p);
     let mut r = Repairer { target: p.target, sizes: scope.sizes.clone(), rank: scope.rank.clone(), fresh: 0 };
     for (name, size) in hint {
@@ -60,25 +61,25 @@ pub fn repair(p: &mut Program, hint: &BTreeMap<String, u8>) -> bool {
 /// The state of one repair: sizes and ranks of all names, fresh-name counter.
 struct Repairer {
     target: &'static Target,
-    sizes: BTreeMap<String, u8>,
-    rank: BTreeMap<String, usize>,
+    sizes: BTreeMap<SmolStr, u8>,
+    rank: BTreeMap<SmolStr, usize>,
     fresh: usize,
 }
 
 impl Repairer {
     /// Record the name `inst` defines.
-    fn define(&self, inst: &Inst, defs: &mut BTreeSet<String>) {
+    fn define(&self, inst: &Inst, defs: &mut BTreeSet<SmolStr>) {
         if let Some((n, _)) = defined(inst.dest.as_ref()) {
-            defs.insert(n.to_string());
+            defs.insert(SmolStr::new(n));
         }
     }
 
     /// The operand to use instead of the undefined `v` at source `at`
     /// (opcode and index; `None` for a branch condition), and a `mov` to
     /// insert first if one is needed.
-    fn replacement(&mut self, v: &VirtReg, at: Option<(&OpDesc, usize)>, defs: &BTreeSet<String>) -> Option<(Operand, Option<Inst>)> {
+    fn replacement(&mut self, v: &VirtReg, at: Option<(&OpDesc, usize)>, defs: &BTreeSet<SmolStr>) -> Option<(Operand, Option<Inst>)> {
         let size = v.size.or_else(|| self.sizes.get(&v.name).copied()).unwrap_or(1);
-        let size_of = |n: &String| self.sizes.get(n).copied().unwrap_or(1);
+        let size_of = |n: &SmolStr| self.sizes.get(n).copied().unwrap_or(1);
         let best = defs.iter().filter(|n| size_of(n) == size).max_by_key(|n| self.rank.get(*n).copied().unwrap_or(0));
         if let Some(n) = best {
             return Some((Operand::Virt(VirtReg { name: n.clone(), size: None }), None));
@@ -92,7 +93,7 @@ impl Repairer {
             return Some((Operand::Imm(zero), None));
         }
         let mov = self.zero_mov(size)?;
-        let name = defined(mov.dest.as_ref())?.0.to_string();
+        let name = SmolStr::new(defined(mov.dest.as_ref())?.0);
         Some((Operand::Virt(VirtReg { name, size: None }), Some(mov)))
     }
 
@@ -105,7 +106,7 @@ impl Repairer {
             return None;
         }
         let name = loop {
-            let n = format!("_z{}", self.fresh);
+            let n = schedra_ir::format_smolstr!("_z{}", self.fresh);
             self.fresh += 1;
             if !self.sizes.contains_key(&n) {
                 break n;
@@ -114,12 +115,12 @@ impl Repairer {
         self.sizes.insert(name.clone(), size);
         self.rank.insert(name.clone(), usize::MAX);
         let dest = VirtReg { name, size: (size > 1).then_some(size) };
-        Some(Inst { opcode: desc.name.to_string(), dest: Some(Operand::Virt(dest)), srcs: vec![Operand::Imm(Imm::int(0))], span: Span::default() })
+        Some(Inst { opcode: SmolStr::new_static(desc.name), dest: Some(Operand::Virt(dest)), srcs: vec![Operand::Imm(Imm::int(0))], span: Span::default() })
     }
 }
 
 /// The virtual register of `op` if it is not in `defs`.
-fn undefined(op: &Operand, defs: &BTreeSet<String>) -> Option<VirtReg> {
+fn undefined(op: &Operand, defs: &BTreeSet<SmolStr>) -> Option<VirtReg> {
     let v = op.virt()?;
     (!defs.contains(&v.name)).then(|| v.clone())
 }
@@ -152,7 +153,7 @@ mod tests {
     fn register_only_operand_gets_a_mov() {
         let mut p = prog("target gen8\nb0:\n %r = math.rcp %a\n %t = mov %r\n end\n");
         let mut hint = BTreeMap::new();
-        hint.insert("a".to_string(), 1u8);
+        hint.insert(SmolStr::new_static("a"), 1u8);
         assert!(repair(&mut p, &hint));
         assert_eq!(p.blocks[0].insts.len(), 3);
         assert_eq!(p.blocks[0].insts[0].opcode, "mov");

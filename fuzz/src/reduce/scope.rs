@@ -14,6 +14,7 @@
 //! use may be replaced by.
 
 use schedra_ir::{Operand, Program};
+use schedra_ir::SmolStr;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The names defined on entry to each block, plus each name's size and its
@@ -21,11 +22,11 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone)]
 pub struct Scope {
     /// Per block (by index): names defined on every path to its start.
-    pub entry: Vec<BTreeSet<String>>,
+    pub entry: Vec<BTreeSet<SmolStr>>,
     /// Each name's size (from its first definition or `input`).
-    pub sizes: BTreeMap<String, u8>,
+    pub sizes: BTreeMap<SmolStr, u8>,
     /// Each name's rank: inputs first, then first definitions in text order.
-    pub rank: BTreeMap<String, usize>,
+    pub rank: BTreeMap<SmolStr, usize>,
 }
 
 /// The name a destination operand defines, with its size.
@@ -38,10 +39,10 @@ impl Scope {
     /// Compute the scope of `p` (source form). Never panics.
     pub fn of(p: &Program) -> Scope {
         let (sizes, rank) = names(p);
-        let all: BTreeSet<String> = sizes.keys().cloned().collect();
+        let all: BTreeSet<SmolStr> = sizes.keys().cloned().collect();
         let n = p.blocks.len();
-        let inputs: BTreeSet<String> = p.inputs.iter().filter_map(|i| i.vreg.as_ref()).map(|v| v.name.clone()).collect();
-        let mut entry: Vec<BTreeSet<String>> = vec![all; n];
+        let inputs: BTreeSet<SmolStr> = p.inputs.iter().filter_map(|i| i.vreg.as_ref()).map(|v| v.name.clone()).collect();
+        let mut entry: Vec<BTreeSet<SmolStr>> = vec![all; n];
         if let Some(first) = entry.first_mut() {
             first.clone_from(&inputs);
         }
@@ -78,12 +79,12 @@ impl Scope {
 }
 
 /// The entry set of block `b` plus the names its instructions define.
-fn exit_set(p: &Program, b: usize, entry: &BTreeSet<String>) -> BTreeSet<String> {
+fn exit_set(p: &Program, b: usize, entry: &BTreeSet<SmolStr>) -> BTreeSet<SmolStr> {
     let mut out = entry.clone();
     if let Some(block) = p.blocks.get(b) {
         for i in &block.insts {
             if let Some((name, _)) = defined(i.dest.as_ref()) {
-                out.insert(name.to_string());
+                out.insert(SmolStr::new(name));
             }
         }
     }
@@ -92,18 +93,18 @@ fn exit_set(p: &Program, b: usize, entry: &BTreeSet<String>) -> BTreeSet<String>
 
 /// The size of every name that is an input or a destination (cheaper than
 /// [`Scope::of`] when only sizes are needed).
-pub fn sizes(p: &Program) -> BTreeMap<String, u8> {
+pub fn sizes(p: &Program) -> BTreeMap<SmolStr, u8> {
     names(p).0
 }
 
 /// Sizes and ranks of every name that is an input or a destination.
-fn names(p: &Program) -> (BTreeMap<String, u8>, BTreeMap<String, usize>) {
+fn names(p: &Program) -> (BTreeMap<SmolStr, u8>, BTreeMap<SmolStr, usize>) {
     let mut sizes = BTreeMap::new();
     let mut rank = BTreeMap::new();
     let mut add = |name: &str, size: u8| {
         if !sizes.contains_key(name) {
-            rank.insert(name.to_string(), sizes.len());
-            sizes.insert(name.to_string(), size);
+            rank.insert(SmolStr::new(name), sizes.len());
+            sizes.insert(SmolStr::new(name), size);
         }
     };
     for i in &p.inputs {
@@ -149,7 +150,7 @@ mod tests {
         let text = "target v3d71\ninput %w = $rf1\nb0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n %x = mov %c\n %y = mov %c\n jmp b3\nb2:\n %x = mov %w\n jmp b3\nb3:\n tlbw %x\n end\n";
         let p = parse(text.as_bytes(), None).expect("parses");
         let s = Scope::of(&p);
-        let b3: Vec<_> = s.entry[3].iter().map(String::as_str).collect();
+        let b3: Vec<_> = s.entry[3].iter().map(SmolStr::as_str).collect();
         assert_eq!(b3, vec!["c", "w", "x"]);
         assert_eq!(s.rank_of("w"), 0);
         assert!(s.rank_of("c") < s.rank_of("x"));
