@@ -155,7 +155,13 @@ fn number_vars(raw: &[Var], extra: &[Var], nvregs: usize) -> (Vec<u64>, Vec<u32>
     keys.extend(rest);
     let number = |v: &Var| match word_bit(v) {
         Some((id, w)) => {
-            let below = masks.get(id).map(|m| (m & ((1u64 << w) - 1)).count_ones()).unwrap_or(0);
+            // Words `0..n` all named (nearly every register): word `w` is
+            // the `w`-th; otherwise count the named words below it.
+            let below = match masks.get(id) {
+                Some(&m) if m & m.wrapping_add(1) == 0 => u32::from(w),
+                Some(&m) => (m & ((1u64 << w) - 1)).count_ones(),
+                None => 0,
+            };
             first.get(id).copied().unwrap_or(0) + below
         }
         None => keys.binary_search(&order_key(*v)).unwrap_or(0) as u32,
