@@ -176,7 +176,7 @@ pub fn bundle_allocated(f: Func, opts: &Options, hints: &Hints) -> Result<(Progr
         target,
         stage: f.stage,
         form: Form::Machine,
-        inputs: machine_inputs(&f.inputs),
+        inputs: f.inputs,
         blocks,
     };
     Ok((program, tally.finish()))

@@ -280,7 +280,9 @@ pub struct Func {
     pub target: &'static Target,
     /// The stage.
     pub stage: Stage,
-    /// The original `input` lines.
+    /// The original `input` lines without their virtual registers (the
+    /// input copies at the top of the entry block carry those): as the
+    /// allocated and the machine program list them.
     pub inputs: Vec<schedra_ir::Input>,
     /// The blocks; the first is the entry.
     pub blocks: Vec<RBlock>,
@@ -454,7 +456,15 @@ impl Func {
             name: p.name.clone(),
             target: p.target,
             stage: p.stage,
-            inputs: p.inputs.clone(),
+            inputs: p
+                .inputs
+                .iter()
+                .map(|i| schedra_ir::Input {
+                    vreg: None,
+                    reg: i.reg,
+                    span: i.span,
+                })
+                .collect(),
             blocks,
             vals: names.vals,
             val_names: names.text,
@@ -548,21 +558,12 @@ impl Func {
                 span: b.span,
             });
         }
-        let inputs = self
-            .inputs
-            .iter()
-            .map(|i| schedra_ir::Input {
-                vreg: None,
-                reg: i.reg,
-                span: i.span,
-            })
-            .collect();
         let program = Program {
             name: self.name,
             target,
             stage: self.stage,
             form: Form::Source,
-            inputs,
+            inputs: self.inputs,
             blocks,
         };
         Ok((program, descs))
