@@ -113,7 +113,21 @@ fn eval_node(terms: &Terms, vals: &[[u32; N]], t: Term, k: u64, skey: u64) -> u3
         Node::Varying(i, w) => leaf_word(u64::from(*i) << 8 | u64::from(*w) | 3 << 40, k),
         Node::Sym { id, .. } => leaf_word(u64::from(*id) | 4 << 40, k),
         Node::App(fun, args) => {
-            let a: Vec<u32> = terms.args(*args).iter().map(|x| vals.get(x.0 as usize).map(|v| v[ku]).unwrap_or(0)).collect();
+            let word = |x: &Term| vals.get(x.0 as usize).and_then(|v| v.get(ku)).copied().unwrap_or(0);
+            let args = terms.args(*args);
+            // The argument words on the stack for the usual few arguments.
+            let mut small = [0u32; 8];
+            let heap: Vec<u32>;
+            let a: &[u32] = match small.get_mut(..args.len()) {
+                Some(buf) => {
+                    buf.iter_mut().zip(args).for_each(|(w, x)| *w = word(x));
+                    buf
+                }
+                None => {
+                    heap = args.iter().map(word).collect();
+                    &heap
+                }
+            };
             match fun {
                 Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, &a).unwrap_or(0),
                 Fun::Alu(_) if k >= FIRST_HASHED => hash_args(skey ^ mix(k), &a),
