@@ -129,10 +129,10 @@ fn eval_node(terms: &Terms, vals: &[[u32; N]], t: Term, k: u64, skey: u64) -> u3
                 }
             };
             match fun {
-                Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, &a).unwrap_or(0),
-                Fun::Alu(_) if k >= FIRST_HASHED => hash_args(skey ^ mix(k), &a),
-                Fun::Alu(sem) => float(*sem, skey, &a),
-                Fun::Tex(w) => hash_args(u64::from(*w) ^ 0x7e57 ^ mix(k), &a),
+                Fun::Alu(sem) if is_integer(*sem) => eval_integer(*sem, a).unwrap_or(0),
+                Fun::Alu(_) if k >= FIRST_HASHED => hash_args(skey ^ mix(k), a),
+                Fun::Alu(sem) => float(*sem, skey, a),
+                Fun::Tex(w) => hash_args(u64::from(*w) ^ 0x7e57 ^ mix(k), a),
             }
         }
     }
