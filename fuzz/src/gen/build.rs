@@ -21,7 +21,7 @@ use super::draw::Cursor;
 use arbitrary::Result;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
-use schedra_ir::{SmolStr, SmolStrBuilder};
+use schedra_ir::SmolStr;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -57,35 +57,61 @@ pub struct Gen<'a, 'u> {
 }
 
 /// `prefix` followed by `n` in decimal (`%12`'s name, label `b3`), as
-/// `format!("{prefix}{n}")` writes it, without the formatting machinery
-/// (the generator names every register and label this way). The name is
-/// built inline (a prefix and at most ten digits fit in a `SmolStr`), so it
-/// costs no heap allocation.
-fn decimal(prefix: &str, n: u32) -> SmolStr {
-    let mut s = SmolStrBuilder::new();
-    if !prefix.is_empty() {
-        s.push_str(prefix);
+/// `format!("{prefix}{n}")` writes it, stored inline (a prefix byte and at
+/// most ten digits fit in a `SmolStr`): no heap allocation. A `const fn`, so
+/// that the tables of the usual names are made at compile time.
+const fn decimal(prefix: Option<u8>, n: u32) -> SmolStr {
+    let mut buf = [0u8; 11];
+    let mut i = buf.len();
+    let mut rest = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
     }
-    let digit = |d: u32| char::from(b'0' + (d % 10) as u8);
-    // Most names have one or two digits.
-    if n < 10 {
-        s.push(digit(n));
-        return s.finish();
+    if let Some(p) = prefix {
+        i -= 1;
+        buf[i] = p;
     }
-    if n < 100 {
-        s.push(digit(n / 10));
-        s.push(digit(n));
-        return s.finish();
+    match std::str::from_utf8(buf.split_at(i).1) {
+        Ok(s) => SmolStr::new_inline(s),
+        Err(_) => SmolStr::new_static(""),
     }
-    let mut power = 1u32;
-    while power <= n / 10 {
-        power *= 10;
+}
+
+/// How many register and label names the compile-time tables hold; larger
+/// numbers are formatted when asked for.
+const NAMED: usize = 512;
+
+/// `decimal(prefix, n)` for every `n` below [`NAMED`], made at compile time.
+const fn names(prefix: Option<u8>) -> [SmolStr; NAMED] {
+    let mut table = [const { SmolStr::new_static("") }; NAMED];
+    let mut n = 0;
+    while n < NAMED {
+        // The placeholder has nothing to drop (and a const fn may not).
+        std::mem::forget(std::mem::replace(&mut table[n], decimal(prefix, n as u32)));
+        n += 1;
     }
-    while power > 0 {
-        s.push(digit(n / power));
-        power /= 10;
-    }
-    s.finish()
+    table
+}
+
+/// Virtual register `%n`'s name (without the `%`) for small `n`.
+static REG_NAMES: [SmolStr; NAMED] = names(None);
+/// Block label `bn` for small `n`.
+static LABEL_NAMES: [SmolStr; NAMED] = names(Some(b'b'));
+
+/// The name of virtual register `%n` (without the `%`): a copy of a table
+/// entry, as the generator names an operand for every use.
+fn reg_name(n: u32) -> SmolStr {
+    REG_NAMES.get(n as usize).cloned().unwrap_or_else(|| decimal(None, n))
+}
+
+/// Block label `bn`.
+fn label_name(n: u32) -> SmolStr {
+    LABEL_NAMES.get(n as usize).cloned().unwrap_or_else(|| decimal(Some(b'b'), n))
 }
 
 /// The distinct immediate words an op being built has, in the order they
@@ -236,7 +262,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             Loc::Virt(id) => {
                 let size = self.sizes.get(id as usize).copied().unwrap_or(1);
                 let suffix = (size > 1 || (def && size == 0)).then_some(size);
-                Operand::Virt(VirtReg { name: decimal("", id), size: suffix })
+                Operand::Virt(VirtReg { name: reg_name(id), size: suffix })
             }
         }
     }
@@ -254,7 +280,7 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// A new unique block label.
     pub(super) fn new_label(&mut self) -> SmolStr {
         self.next_label += 1;
-        decimal("b", self.next_label - 1)
+        label_name(self.next_label - 1)
     }
 
     /// An immediate from the configured classes (any class if none is
@@ -491,13 +517,15 @@ impl<'a, 'u> Gen<'a, 'u> {
 
 #[cfg(test)]
 mod tests {
-    use super::decimal;
+    use super::{decimal, label_name, reg_name};
 
     #[test]
     fn decimal_writes_what_format_writes() {
-        for n in [0u32, 1, 9, 10, 99, 100, 1023, 1024, 12345, u32::MAX] {
-            assert_eq!(decimal("", n), n.to_string());
-            assert_eq!(decimal("b", n), format!("b{n}"));
+        for n in [0u32, 1, 9, 10, 99, 100, 511, 512, 1023, 1024, 12345, u32::MAX] {
+            assert_eq!(decimal(None, n), n.to_string());
+            assert_eq!(decimal(Some(b'b'), n), format!("b{n}"));
+            assert_eq!(reg_name(n), n.to_string());
+            assert_eq!(label_name(n), format!("b{n}"));
         }
     }
 }
