@@ -104,20 +104,16 @@ pub fn bundle_program_resolved(
     let live = PhysLive::new(&alloc);
     let insts: Vec<Vec<Inst>> = alloc.blocks.iter_mut().map(|b| std::mem::take(&mut b.insts)).collect();
     let mut bundles = Vec::with_capacity(alloc.blocks.len());
-    let mut ws = Workspace::default();
     let mut tally = stats::Tally::default();
-    for (i, (b, insts)) in alloc.blocks.iter().zip(insts).enumerate() {
-        let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        let live_out = |r: Reg| live.live_out(i, r);
-        let mut ops = lower_insts_resolved(target, insts, block_descs, opts)?;
-        bundles.push(bundle_block(
-            (target, &mut ws, &mut tally),
-            (&b.term, &mut ops),
-            &live_out,
-            opts,
-            hints,
-        )?);
-    }
+    with_workspace(|ws| {
+        for (i, (b, insts)) in alloc.blocks.iter().zip(insts).enumerate() {
+            let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            let live_out = |r: Reg| live.live_out(i, r);
+            let mut ops = lower_insts_resolved(target, insts, block_descs, opts)?;
+            bundles.push(bundle_block((target, ws, &mut tally), (&b.term, &mut ops), &live_out, opts, hints)?);
+        }
+        Ok(())
+    })?;
     let blocks = alloc
         .blocks
         .into_iter()
@@ -151,26 +147,32 @@ pub fn bundle_allocated(f: Func, opts: &Options, hints: &Hints) -> Result<(Progr
     let target = f.target;
     let live = PhysLive::of_func(&f);
     let mut blocks = Vec::with_capacity(f.blocks.len());
-    let mut ws = Workspace::default();
     let mut tally = stats::Tally::default();
-    let mut ops = Vec::new();
-    for (i, b) in f.blocks.into_iter().enumerate() {
-        let mut term = b.term;
-        if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
-            *cond = phys_operand(c)?;
+    with_workspace(|ws| {
+        // Taken out so that `ws` can be lent to the bundler; an error
+        // leaves the workspace without this buffer, which costs only capacity.
+        let mut ops = std::mem::take(&mut ws.ops);
+        for (i, b) in f.blocks.into_iter().enumerate() {
+            let mut term = b.term;
+            if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
+                *cond = phys_operand(c)?;
+            }
+            ops.clear();
+            lower_allocated_into(target, &b.insts, opts, &mut ops)?;
+            let live_out = |r: Reg| live.live_out(i, r);
+            let bundles = bundle_block((target, ws, &mut tally), (&term, &mut ops), &live_out, opts, hints)?;
+            blocks.push(Block {
+                label: b.label,
+                insts: Vec::new(),
+                bundles,
+                term,
+                span: b.span,
+            });
         }
         ops.clear();
-        lower_allocated_into(target, &b.insts, opts, &mut ops)?;
-        let live_out = |r: Reg| live.live_out(i, r);
-        let bundles = bundle_block((target, &mut ws, &mut tally), (&term, &mut ops), &live_out, opts, hints)?;
-        blocks.push(Block {
-            label: b.label,
-            insts: Vec::new(),
-            bundles,
-            term,
-            span: b.span,
-        });
-    }
+        ws.ops = ops;
+        Ok(())
+    })?;
     let program = Program {
         name: f.name,
         target,
@@ -195,12 +197,32 @@ fn machine_inputs(inputs: &[Input]) -> Vec<Input> {
 }
 
 /// Scratch space reused from block to block: the dependency graph, its
-/// bookkeeping and the scheduler's.
+/// bookkeeping and the scheduler's, the slot order of a bundle's members,
+/// and the lowered ops of the block at hand (between blocks and between
+/// compiles every list is empty: only its capacity is kept).
 #[derive(Default)]
 struct Workspace {
     graph: DepGraph,
     scratch: GraphScratch,
     sched: Scratch,
+    order: Vec<(usize, &'static str)>,
+    ops: Vec<LoweredOp>,
+}
+
+thread_local! {
+    /// Each thread's [`Workspace`], kept from compile to compile so that
+    /// its buffers grow once per thread instead of once per compile (a
+    /// fuzzing worker compiles thousands of programs).
+    static WORKSPACE: std::cell::Cell<Workspace> = std::cell::Cell::new(Workspace::default());
+}
+
+/// Run `f` with this thread's [`Workspace`] (a fresh one if the thread's is
+/// in use or gone), then keep it for the next call.
+fn with_workspace<R>(f: impl FnOnce(&mut Workspace) -> R) -> R {
+    let mut ws = WORKSPACE.try_with(std::cell::Cell::take).unwrap_or_default();
+    let r = f(&mut ws);
+    let _ = WORKSPACE.try_with(|c| c.set(ws));
+    r
 }
 
 /// The bundles of a block of the allocated program ending with `term`,
@@ -231,22 +253,20 @@ fn bundle_block(
         }
     }
     let marker = end_marker_of(target, term)?;
-    let bundles = emit(target, tally, (ops, best.0, best.1), marker.map(|(m, _)| m));
+    let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker.map(|(m, _)| m));
     tally.end_block(target.interlocked, term);
     Ok(bundles)
 }
 
 /// The machine bundles of a scheduled block (`ops`, their schedule `s`
 /// and the bundle `at` that carries the end marker `marker`), each tallied
-/// into the statistics.
+/// into the statistics (`order` is scratch space).
 fn emit(
-    target: &'static Target,
-    tally: &mut stats::Tally,
+    (target, tally, order): (&'static Target, &mut stats::Tally, &mut Vec<(usize, &'static str)>),
     (ops, s, at): (&mut [LoweredOp], Schedule, Option<usize>),
     marker: Option<&'static OpDesc>,
 ) -> Vec<Bundle> {
     let mut bundles: Vec<Bundle> = Vec::with_capacity(s.len());
-    let mut order: Vec<(usize, &'static str)> = Vec::new();
     let marker_inst = marker.map(|m| marker_op(m).inst);
     tally.block();
     for (i, bundle) in s.bundles().enumerate() {
@@ -258,7 +278,7 @@ fn emit(
         let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
         let with_marker = marker_here.map(|(m, mi)| (Some(m), mi));
         tally.bundle(target.interlocked, members.chain(with_marker));
-        let mut ops_here = take_bundle_ops(target, ops, bundle, &mut order);
+        let mut ops_here = take_bundle_ops(target, ops, bundle, order);
         if let Some((m, _)) = marker_here {
             ops_here.push(marker_op(m));
             crate::sched_post::sort_by_slot(target, &mut ops_here);
@@ -604,6 +624,31 @@ mod tests {
             }
         }
         assert!(checked > 20, "{checked}");
+    }
+
+    #[test]
+    fn the_kept_workspace_bundles_as_a_fresh_one_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+        let mut progs = Vec::new();
+        for dir in ["v3d71", "gen8", "r600"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+            for e in entries.flatten() {
+                let Ok(text) = std::fs::read(e.path()) else { continue };
+                if let Ok(p) = schedra_ir::parse::parse(&text, None) {
+                    progs.push(p);
+                }
+            }
+        }
+        assert!(progs.len() > 10, "{}", progs.len());
+        let opts = Options::default();
+        let shown = |c: Result<crate::Compiled, CompileError>| c.map(|c| (schedra_ir::print::print(&c.program), c.stats));
+        // This thread's workspace is reused across targets and sizes; each
+        // result equals a compile on a thread of its own (a new workspace).
+        for p in &progs {
+            let kept = shown(crate::compile(p, &opts));
+            let fresh = std::thread::scope(|s| s.spawn(|| shown(crate::compile(p, &opts))).join());
+            assert_eq!(Some(kept), fresh.ok());
+        }
     }
 
     #[test]
