@@ -210,19 +210,14 @@ struct Workspace {
 }
 
 thread_local! {
-    /// Each thread's [`Workspace`], kept from compile to compile so that
-    /// its buffers grow once per thread instead of once per compile (a
-    /// fuzzing worker compiles thousands of programs).
+    /// Each thread's [`Workspace`], kept from compile to compile
+    /// ([`crate::kept`]).
     static WORKSPACE: std::cell::Cell<Workspace> = std::cell::Cell::new(Workspace::default());
 }
 
-/// Run `f` with this thread's [`Workspace`] (a fresh one if the thread's is
-/// in use or gone), then keep it for the next call.
+/// Run `f` with this thread's [`Workspace`].
 fn with_workspace<R>(f: impl FnOnce(&mut Workspace) -> R) -> R {
-    let mut ws = WORKSPACE.try_with(std::cell::Cell::take).unwrap_or_default();
-    let r = f(&mut ws);
-    let _ = WORKSPACE.try_with(|c| c.set(ws));
-    r
+    crate::kept::with_kept(&WORKSPACE, f)
 }
 
 /// The bundles of a block of the allocated program ending with `term`,
@@ -642,8 +637,9 @@ mod tests {
         assert!(progs.len() > 10, "{}", progs.len());
         let opts = Options::default();
         let shown = |c: Result<crate::Compiled, CompileError>| c.map(|c| (schedra_ir::print::print(&c.program), c.stats));
-        // This thread's workspace is reused across targets and sizes; each
-        // result equals a compile on a thread of its own (a new workspace).
+        // This thread's workspaces (the bundler's, the pre-RA scheduler's)
+        // are reused across targets and sizes; each result equals a compile
+        // on a thread of its own (new workspaces).
         for p in &progs {
             let kept = shown(crate::compile(p, &opts));
             let fresh = std::thread::scope(|s| s.spawn(|| shown(crate::compile(p, &opts))).join());

@@ -32,6 +32,7 @@ pub mod depgraph;
 pub mod fault;
 pub mod inline;
 pub mod interference;
+mod kept;
 pub mod linear_scan;
 pub mod liveness;
 pub mod lower;

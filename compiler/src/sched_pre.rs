@@ -68,14 +68,17 @@ pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<
     let deps = Summaries::new(src, ids);
     let live = live_out(&deps, ids, ids.succs());
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
-    let mut orders = Vec::with_capacity(src.blocks.len());
-    let mut ws = Scratch::default();
-    for bi in 0..src.blocks.len() {
-        let lo = live.block(bi);
-        let bd = deps.block(bi);
-        orders.push(order_block(&mut ws, bd, (ids.cond(bi), lo), limit, opts.sched, ids));
-    }
-    orders
+    crate::kept::with_kept(&SCRATCH, |ws| {
+        (0..src.blocks.len())
+            .map(|bi| order_block(ws, deps.block(bi), (ids.cond(bi), live.block(bi)), limit, opts.sched, ids))
+            .collect()
+    })
+}
+
+thread_local! {
+    /// Each thread's [`Scratch`], kept from compile to compile
+    /// ([`crate::kept`]).
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
 }
 
 /// Interned virtual register names with their sizes: the program's
@@ -177,9 +180,10 @@ fn live_out(deps: &Summaries, ids: &SourceIds, succs: &Successors) -> BlockSets 
     crate::liveness::live_out_of(succs, uses, &defs)
 }
 
-/// The scheduler's per-block structures, kept between blocks so that their
-/// memory is reused: the dependency graph and its bookkeeping, the ready
-/// lists, and the counts, clocks and priorities of the ops.
+/// The scheduler's per-block structures, kept between blocks (and between
+/// compiles, per thread) so that their memory is reused: the dependency
+/// graph and its bookkeeping, the ready lists, and the counts, clocks and
+/// priorities of the ops.
 #[derive(Default)]
 struct Scratch {
     graph: DepGraph,
