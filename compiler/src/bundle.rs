@@ -145,34 +145,42 @@ pub fn bundle_program_resolved(
 /// by [`crate::lower::lower_allocated`].
 pub fn bundle_allocated(f: Func, opts: &Options, hints: &Hints) -> Result<(Program, Stats), CompileError> {
     let target = f.target;
-    let live = PhysLive::of_func(&f);
-    let mut blocks = Vec::with_capacity(f.blocks.len());
+    // Only a block with a copy to forward asks (about half the programs
+    // never do): the scan waits for the first question.
+    let live = std::cell::OnceCell::new();
+    let mut done = Vec::with_capacity(f.blocks.len());
     let mut tally = stats::Tally::default();
     with_workspace(|ws| {
         // Taken out so that `ws` can be lent to the bundler; an error
         // leaves the workspace without this buffer, which costs only capacity.
         let mut ops = std::mem::take(&mut ws.ops);
-        for (i, b) in f.blocks.into_iter().enumerate() {
-            let mut term = b.term;
+        for (i, b) in f.blocks.iter().enumerate() {
+            let mut term = b.term.clone();
             if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
                 *cond = phys_operand(c)?;
             }
             ops.clear();
             lower_allocated_into(target, &b.insts, opts, &mut ops)?;
-            let live_out = |r: Reg| live.live_out(i, r);
+            let live_out = |r: Reg| live.get_or_init(|| PhysLive::of_func(&f)).live_out(i, r);
             let bundles = bundle_block((target, ws, &mut tally), (&term, &mut ops), &live_out, opts, hints)?;
-            blocks.push(Block {
-                label: b.label,
-                insts: Vec::new(),
-                bundles,
-                term,
-                span: b.span,
-            });
+            done.push((bundles, term));
         }
         ops.clear();
         ws.ops = ops;
         Ok(())
     })?;
+    let blocks = f
+        .blocks
+        .into_iter()
+        .zip(done)
+        .map(|(b, (bundles, term))| Block {
+            label: b.label,
+            insts: Vec::new(),
+            bundles,
+            term,
+            span: b.span,
+        })
+        .collect();
     let program = Program {
         name: f.name,
         target,
