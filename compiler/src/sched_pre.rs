@@ -66,13 +66,39 @@ pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
 /// (`ids` must be `SourceIds::new(src)`).
 pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
     let deps = Summaries::new(src, ids);
-    let live = live_out(&deps, ids, ids.succs());
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
+    // Live-out sets only feed the pressure mode: when every name together
+    // stays below its threshold, no block needs them (see `tracks_pressure`).
+    let all: usize = (0..ids.len()).map(|v| ids.size(v as u32) as usize).sum();
+    let live = (all >= threshold(limit)).then(|| live_out(&deps, ids, ids.succs()));
     crate::kept::with_kept(&SCRATCH, |ws| {
         (0..src.blocks.len())
-            .map(|bi| order_block(ws, deps.block(bi), (ids.cond(bi), live.block(bi)), limit, opts.sched, ids))
+            .map(|bi| {
+                let lo = live.as_ref().map_or(&[][..], |l| l.block(bi));
+                order_block(ws, deps.block(bi), (ids.cond(bi), lo), limit, opts.sched, ids)
+            })
             .collect()
     })
+}
+
+/// The live registers (virtual names' sizes summed) from which the
+/// scheduler switches to its register-pressure mode, for `limit`
+/// allocatable registers.
+fn threshold(limit: usize) -> usize {
+    (limit / 2).max(1)
+}
+
+/// Whether the live registers of a block with summaries `deps` and
+/// live-out names `live_out` may reach `threshold`: every name live
+/// inside the block is read or written in it or live out of it, so when
+/// those names' sizes sum below it, the pressure mode never starts and
+/// pressure need not be tracked.
+fn tracks_pressure(deps: &[OpDeps], live_out: &BitSet, names: &Names, threshold: usize) -> bool {
+    let mut seen = live_out.clone();
+    for d in deps {
+        virt_reads(d).chain(virt_writes(d)).for_each(|v| seen.insert(v as usize));
+    }
+    seen.iter().map(|v| names.size(v as u32) as usize).sum::<usize>() >= threshold
 }
 
 thread_local! {
@@ -607,26 +633,23 @@ fn list_schedule<D: Direction>(
             ready.insert(i);
         }
     }
-    let mut pressure = D::pressure(deps, live_out, names);
-    let threshold = (limit / 2).max(1);
+    let threshold = threshold(limit);
+    let mut pressure = tracks_pressure(deps, live_out, names, threshold).then(|| D::pressure(deps, live_out, names));
     let mut order = Vec::with_capacity(n);
     let mut clock = 0i64;
     loop {
-        let high = pressure.regs() >= threshold;
+        let high = pressure.as_ref().is_some_and(|p| p.regs() >= threshold);
         // Normal: inputs arrived, then the rank. Under pressure (i965
         // pre-RA style): registers freed, then program order.
-        let key = |i: usize| {
-            if high {
-                let gain = deps.get(i).map_or(0, |d| pressure.gain(d, names)).max(0);
-                (gain, true, D::pressure_tie(i))
-            } else {
-                (0, earliest.get(i).copied().unwrap_or(0) <= clock, 0)
-            }
+        let key = |i: usize| match (high, &pressure, deps.get(i)) {
+            (true, Some(p), Some(d)) => (p.gain(d, names).max(0), true, D::pressure_tie(i)),
+            (true, _, _) => (0, true, D::pressure_tie(i)),
+            _ => (0, earliest.get(i).copied().unwrap_or(0) <= clock, 0),
         };
         let Some(i) = ready.take_best(key) else { break };
         clock = clock.max(earliest.get(i).copied().unwrap_or(0));
-        if let Some(d) = deps.get(i) {
-            pressure.place(d, names);
+        if let (Some(p), Some(d)) = (&mut pressure, deps.get(i)) {
+            p.place(d, names);
         }
         order.push(i);
         for (j, delay) in D::released(g, i) {
@@ -809,5 +832,41 @@ mod tests {
             best
         };
         assert!(max_live(&tight) < max_live(&wide), "{tight:?} vs {wide:?}");
+    }
+
+    #[test]
+    fn pressure_is_tracked_wherever_it_can_reach_the_threshold() {
+        // Over the corpus, walking each block in program order both ways:
+        // the live registers never exceed what `tracks_pressure` bounds.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+        let mut checked = 0;
+        for dir in ["v3d71", "gen8", "r600"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+            for e in entries.flatten() {
+                let Ok(text) = std::fs::read(e.path()) else { continue };
+                let Ok(p) = schedra_ir::parse::parse(&text, None) else { continue };
+                let ids = SourceIds::new(&p);
+                let deps = Summaries::new(&p, &ids);
+                let live = live_out(&deps, &ids, ids.succs());
+                for b in 0..p.blocks.len() {
+                    let mut lo = BitSet::from_words(ids.len(), live.block(b));
+                    if let Some(c) = ids.cond(b) {
+                        lo.insert(c as usize);
+                    }
+                    let bd = deps.block(b);
+                    let mut down = Pressure::new(bd, &lo, &ids);
+                    let mut up = ReversePressure::new(&lo, &ids);
+                    let mut most = down.regs.max(up.regs);
+                    for (d, r) in bd.iter().zip(bd.iter().rev()) {
+                        down.issue(d, &ids);
+                        up.place(r, &ids);
+                        most = most.max(down.regs).max(up.regs);
+                    }
+                    assert!(most == 0 || tracks_pressure(bd, &lo, &ids, most), "{} block {b}", e.path().display());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 20, "{checked}");
     }
 }
