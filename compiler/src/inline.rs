@@ -42,7 +42,9 @@ impl<T: InlineItem, const N: usize> Default for InlineVec<T, N> {
 
 impl<T: InlineItem, const N: usize> InlineVec<T, N> {
     /// Append `x` (moving everything to the heap when the inline places
-    /// are full).
+    /// are full). The usual case, a free inline place, is small enough to
+    /// be inlined into the caller.
+    #[inline]
     pub fn push(&mut self, x: T) {
         if self.heap.is_empty() {
             if let Some(slot) = self.inline.get_mut(self.len) {
@@ -50,6 +52,14 @@ impl<T: InlineItem, const N: usize> InlineVec<T, N> {
                 self.len += 1;
                 return;
             }
+        }
+        self.push_heap(x);
+    }
+
+    /// [`InlineVec::push`] once the inline places are full.
+    #[cold]
+    fn push_heap(&mut self, x: T) {
+        if self.heap.is_empty() {
             self.heap.reserve(self.len + 1);
             self.heap.extend_from_slice(&self.inline[..self.len.min(N)]);
         }
