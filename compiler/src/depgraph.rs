@@ -251,8 +251,18 @@ impl Locs {
         self.states.clear();
         self.nodes.clear();
     }
-    /// The state slot of `l` (created empty on first use).
+    /// The state slot of `l` (created empty on first use). A location
+    /// seen before in the dense table is found inline.
+    #[inline]
     fn slot(&mut self, l: Loc) -> usize {
+        match self.near.get(dense_key(l)) {
+            Some(&s) if s != NO_SLOT => s as usize,
+            _ => self.new_slot(l),
+        }
+    }
+
+    /// [`Locs::slot`] for a location not in the dense table yet, or beyond it.
+    fn new_slot(&mut self, l: Loc) -> usize {
         let next = self.states.len();
         let key = dense_key(l);
         let k = if key < DENSE_KEYS {
