@@ -320,11 +320,19 @@ fn fill_machine_deps(deps: &mut OpDeps, target: &Target, desc: &OpDesc, inst: &I
         deps.writes
             .push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
     }
-    deps.effects = effects(target, desc, inst);
+    push_effects(&mut deps.effects, target, desc, inst);
 }
 
 /// The ordered effects of an op (either form).
 pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
+    let mut out = Effects::default();
+    push_effects(&mut out, target, desc, inst);
+    out
+}
+
+/// Append [`effects`] of an op to `out` (a summary's list, filled in
+/// place rather than built and moved).
+pub fn push_effects(out: &mut Effects, target: &Target, desc: &OpDesc, inst: &Inst) {
     // The index operand's value (only outputs and scratch accesses ask).
     let index = || {
         inst.srcs
@@ -334,7 +342,6 @@ pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
             .and_then(|(o, _)| o.imm())
             .map(|i| i.bits)
     };
-    let mut out = Effects::default();
     if ends_thread(target, desc) {
         out.push(Effect::Barrier);
     }
@@ -365,7 +372,6 @@ pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
         }
         _ => {}
     }
-    out
 }
 
 /// Readers of one copied value that may be redirected to the fixed register.

@@ -34,7 +34,7 @@
 //! program; blocks, labels and terminators are unchanged.
 
 use crate::depgraph::{DepGraph, GraphScratch, Loc, OpDeps};
-use crate::lower::effects;
+use crate::lower::push_effects;
 use crate::{Options, Sched};
 use crate::liveness::{BitSet, BlockSets, Successors};
 use crate::source_ids::SourceIds;
@@ -164,7 +164,7 @@ fn source_deps(d: &mut OpDeps, target: &Target, ids: &SourceIds, (b, k): (usize,
         Some(Operand::Phys(p)) => d.writes.extend(p.regs().map(|r| (Loc::Phys(r), lat))),
         _ => {}
     }
-    d.effects = effects(target, desc, inst);
+    push_effects(&mut d.effects, target, desc, inst);
 }
 
 fn virt_reads(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
