@@ -103,25 +103,26 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
     // The last runs of each block during the iteration: the final pass
     // reuses them when they ran from the final entry facts (`step` is a
     // function of the facts, so re-running would repeat it).
+    // The runs are stored in place (a run is a few hundred bytes: moving
+    // it through return values costs more than the rest of a small visit's
+    // bookkeeping).
     let mut last: Vec<Option<(SrcRun, MachRun)>> = vec![None; src.blocks.len()];
-    let mut fp = fixpoint(src.blocks.len(), start.clone(), &pos, &mut |b, f| {
-        let (runs, ex) = c.step(b, f);
-        if let Some(slot) = last.get_mut(b) {
-            *slot = Some(runs);
-        }
-        ex
+    let mut fp = fixpoint(src.blocks.len(), start.clone(), &pos, &mut |b, f| match last.get_mut(b) {
+        Some(slot) => c.step_into(b, f, slot),
+        None => c.step(b, f).1,
     });
     let mut cycles = 0;
     let mut exits: Vec<Vec<(usize, Facts)>> = vec![Vec::new(); src.blocks.len()];
     for (b, facts) in fp.entry.iter().enumerate() {
-        let Some(facts) = facts else { continue };
+        let (Some(facts), Some(slot)) = (facts, last.get_mut(b)) else { continue };
         let fresh = fp.fresh.get(b).copied().unwrap_or(false);
-        let ((s, m), ex) = match (last.get_mut(b).and_then(Option::take), fp.exits.get_mut(b)) {
-            (Some(runs), Some(ex)) if fresh => (runs, std::mem::take(ex)),
-            _ => c.step(b, facts),
+        let ex = match fp.exits.get_mut(b) {
+            Some(ex) if fresh && slot.is_some() => std::mem::take(ex),
+            _ => c.step_into(b, facts, slot),
         };
+        let Some((s, m)) = slot.as_ref() else { continue };
         cycles += m.cycles;
-        c.compare_block(b, &s, &m, &ex, &fp.entry, &[]);
+        c.compare_block(b, s, m, &ex, &fp.entry, &[]);
         exits[b] = ex;
     }
     if !c.out.is_empty() {
@@ -188,11 +189,20 @@ fn rpo(succs: &[Vec<usize>]) -> (Vec<usize>, Vec<usize>) {
 
 impl Checker<'_> {
 
-    /// Run block `b` from `facts`; the exit facts per successor.
+    /// Run block `b` from `facts`; the runs and the exit facts per
+    /// successor.
     fn step(&mut self, b: usize, facts: &Facts) -> ((SrcRun, MachRun), Vec<(usize, Facts)>) {
+        let mut runs = None;
+        let ex = self.step_into(b, facts, &mut runs);
+        (runs.unwrap_or_default(), ex)
+    }
+
+    /// [`Checker::step`], with the runs put in `runs`.
+    fn step_into(&mut self, b: usize, facts: &Facts, runs: &mut Option<(SrcRun, MachRun)>) -> Vec<(usize, Facts)> {
         let src = self.src;
         if src.blocks.get(b).is_none() {
-            return ((SrcRun::default(), MachRun::default()), Vec::new());
+            *runs = Some((SrcRun::default(), MachRun::default()));
+            return Vec::new();
         }
         let live_in = self.live.live_in.get(b).map(Vec::as_slice).unwrap_or(&[]);
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
@@ -202,17 +212,18 @@ impl Checker<'_> {
             Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env, false),
             None => MachRun::default(),
         };
+        let (s, m) = runs.insert((s, m));
         let n = self.succs.get(b).map(Vec::len).unwrap_or(0);
         let mut exits = Vec::with_capacity(n);
-        self.locs.fill(&self.terms, &m);
+        self.locs.fill(&self.terms, m);
         for k in 0..n {
             let Some(&succ) = self.succs.get(b).and_then(|s| s.get(k)) else { continue };
             let live = self.live.live_in.get(succ).map(Vec::as_slice).unwrap_or(&[]);
             let smt = &mut self.smt;
-            let f = exit_facts(&mut self.terms, &s, &m, &mut self.locs, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
+            let f = exit_facts(&mut self.terms, s, m, &mut self.locs, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
             exits.push((succ, f));
         }
-        ((s, m), exits)
+        exits
     }
 
     /// Blame, once the sound fixpoint found violations: re-run every block
