@@ -136,23 +136,36 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
     Outcome { violations: c.out, obligations: c.tally, cycles }
 }
 
+/// Whether every block's entry facts are the meet of its predecessors'
+/// exit facts (and `start` for block 0). A block with one incoming state
+/// (most of them) is compared with it directly; only a join meets copies.
 fn is_fixpoint(entry: &[Option<Facts>], exits: &[Vec<(usize, Facts)>], start: &Facts) -> bool {
+    // Per block, its first incoming state and the meet of all of them once
+    // there is a second.
+    let mut first: Vec<Option<&Facts>> = vec![None; entry.len()];
     let mut met: Vec<Option<Facts>> = vec![None; entry.len()];
-    if let Some(m) = met.first_mut() {
-        *m = Some(start.clone());
+    if let Some(m) = first.first_mut() {
+        *m = Some(start);
     }
-    for ex in exits {
-        for (s, f) in ex {
-            match met.get_mut(*s) {
-                Some(Some(old)) => {
-                    old.meet_with(f);
-                }
-                Some(slot) => *slot = Some(f.clone()),
-                None => {}
+    for (s, f) in exits.iter().flatten() {
+        let (Some(one), Some(joined)) = (first.get_mut(*s), met.get_mut(*s)) else { continue };
+        match (one, joined) {
+            (one @ None, _) => *one = Some(f),
+            (_, Some(m)) => {
+                m.meet_with(f);
+            }
+            (Some(a), joined @ None) => {
+                let mut m = (*a).clone();
+                m.meet_with(f);
+                *joined = Some(m);
             }
         }
     }
-    met.iter().zip(entry).all(|(m, e)| m.is_none() || m == e)
+    first.iter().zip(&met).zip(entry).all(|((one, joined), e)| match (joined, one) {
+        (Some(m), _) => e.as_ref() == Some(m),
+        (None, Some(f)) => e.as_ref() == Some(*f),
+        (None, None) => true,
+    })
 }
 
 /// Reverse post-order of the blocks reachable from block 0, and for each
@@ -492,5 +505,31 @@ impl Checker<'_> {
                 break;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbolic::Loc;
+
+    #[test]
+    fn the_fixpoint_check_meets_joins_and_compares_single_edges() {
+        let f = |held: &[(u16, u32)], closed: &[(u32, u32)]| {
+            Facts::from_parts(held.iter().map(|&(r, v)| (Loc::R(r), v)).collect(), Vec::new(), closed.iter().map(|&(v, t)| (v, Term(t))).collect())
+        };
+        let start = f(&[(1, 0)], &[]);
+        let (a, b) = (f(&[(1, 0), (2, 1)], &[(1, 7)]), f(&[(2, 1), (3, 2)], &[(1, 7), (2, 8)]));
+        // Block 1 is reached from 0 (a) and 2 (b); block 2 from 1 (b).
+        let exits = vec![vec![(1, a.clone())], vec![(2, b.clone())], vec![(1, b.clone())]];
+        let good = vec![Some(start.clone()), Some(a.meet(&b)), Some(b.clone())];
+        assert!(is_fixpoint(&good, &exits, &start));
+        for (k, wrong) in [(0, a.clone()), (1, a.clone()), (2, a.clone())] {
+            let mut bad = good.clone();
+            bad[k] = Some(wrong);
+            assert!(!is_fixpoint(&bad, &exits, &start), "block {k}");
+        }
+        let unreached = vec![Some(start.clone()), None, None];
+        assert!(is_fixpoint(&unreached, &[Vec::new(), Vec::new(), Vec::new()], &start));
     }
 }
