@@ -89,7 +89,7 @@ pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
         if let Some(slot) = live_in.get_mut(b * words..(b + 1) * words) {
             if *slot != *live {
                 slot.copy_from_slice(&live);
-                for &p in preds.get(b).into_iter().flatten() {
+                for &p in preds.of(b) {
                     if let Some(q @ false) = queued.get_mut(p) {
                         *q = true;
                         work.push_back(p);
@@ -100,7 +100,7 @@ pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
     }
     let set = |b: usize| -> Vec<u32> {
         let bits = live_in.get(b * words..(b + 1) * words).unwrap_or(&[]);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(bits.iter().map(|w| w.count_ones() as usize).sum());
         for (k, w) in bits.iter().enumerate() {
             let mut w = *w;
             while w != 0 {
@@ -113,18 +113,52 @@ pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
     Liveness { live_in: (0..n).map(set).collect() }
 }
 
+/// The predecessors of each block, as runs of one flat list (a `Vec` per
+/// block grew one push at a time).
+struct Preds {
+    /// Block `b`'s predecessors are `list[ends[b - 1]..ends[b]]`.
+    ends: Vec<usize>,
+    list: Vec<usize>,
+}
+
+impl Preds {
+    /// The predecessors of block `b`, in the order of the blocks whose
+    /// successor it is (empty past the last block).
+    fn of(&self, b: usize) -> &[usize] {
+        let start = b.checked_sub(1).and_then(|i| self.ends.get(i)).copied().unwrap_or(0);
+        let end = self.ends.get(b).copied().unwrap_or(start);
+        self.list.get(start..end).unwrap_or(&[])
+    }
+}
+
 /// The predecessors of each of the `n` blocks (successors out of range
 /// skipped).
-fn predecessors(succs: &[Vec<usize>], n: usize) -> Vec<Vec<usize>> {
-    let mut preds = vec![Vec::new(); n];
-    for (b, ss) in succs.iter().enumerate() {
-        for &s in ss {
-            if let Some(p) = preds.get_mut(s) {
-                p.push(b);
-            }
+fn predecessors(succs: &[Vec<usize>], n: usize) -> Preds {
+    let edges = || succs.iter().enumerate().flat_map(|(b, ss)| ss.iter().map(move |&s| (b, s))).filter(|&(_, s)| s < n);
+    let mut ends = vec![0; n];
+    for (_, s) in edges() {
+        if let Some(e) = ends.get_mut(s) {
+            *e += 1;
         }
     }
-    preds
+    // `ends` becomes each run's end, `next` its start, then the next free
+    // place in it.
+    let (mut next, mut total) = (Vec::with_capacity(n), 0);
+    for e in ends.iter_mut() {
+        next.push(total);
+        total += *e;
+        *e = total;
+    }
+    let mut list = vec![0; total];
+    for (b, s) in edges() {
+        if let Some(k) = next.get_mut(s) {
+            if let Some(slot) = list.get_mut(*k) {
+                *slot = b;
+            }
+            *k += 1;
+        }
+    }
+    Preds { ends, list }
 }
 
 fn bit(bits: &[u64], i: u32) -> bool {
@@ -599,6 +633,14 @@ mod tests {
         }
         let taken: Vec<usize> = std::iter::from_fn(|| w.pop_first()).collect();
         assert_eq!(taken, vec![1, 3, 0, 2, 4]);
+    }
+
+    #[test]
+    fn predecessors_come_in_edge_order_and_skip_unknown_blocks() {
+        let succs = vec![vec![1, 2], vec![3, 9], vec![3, 1], vec![0, 3]];
+        let preds = predecessors(&succs, 4);
+        let got: Vec<Vec<usize>> = (0..5).map(|b| preds.of(b).to_vec()).collect();
+        assert_eq!(got, vec![vec![3], vec![0, 2], vec![0], vec![1, 2, 3], vec![]]);
     }
 
     /// Live-in sets as register names (word 0 only).
