@@ -22,7 +22,7 @@ use crate::ids::Vregs;
 use crate::labels::Labels;
 use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
-use crate::symbolic::{namer, Channel, run_machine, MachScratch, SrcScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::symbolic::{namer, Channel, run_machine, run_machine_into, MachScratch, SrcScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
 use std::rc::Rc;
@@ -221,11 +221,14 @@ impl Checker<'_> {
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
         let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in, &mut self.escratch);
         let s = run_source(&mut self.terms, &self.code, b, at, src_env, names, &mut self.sscratch, false);
-        let m = match self.mach_of.get(b).copied().flatten() {
-            Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, mach_env, false),
-            None => MachRun::default(),
-        };
-        let (s, m) = runs.insert((s, m));
+        // The machine run is made in its slot (see `run_machine_into`).
+        let (s_slot, m) = runs.get_or_insert_with(Default::default);
+        *s_slot = s;
+        match self.mach_of.get(b).copied().flatten() {
+            Some(mb) => run_machine_into(&mut self.terms, &self.mcode, &mut self.mscratch, (mb, at), mach_env, false, m),
+            None => *m = MachRun::default(),
+        }
+        let (s, m) = (&*s_slot, &*m);
         let n = self.succs.get(b).map(Vec::len).unwrap_or(0);
         let mut exits = Vec::with_capacity(n);
         self.locs.fill(&self.terms, m);

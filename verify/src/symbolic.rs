@@ -818,20 +818,27 @@ impl MachRun {
         self.write_reads.get(w.reads.start as usize..w.reads.end as usize).unwrap_or(&[])
     }
 
-    /// An empty run with room for the events of a block of `ops` ops in
-    /// `bundles` bundles (a read per operand word, a write per op, as a
-    /// rule), starting from `entry`.
-    fn sized_for(ops: usize, bundles: usize, entry: RegMap, record: bool) -> MachRun {
-        let reads = if record { 2 * ops + 1 } else { 0 };
-        MachRun {
-            entry,
-            recorded: record,
-            reads: Vec::with_capacity(reads),
-            writes: Vec::with_capacity(ops),
-            write_reads: Vec::with_capacity(reads),
-            issue_cycle: Vec::with_capacity(if record { bundles } else { 0 }),
-            ..MachRun::default()
-        }
+    /// Make `self` an empty run with room for the events of a block of
+    /// `ops` ops in `bundles` bundles (a read per operand word, a write per
+    /// op, as a rule), starting from `entry`. Field by field, in place (a
+    /// run is a few hundred bytes; building one and moving it in was a
+    /// `memcpy` call); every field is named, so none can be left over.
+    fn reset_for(&mut self, ops: usize, bundles: usize, entry: RegMap, record: bool) {
+        let MachRun { effects, cond, regs, mem, reads, writes, write_reads, entry: entry_regs, entry_slots, recorded, issues, cycles, issue_cycle } = self;
+        let n_reads = if record { 2 * ops + 1 } else { 0 };
+        *effects = Vec::new();
+        *cond = None;
+        *regs = RegMap::default();
+        *mem = SlotMap::default();
+        *reads = Vec::with_capacity(n_reads);
+        *writes = Vec::with_capacity(ops);
+        *write_reads = Vec::with_capacity(n_reads);
+        *entry_regs = entry;
+        *entry_slots = SlotMap::default();
+        *recorded = record;
+        *issues = Vec::new();
+        *cycles = 0;
+        *issue_cycle = Vec::with_capacity(if record { bundles } else { 0 });
     }
 
     /// The block-entry state this run started from, enough to run the
@@ -848,7 +855,7 @@ struct Machine<'a> {
     code: &'a MachCode,
     /// The block's id for its symbols.
     at: u32,
-    run: MachRun,
+    run: &'a mut MachRun,
     mem: SlotMap<(Term, Option<ReadId>)>,
     s: &'a mut MachScratch,
 }
@@ -1141,19 +1148,24 @@ pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> impl Iterator<Item = Reg> {
 /// each written, stored or output word (only a diagnosis reads them);
 /// everything else in the run is the same either way.
 pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch, b: usize, at: u32, entry: MachEntry, record: bool) -> MachRun {
-    let Some(block) = code.block(b) else { return MachRun::default() };
+    let mut run = MachRun::default();
+    run_machine_into(terms, code, scratch, (b, at), entry, record, &mut run);
+    run
+}
+
+/// [`run_machine`] of block `b` with symbol id `at`, into `run` (whatever
+/// it held is replaced).
+pub fn run_machine_into(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch, (b, at): (usize, u32), entry: MachEntry, record: bool, run: &mut MachRun) {
+    let Some(block) = code.block(b) else {
+        *run = MachRun::default();
+        return;
+    };
     scratch.cur.clear();
     scratch.ready.clear();
     scratch.pending.clear();
     scratch.next_land = u64::MAX;
-    let mut m = Machine {
-        terms,
-        code,
-        at,
-        run: MachRun::sized_for(code.op_count(block), block.len, entry.regs, record),
-        mem: entry.slots.map(|t| (t, None)),
-        s: scratch,
-    };
+    run.reset_for(code.op_count(block), block.len, entry.regs, record);
+    let mut m = Machine { terms, code, at, run, mem: entry.slots.map(|t| (t, None)), s: scratch };
     m.run.entry_slots = entry.slots;
     let mut cycle = 0u64;
     for ops in code.bundle_ranges(block) {
@@ -1184,7 +1196,6 @@ pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch
         cycle += 1;
     }
     finish(&mut m, block, cycle);
-    m.run
 }
 
 fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
