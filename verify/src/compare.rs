@@ -418,9 +418,9 @@ impl Checker<'_> {
     }
 
     fn loc_name(&self, l: crate::symbolic::Loc) -> String {
-        match l {
-            crate::symbolic::Loc::R(r) => format!("${}", self.mach.reg_name(r)),
-            crate::symbolic::Loc::S(o) => format!("scratch[{o}]"),
+        match l.get() {
+            crate::symbolic::Place::R(r) => format!("${}", self.mach.reg_name(r)),
+            crate::symbolic::Place::S(o) => format!("scratch[{o}]"),
         }
     }
 
@@ -519,7 +519,7 @@ mod tests {
     #[test]
     fn the_fixpoint_check_meets_joins_and_compares_single_edges() {
         let f = |held: &[(u16, u32)], closed: &[(u32, u32)]| {
-            Facts::from_parts(held.iter().map(|&(r, v)| (Loc::R(r), v)).collect(), Vec::new(), closed.iter().map(|&(v, t)| (v, Term(t))).collect())
+            Facts::from_parts(held.iter().map(|&(r, v)| (Loc::reg(r), v)).collect(), Vec::new(), closed.iter().map(|&(v, t)| (v, Term(t))).collect())
         };
         let start = f(&[(1, 0)], &[]);
         let (a, b) = (f(&[(1, 0), (2, 1)], &[(1, 7)]), f(&[(2, 1), (3, 2)], &[(1, 7), (2, 8)]));

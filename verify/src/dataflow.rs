@@ -24,7 +24,7 @@
 use crate::ids::Vregs;
 use crate::regfile::{RegMap, SlotMap};
 use crate::srccode::{input_vars, SrcCode};
-use crate::symbolic::{Env, Loc, MachEntry, MachRun, SrcRun, Var};
+use crate::symbolic::{Env, Loc, MachEntry, MachRun, Place, SrcRun, Var};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
 use std::collections::BTreeSet;
@@ -245,12 +245,12 @@ pub fn input_facts(terms: &mut Terms, src: &Program, code: &SrcCode, vregs: &Vre
     input_vars(src, vregs, |r, v| {
         let t = terms.intern(crate::term::Node::Reg(r));
         if matches!(v, Var::P(_)) {
-            loc_closed.push((Loc::R(r), t));
+            loc_closed.push((Loc::reg(r), t));
         }
         // Every input variable has a number (see `SrcCode::of`).
         if let Some(i) = code.ix(&v) {
             var_closed.push((i, t));
-            held.push((Loc::R(r), i));
+            held.push((Loc::reg(r), i));
         }
     });
     Facts::from_parts(held, loc_closed, var_closed)
@@ -375,9 +375,9 @@ fn closed_classes(parent: &[u32], class_term: &mut Vec<Option<Term>>, u: usize, 
 fn entry_locs(terms: &mut Terms, facts: &Facts, class_of: &mut impl FnMut(&mut Terms, u32) -> Term) -> MachEntry {
     let mut regs: Vec<(schedra_ir::Reg, Term)> = Vec::with_capacity(facts.held().len() + facts.closed_locs().len());
     let mut slots = SlotMap::default();
-    let mut put = |loc: Loc, t: Term| match loc {
-        Loc::R(r) => regs.push((r, t)),
-        Loc::S(s) => slots.insert(s, t),
+    let mut put = |loc: Loc, t: Term| match loc.get() {
+        Place::R(r) => regs.push((r, t)),
+        Place::S(s) => slots.insert(s, t),
     };
     let mut closed = facts.closed_locs().iter().peekable();
     for group in facts.held().chunk_by(|a, b| a.0 == b.0) {
@@ -424,7 +424,7 @@ impl ExitLocs {
         held_by.clear();
         closed.clear();
         // Registers, then scratch slots, each in order.
-        held_by.extend(mach.regs.iter().map(|(r, t)| (t, Loc::R(r))).chain(mach.mem.iter().map(|(s, t)| (t, Loc::S(s)))));
+        held_by.extend(mach.regs.iter().map(|(r, t)| (t, Loc::reg(r))).chain(mach.mem.iter().map(|(s, t)| (t, Loc::slot(s)))));
         closed.extend(held_by.iter().filter(|(t, _)| terms.closed(*t)).map(|(t, l)| (*l, *t)));
     }
 }
@@ -494,13 +494,13 @@ fn written_locs(mach: &MachRun) -> Vec<(Loc, Term)> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for w in mach.writes.iter().rev() {
-        if seen.insert(Loc::R(w.reg)) {
+        if seen.insert(Loc::reg(w.reg)) {
             if let Some(t) = mach.regs.get(w.reg) {
-                out.push((Loc::R(w.reg), t));
+                out.push((Loc::reg(w.reg), t));
             }
         }
     }
-    out.extend(mach.mem.iter().map(|(s, t)| (Loc::S(s), t)));
+    out.extend(mach.mem.iter().map(|(s, t)| (Loc::slot(s), t)));
     out
 }
 

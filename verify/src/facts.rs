@@ -194,14 +194,14 @@ mod tests {
 
     #[test]
     fn meet_keeps_what_both_sides_know() {
-        let a = Facts::from_parts(vec![(Loc::R(2), v(1)), (Loc::R(1), v(0)), (Loc::R(1), v(1))], vec![(Loc::R(1), Term(5))], vec![(v(0), Term(5)), (v(1), Term(6))]);
-        let b = Facts::from_parts(vec![(Loc::R(1), v(1)), (Loc::R(2), v(1)), (Loc::S(0), v(0))], vec![(Loc::R(1), Term(7))], vec![(v(1), Term(6))]);
+        let a = Facts::from_parts(vec![(Loc::reg(2), v(1)), (Loc::reg(1), v(0)), (Loc::reg(1), v(1))], vec![(Loc::reg(1), Term(5))], vec![(v(0), Term(5)), (v(1), Term(6))]);
+        let b = Facts::from_parts(vec![(Loc::reg(1), v(1)), (Loc::reg(2), v(1)), (Loc::slot(0), v(0))], vec![(Loc::reg(1), Term(7))], vec![(v(1), Term(6))]);
         let m = a.meet(&b);
-        assert_eq!(m.held(), &[(Loc::R(1), v(1)), (Loc::R(2), v(1))]);
-        assert_eq!(m.loc_closed(&Loc::R(1)), None, "different closed terms do not survive");
+        assert_eq!(m.held(), &[(Loc::reg(1), v(1)), (Loc::reg(2), v(1))]);
+        assert_eq!(m.loc_closed(&Loc::reg(1)), None, "different closed terms do not survive");
         assert_eq!((m.var_closed(v(1)), m.var_closed(v(0))), (Some(Term(6)), None));
         assert!(m.has(v(1)) && !m.has(v(0)));
-        assert_eq!(m.holders(v(1)).collect::<Vec<_>>(), [Loc::R(1), Loc::R(2)]);
+        assert_eq!(m.holders(v(1)).collect::<Vec<_>>(), [Loc::reg(1), Loc::reg(2)]);
         assert_eq!(m, b.meet(&a), "the meet is symmetric");
         let mut c = a.clone();
         assert!(c.meet_with(&b), "the meet drops facts");
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_key_given_twice_keeps_its_later_term() {
-        let f = Facts::from_parts(Vec::new(), vec![(Loc::R(3), Term(1)), (Loc::R(3), Term(2))], Vec::new());
-        assert_eq!(f.closed_locs(), &[(Loc::R(3), Term(2))]);
+        let f = Facts::from_parts(Vec::new(), vec![(Loc::reg(3), Term(1)), (Loc::reg(3), Term(2))], Vec::new());
+        assert_eq!(f.closed_locs(), &[(Loc::reg(3), Term(2))]);
     }
 }

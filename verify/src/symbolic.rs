@@ -128,11 +128,11 @@ impl MachEntry {
 
     /// Set a location's term.
     pub fn set(&mut self, loc: Loc, t: Term) {
-        match loc {
-            Loc::R(r) => {
+        match loc.get() {
+            Place::R(r) => {
                 self.regs.insert(r, t);
             }
-            Loc::S(s) => {
+            Place::S(s) => {
                 self.slots.insert(s, t);
             }
         }
@@ -140,24 +140,58 @@ impl MachEntry {
 
     /// Set a location's term unless it has one.
     pub fn set_if_absent(&mut self, loc: Loc, t: Term) {
-        match loc {
-            Loc::R(r) => {
+        match loc.get() {
+            Place::R(r) => {
                 self.regs.insert_if_absent(r, t);
             }
-            Loc::S(s) => {
+            Place::S(s) => {
                 self.slots.insert_if_absent(s, t);
             }
         }
     }
 }
 
-/// A machine location: a register or a scratch slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Loc {
+/// A machine location: a register or a scratch slot, packed in one word
+/// (kind above the number) so that comparing two locations is one integer
+/// comparison. Locations order as [`Place`]s do: every register before
+/// every slot, each kind by number. The facts sort, merge and group their
+/// pairs by location on every block visit.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Loc(u64);
+
+/// A machine location, unpacked (see [`Loc::get`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Place {
     /// A register.
     R(Reg),
     /// A scratch slot.
     S(u32),
+}
+
+impl Loc {
+    /// Register `r`.
+    pub const fn reg(r: Reg) -> Loc {
+        Loc(r as u64)
+    }
+
+    /// Scratch slot `s`.
+    pub const fn slot(s: u32) -> Loc {
+        Loc(1 << 32 | s as u64)
+    }
+
+    /// Which location this is.
+    pub fn get(self) -> Place {
+        match self.0 >> 32 {
+            0 => Place::R(self.0 as Reg),
+            _ => Place::S(self.0 as u32),
+        }
+    }
+}
+
+impl std::fmt::Debug for Loc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
 }
 
 /// An output channel: the target's name for the output and, for an
@@ -1234,6 +1268,22 @@ mod tests {
     }
 
     #[test]
+    fn locations_order_compare_and_unpack_as_places() {
+        let places = [Place::S(u32::MAX), Place::R(Reg::MAX), Place::S(0), Place::R(0), Place::R(7), Place::S(7), Place::R(7)];
+        let pack = |p: Place| match p {
+            Place::R(r) => Loc::reg(r),
+            Place::S(s) => Loc::slot(s),
+        };
+        for a in places {
+            assert_eq!(pack(a).get(), a);
+            for b in places {
+                assert_eq!(pack(a).cmp(&pack(b)), a.cmp(&b), "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(format!("{:?}", Loc::slot(3)), "S(3)");
+    }
+
+    #[test]
     fn channels_spell_compare_and_order_as_their_names() {
         let chans = [("export", Some(10)), ("export", Some(2)), ("export", Some(0)), ("export", None), ("exp", Some(4_294_967_295)), ("tlb", None), ("rt", None), ("export", Some(2))];
         let chans: Vec<Channel> = chans.iter().map(|&(name, index)| Channel { name, index }).collect();
@@ -1256,7 +1306,7 @@ mod tests {
         let p = machine("r600", "b0:\n    { x: mov $R1.x, $R1.y ; y: mov $R1.y, $R1.x }\n    end\n");
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
-        let entry = MachEntry::from_locs([(Loc::R(4), x), (Loc::R(5), y)]);
+        let entry = MachEntry::from_locs([(Loc::reg(4), x), (Loc::reg(5), y)]);
         let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, entry, true);
         assert_eq!((run.regs.get(4), run.regs.get(5)), (Some(y), Some(x)));
         assert!(run.issues.is_empty());
@@ -1267,7 +1317,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(0), old)]), true);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::reg(0), old)]), true);
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(4), Some(old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(5), Some(vary), "two cycles after, it has landed");
@@ -1279,7 +1329,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { add: fadd $rf4, $rf0, $rf1 }\n    { add: fmul $rf5, $rf4, $rf2 }\n    { add: mov $rf6, $rf5 }\n    end\n");
         let (code, mut s, mut t) = (MachCode::of(&p), MachScratch::default(), Terms::new());
         let a = t.intern(Node::Reg(0));
-        let fast = run_machine(&mut t, &code, &mut s, 0, 0, MachEntry::from_locs([(Loc::R(0), a)]), false);
+        let fast = run_machine(&mut t, &code, &mut s, 0, 0, MachEntry::from_locs([(Loc::reg(0), a)]), false);
         assert!(fast.reads.is_empty() && fast.write_reads.is_empty());
         let n = t.len();
         let rec = run_machine(&mut t, &code, &mut s, 0, 0, fast.entry_state(), true);
@@ -1318,7 +1368,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::R(2), g2)]), true);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::reg(2), g2)]), true);
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(11), Some(want));
