@@ -904,13 +904,24 @@ pub struct MachScratch {
     /// is in `cur` only after a write to it was issued, which puts it in
     /// `run.entry` first).
     cur: RegTable<(Term, Option<WriteId>)>,
-    pending: Vec<WriteId>,
+    /// The writes in flight, in issue order.
+    pending: Vec<Pending>,
     /// The earliest cycle a pending write lands (`u64::MAX`: none pending).
     next_land: u64,
     /// The writes landing at one cycle (scratch of `land`).
-    due: Vec<WriteId>,
+    due: Vec<Pending>,
     ready: RegTable<u64>,
     bundle: BundleScratch,
+}
+
+/// A write in flight: what landing it needs, copied from its
+/// [`WriteEvent`] (landing and the same-cycle check read no event).
+#[derive(Clone, Copy)]
+struct Pending {
+    land: u64,
+    id: WriteId,
+    reg: Reg,
+    term: Term,
 }
 
 /// One bundle's pending work, computed from its parallel reads: flat lists
@@ -958,41 +969,39 @@ impl<'a> Machine<'a> {
         if cycle < self.s.next_land {
             return;
         }
+        let MachScratch { cur, pending, next_land, due, .. } = &mut *self.s;
         // A single pending write (the common case) is the one due: no
         // lists to sort or filter.
-        if let [w] = self.s.pending[..] {
-            if let Some(e) = self.run.writes.get(w) {
-                self.s.cur.set(e.reg, (e.term, Some(w)));
+        if pending.len() <= 1 {
+            if let Some(w) = pending.pop() {
+                cur.set(w.reg, (w.term, Some(w.id)));
             }
-            self.s.pending.clear();
-            self.s.next_land = u64::MAX;
+            *next_land = u64::MAX;
             return;
         }
-        let writes = &self.run.writes;
-        let land_of = |w: WriteId| writes.get(w).map(|e| e.land).unwrap_or(0);
-        let mut due = std::mem::take(&mut self.s.due);
+        // The due writes move to `due`, the others stay in order.
         due.clear();
-        let mut next = u64::MAX;
-        self.s.pending.retain(|&w| {
-            let land = land_of(w);
-            if land <= cycle {
+        let (mut next, mut kept) = (u64::MAX, 0);
+        for i in 0..pending.len() {
+            let Some(&w) = pending.get(i) else { break };
+            if w.land <= cycle {
                 due.push(w);
-                false
             } else {
-                next = next.min(land);
-                true
+                next = next.min(w.land);
+                if let Some(slot) = pending.get_mut(kept) {
+                    *slot = w;
+                }
+                kept += 1;
             }
-        });
-        self.s.next_land = next;
+        }
+        pending.truncate(kept);
+        *next_land = next;
         if due.len() > 1 {
-            due.sort_by_key(|&w| (land_of(w), w));
+            due.sort_by_key(|w| (w.land, w.id));
         }
-        for &w in &due {
-            if let Some(e) = writes.get(w) {
-                self.s.cur.set(e.reg, (e.term, Some(w)));
-            }
+        for w in due.iter() {
+            cur.set(w.reg, (w.term, Some(w.id)));
         }
-        self.s.due = due;
     }
 
     /// A register's current contents and the write they came from.
@@ -1147,12 +1156,12 @@ impl<'a> Machine<'a> {
             };
             let land = cycle + latency;
             let id = self.run.writes.len();
-            if let Some(&other) = self.s.pending.iter().find(|&&o| self.run.writes.get(o).is_some_and(|e| e.reg == reg && e.land == land)) {
-                self.run.issues.push(TimingIssue::SameCycle { write: id, other });
+            if let Some(other) = self.s.pending.iter().find(|o| o.reg == reg && o.land == land) {
+                self.run.issues.push(TimingIssue::SameCycle { write: id, other: other.id });
             }
             let reads = reads.start as u32..reads.end as u32;
             self.run.writes.push(WriteEvent { reg, term, issue: cycle, land, at: op.at.clone(), reads, copy });
-            self.s.pending.push(id);
+            self.s.pending.push(Pending { land, id, reg, term });
             self.s.next_land = self.s.next_land.min(land);
             let ready = self.s.ready.get(reg).unwrap_or(0);
             self.s.ready.set(reg, ready.max(land));
@@ -1247,8 +1256,8 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
     }
     m.land(cycle);
     if !m.code.interlocked {
-        for &w in &m.s.pending {
-            m.run.issues.push(TimingIssue::InFlight { write: w, end: cycle });
+        for w in &m.s.pending {
+            m.run.issues.push(TimingIssue::InFlight { write: w.id, end: cycle });
         }
     }
     m.land(u64::MAX);
