@@ -141,6 +141,10 @@ pub struct Terms {
     by_key: FxHashMap<(SymKey, u32), Term>,
     namer: Option<Namer>,
     zero: Option<Term>,
+    /// Recently built literals, by their word's low bits (a literal is
+    /// built again on every visit of an op with an immediate; this finds
+    /// it without hashing its node).
+    lits: [Option<(u32, Term)>; 32],
 }
 
 impl std::fmt::Debug for Terms {
@@ -306,7 +310,17 @@ impl Terms {
 
     /// A literal word.
     pub fn lit(&mut self, w: u32) -> Term {
-        self.intern(Node::Lit(w))
+        let k = (w ^ w >> 16) as usize % 32;
+        if let Some(Some((v, t))) = self.lits.get(k) {
+            if *v == w {
+                return *t;
+            }
+        }
+        let t = self.intern(Node::Lit(w));
+        if let Some(slot) = self.lits.get_mut(k) {
+            *slot = Some((w, t));
+        }
+        t
     }
 
     /// The symbol called `name` (the same term for the same name).
@@ -496,6 +510,19 @@ pub fn fun_name(fun: Fun) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_literals_are_the_interned_ones() {
+        let mut t = Terms::new();
+        // Words that share cache slots, asked for in turns.
+        let words = [0u32, 32, 1 << 16, 64, 0, 7, 0x3f80_0000, 32, 39, 7];
+        let lits: Vec<Term> = words.iter().map(|w| t.lit(*w)).collect();
+        for (w, l) in words.iter().zip(&lits) {
+            assert_eq!(t.intern(Node::Lit(*w)), *l);
+            assert_eq!(t.node(*l), &Node::Lit(*w));
+        }
+        assert_eq!(t.len(), 7, "one node per distinct word");
+    }
 
     #[test]
     fn hash_consing_shares_equal_terms() {
