@@ -475,6 +475,7 @@ pub fn exit_facts(
         }
     }
     let mut written: Option<Vec<(Loc, Term)>> = None;
+    let in_order = held.len();
     for &(i, t, found) in want.iter() {
         if found {
             continue;
@@ -486,7 +487,16 @@ pub fn exit_facts(
             }
         }
     }
-    Facts::from_parts(held, closed.clone(), var_closed)
+    // The walk above gives the held pairs in order (locations in order,
+    // each with its variables in order), the run's closed locations are in
+    // location order (`ExitLocs::fill`) and the closed variables in
+    // variable order (`live` is): no order check unless the solver added
+    // pairs.
+    if held.len() == in_order {
+        Facts::from_sorted(held, closed.clone(), var_closed)
+    } else {
+        Facts::from_parts(held, closed.clone(), var_closed)
+    }
 }
 
 /// Locations the block wrote, with their final terms (most recent first).
