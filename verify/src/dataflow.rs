@@ -393,7 +393,8 @@ fn entry_locs(terms: &mut Terms, facts: &Facts, class_of: &mut impl FnMut(&mut T
     for &(cl, ct) in closed {
         put(cl, ct);
     }
-    MachEntry { regs: RegMap::from_sorted(regs), slots }
+    // One merge of two location-ordered lists, a location put once.
+    MachEntry { regs: RegMap::in_order(regs), slots }
 }
 
 /// What a machine run leaves in its locations, for [`exit_facts`]: every

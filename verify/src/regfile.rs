@@ -109,6 +109,13 @@ impl<K: Copy + Ord, V: Copy> SortedMap<K, V> {
         SortedMap { pairs }
     }
 
+    /// The map of `pairs`, which are sorted by key without duplicates
+    /// (for callers that build them in order; checked in debug builds).
+    pub fn in_order(pairs: Vec<(K, V)>) -> SortedMap<K, V> {
+        debug_assert!(pairs.is_sorted_by(|a, b| a.0 < b.0));
+        SortedMap { pairs }
+    }
+
     /// The value of key `k`, if set.
     pub fn get(&self, k: K) -> Option<V> {
         self.pairs.binary_search_by_key(&k, |(key, _)| *key).ok().and_then(|i| self.pairs.get(i)).map(|(_, v)| *v)
@@ -172,7 +179,8 @@ impl RegMap {
     /// This map with the registers `over` sets replaced by its terms (every
     /// register `over` sets must be in this map).
     pub fn overlaid<T: Copy>(&self, over: &RegTable<(Term, T)>) -> RegMap {
-        RegMap::from_sorted(self.pairs.iter().map(|(r, t)| (*r, over.get(*r).map(|(u, _)| u).unwrap_or(*t))).collect())
+        // The same keys as `self`, so in order.
+        RegMap::in_order(self.pairs.iter().map(|(r, t)| (*r, over.get(*r).map(|(u, _)| u).unwrap_or(*t))).collect())
     }
 }
 
