@@ -164,16 +164,8 @@ impl Graph {
             }
         }
         // The registers occupying the gap (variables from `nv` on).
-        let Some(phys) = self.phys.get_mut(d) else {
-            return;
-        };
-        for (wi, &w) in occ.iter().enumerate().skip(nv / 64) {
-            let mut w = w & !low_mask(nv, wi);
-            while w != 0 {
-                let x = wi * 64 + w.trailing_zeros() as usize;
-                w &= w - 1;
-                phys.insert((x - nv) as Reg);
-            }
+        if let Some(phys) = self.phys.get_mut(d) {
+            phys.insert_shifted(occ, nv);
         }
     }
 }

@@ -453,31 +453,55 @@ fn compute_occupancy(f: &Func, vm: &VarMap, lv: &Liveness, b: usize) -> Vec<BitS
     let n = blk.insts.len();
     let mut live = lv.live_out[b].clone();
     if let Some(l) = blk.cond.as_ref().and_then(ROperand::loc) {
-        vm.each_loc_var(l, |x| live.insert(x));
+        let words = live.words_mut();
+        vm.each_loc_var(l, |x| set_bit(words, x));
     }
-    // Built from the last gap back (gap `k` pushed once instruction `k`
-    // is passed), then reversed.
+    // Filled from the last gap back: gap `k` once instruction `k` is
+    // passed, the gap after it getting that instruction's writes.
     let mut occ = Vec::with_capacity(n + 1);
-    occ.push(live.clone());
-    for i in blk.insts.iter().rev() {
-        let Some(after) = occ.last_mut() else { break };
+    occ.resize_with(n + 1, BitSet::default);
+    if let Some(last) = occ.last_mut() {
+        *last = live.clone();
+    }
+    for (k, i) in blk.insts.iter().enumerate().rev() {
+        let (before, after) = occ.split_at_mut(k + 1);
+        let (Some(here), Some(after)) = (before.last_mut(), after.first_mut()) else {
+            break;
+        };
+        let after = after.words_mut();
+        let words = live.words_mut();
         vm.each_def(i, |x| {
-            after.insert(x);
-            live.remove(x);
+            set_bit(after, x);
+            clear_bit(words, x);
         });
         // A destination that may not overlap its value sources keeps them
         // occupied in the gap after it.
         let exclude = dest_excludes_srcs(f, i);
         vm.each_use(i, |x| {
             if exclude && x < vm.nv {
-                after.insert(x);
+                set_bit(after, x);
             }
-            live.insert(x);
+            set_bit(words, x);
         });
-        occ.push(live.clone());
+        *here = live.clone();
     }
-    occ.reverse();
     occ
+}
+
+/// Add `x` to the set with words `words` (ignored when out of range).
+#[inline]
+fn set_bit(words: &mut [u64], x: usize) {
+    if let Some(w) = words.get_mut(x / 64) {
+        *w |= 1 << (x % 64);
+    }
+}
+
+/// Remove `x` from the set with words `words`.
+#[inline]
+fn clear_bit(words: &mut [u64], x: usize) {
+    if let Some(w) = words.get_mut(x / 64) {
+        *w &= !(1 << (x % 64));
+    }
 }
 
 /// The most values live at one gap anywhere in `f`.

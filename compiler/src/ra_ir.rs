@@ -56,6 +56,21 @@ impl RegSet {
             *a |= b;
         }
     }
+    /// Add register `x - from` for every element `x >= from` of the bit
+    /// set with words `words` (element `x` is bit `x % 64` of word
+    /// `x / 64`), a word at a time.
+    pub fn insert_shifted(&mut self, words: &[u64], from: usize) {
+        let (q, s) = (from / 64, (from % 64) as u32);
+        let rest = words.get(q..).unwrap_or(&[]);
+        for (j, out) in self.0.iter_mut().enumerate().take(rest.len()) {
+            let lo = rest.get(j).copied().unwrap_or(0) >> s;
+            let hi = match s {
+                0 => 0,
+                _ => rest.get(j + 1).copied().unwrap_or(0) << (64 - s),
+            };
+            *out |= lo | hi;
+        }
+    }
     /// Number of registers in the set that are not in `o`.
     pub fn difference_len(&self, o: &RegSet) -> usize {
         self.0

@@ -331,22 +331,21 @@ fn choose_victims(graph: &Graph, costs: &spill::Costs, failed: Vec<ValId>) -> Ve
     out
 }
 
-/// Values that still occur in `f`.
-fn present(f: &Func) -> Vec<bool> {
-    let mut p = vec![false; f.vals.len()];
-    for b in &f.blocks {
-        for i in &b.insts {
-            for l in i.dest.into_iter().chain(i.use_locs()) {
-                if let Loc::Val(v) = l {
-                    p[v as usize] = true;
-                }
-            }
-        }
-        if let Some(Loc::Val(v)) = b.cond.as_ref().and_then(ROperand::loc) {
-            p[v as usize] = true;
+/// Values that still occur in `f`: those occupying some gap (a value
+/// occupies the gap after each of its definitions and is live at the gap
+/// before each use, while only a value read somewhere is ever live), read
+/// from the occupancy of `lv`, solved for `vm`, instead of from every
+/// operand.
+fn present(f: &Func, vm: &VarMap, lv: &Liveness) -> Vec<bool> {
+    let mut words = vec![0u64; vm.nv.div_ceil(64)];
+    for b in 0..f.blocks.len() {
+        for set in liveness::occupancy(f, vm, lv, b).iter() {
+            words.iter_mut().zip(set.words()).for_each(|(w, s)| *w |= s);
         }
     }
-    p
+    (0..f.vals.len())
+        .map(|v| words.get(v / 64).is_some_and(|w| w & (1 << (v % 64)) != 0))
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -361,7 +360,7 @@ fn assign(
     costs: &spill::LazyCosts,
 ) -> Result<Placement, Failure> {
     let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
-    let here = present(f);
+    let here = present(f, vm, lv);
     let nodes: Vec<ValId> = (0..f.vals.len() as ValId)
         .filter(|&v| here[v as usize] && (opts.ra == Ra::Graph || graph.global[v as usize]))
         .collect();
