@@ -408,9 +408,7 @@ fn busy_around(vm: &VarMap, occ: &[BitSet], i: &RInst, k: usize, after: bool) ->
             continue;
         }
         if let Some(set) = occ.get(g) {
-            set.iter()
-                .filter(|&x| x >= vm.nv)
-                .for_each(|x| s.insert((x - vm.nv) as Reg));
+            s.insert_shifted(set.words(), vm.nv);
         }
     }
     for l in i.dest.into_iter().chain(i.use_locs()) {
@@ -529,9 +527,7 @@ pub fn spill_values_in(
         if let Some(p) = plans.iter().find(|p| cond == Some(Loc::Val(p.v))) {
             let mut busy = RegSet::default();
             if let Some(set) = occ.last() {
-                set.iter()
-                    .filter(|&x| x >= vm.nv)
-                    .for_each(|x| busy.insert((x - vm.nv) as Reg));
+                busy.insert_shifted(set.words(), vm.nv);
             }
             let s = cx.reload(f, p, &mut busy, &mut out)?;
             f.blocks[b].cond = Some(ROperand::Loc(Loc::Scratch(s)));
