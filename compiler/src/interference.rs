@@ -34,7 +34,8 @@ pub struct Graph {
     /// compared with a set of variables a word at a time).
     rows: Vec<u64>,
     /// Every edge as (value, neighbour), both directions, in the order
-    /// found; laid out by value on the first [`Graph::adj`].
+    /// found, when [`build_in`] was asked to record it (else empty); laid
+    /// out by value on the first [`Graph::adj`].
     pairs: Vec<(ValId, ValId)>,
     /// `(adj_start, adj_list)`: the neighbours of value `v` are
     /// `adj_list[adj_start[v]..adj_start[v + 1]]`, in the order they were
@@ -48,7 +49,8 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// The neighbours of value `v`, in the order they were found.
+    /// The neighbours of value `v`, in the order they were found (none
+    /// when the graph was built without recording it, see [`build_in`]).
     pub fn adj(&self, v: ValId) -> &[ValId] {
         let (adj_start, adj_list) = self.adj.get_or_init(|| self.lay_out());
         let v = v as usize;
@@ -113,8 +115,9 @@ impl Graph {
     /// words `occ` other than itself (with those above `d` only, when
     /// `above`): value pairs become edges (new neighbours appended in
     /// increasing order), value–register pairs forbid the register to the
-    /// value, register pairs are ignored. `vals` is [`value_mask`]`(nv)`.
-    fn add_all(&mut self, vals: &[u64], d: usize, occ: &[u64], above: bool) {
+    /// value, register pairs are ignored. `vals` is [`value_mask`]`(nv)`;
+    /// `record`: keep the edges' order for [`Graph::adj`].
+    fn add_all(&mut self, vals: &[u64], d: usize, occ: &[u64], above: bool, record: bool) {
         let (nv, stride) = (self.nv, self.stride);
         let words = occ.iter().zip(vals).enumerate();
         if d >= nv {
@@ -159,8 +162,10 @@ impl Graph {
                 if let Some(r) = self.rows.get_mut(x * stride + dw) {
                     *r |= dbit;
                 }
-                self.pairs.push((d as ValId, x as ValId));
-                self.pairs.push((x as ValId, d as ValId));
+                if record {
+                    self.pairs.push((d as ValId, x as ValId));
+                    self.pairs.push((x as ValId, d as ValId));
+                }
             }
         }
         // The registers occupying the gap (variables from `nv` on).
@@ -190,37 +195,46 @@ fn value_mask(nv: usize) -> Vec<u64> {
 
 /// Build the interference graph of `f`.
 pub fn build(f: &Func, vm: &VarMap, lv: &Liveness) -> Graph {
+    build_in(f, vm, lv, true)
+}
+
+/// [`build`], keeping the order the edges are found in (what
+/// [`Graph::adj`] answers) only when `record` (else `adj` is empty: only a
+/// failed colouring asks, which can build the graph again).
+pub fn build_in(f: &Func, vm: &VarMap, lv: &Liveness, record: bool) -> Graph {
     let nv = vm.nv;
     let stride = nv.div_ceil(64);
     let mut g = Graph {
         nv,
         stride,
         rows: vec![0; nv * stride],
-        pairs: Vec::with_capacity(8 * nv),
+        pairs: Vec::with_capacity(if record { 8 * nv } else { 0 }),
         adj: std::cell::OnceCell::new(),
         phys: vec![RegSet::default(); nv],
         global: vec![false; nv],
     };
     let vals = value_mask(nv);
+    // The values live into or out of some block, as words.
+    let mut global = vec![0u64; stride];
     for b in 0..f.blocks.len() {
-        for x in lv.live_in[b]
-            .iter()
-            .chain(lv.live_out[b].iter())
-            .take_while(|&x| x < nv)
-        {
-            g.global[x] = true;
+        let (live_in, live_out) = (lv.live_in[b].words(), lv.live_out[b].words());
+        for (((w, &m), &i), &o) in global.iter_mut().zip(&vals).zip(live_in).zip(live_out) {
+            *w |= (i | o) & m;
         }
         let occ = liveness::occupancy(f, vm, lv, b);
         // At the block's first gap every pair of occupants interferes (a
         // register has no value above it: only values need visiting).
         let first = occ[0].words();
         for x in occ[0].iter().take_while(|&x| x < nv) {
-            g.add_all(&vals, x, first, true);
+            g.add_all(&vals, x, first, true, record);
         }
         for (k, inst) in f.blocks[b].insts.iter().enumerate() {
             let after = occ[k + 1].words();
-            vm.each_def(inst, |d| g.add_all(&vals, d, after, false));
+            vm.each_def(inst, |d| g.add_all(&vals, d, after, false, record));
         }
+    }
+    for (v, on) in g.global.iter_mut().enumerate() {
+        *on = global.get(v / 64).is_some_and(|w| w & (1 << (v % 64)) != 0);
     }
     g
 }

@@ -243,10 +243,19 @@ fn attempt(
         lv_own = liveness::analyze(f, &vm);
         &lv_own
     };
-    let graph = interference::build(f, &vm, lv);
+    // The edges' order is asked for only when a failed value is short
+    // lived (see `choose_victims`): the graph is built again for it then.
+    let graph = interference::build_in(f, &vm, lv, false);
     match assign(f, opts, env, &vm, lv, &graph, cons, costs) {
         Ok(placement) => Ok(placement),
-        Err(Failure::Values(vs)) => Err(choose_victims(&graph, costs.get(), vs)),
+        Err(Failure::Values(vs)) => {
+            let costs = costs.get();
+            let graph = match vs.iter().any(|&v| costs.span[v as usize] <= 2) {
+                true => interference::build(f, &vm, lv),
+                false => graph,
+            };
+            Err(choose_victims(&graph, costs, vs))
+        }
         Err(Failure::AtGap(v, b, g)) => {
             let costs = costs.get();
             let occ = liveness::occupancy(f, &vm, lv, b);
