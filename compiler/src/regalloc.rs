@@ -342,19 +342,29 @@ fn choose_victims(graph: &Graph, costs: &spill::Costs, failed: Vec<ValId>) -> Ve
 
 /// Values that still occur in `f`: those occupying some gap (a value
 /// occupies the gap after each of its definitions and is live at the gap
-/// before each use, while only a value read somewhere is ever live), read
-/// from the occupancy of `lv`, solved for `vm`, instead of from every
-/// operand.
+/// before each use, while only a value read somewhere is ever live). Within
+/// a block a variable occupies a gap only if it occupies the one before or
+/// the instruction between writes it, so these are the occupants of each
+/// block's first gap ([`liveness::occupancy`] of `lv`, solved for `vm`) and
+/// the values written.
 fn present(f: &Func, vm: &VarMap, lv: &Liveness) -> Vec<bool> {
-    let mut words = vec![0u64; vm.nv.div_ceil(64)];
-    for b in 0..f.blocks.len() {
-        for set in liveness::occupancy(f, vm, lv, b).iter() {
-            words.iter_mut().zip(set.words()).for_each(|(w, s)| *w |= s);
+    let nv = f.vals.len();
+    let mut p = vec![false; nv];
+    for (b, blk) in f.blocks.iter().enumerate() {
+        if let Some(first) = liveness::occupancy(f, vm, lv, b).first() {
+            for x in first.iter().take_while(|&x| x < nv) {
+                p[x] = true;
+            }
+        }
+        for i in &blk.insts {
+            if let Some(Loc::Val(v)) = i.dest {
+                if let Some(here) = p.get_mut(v as usize) {
+                    *here = true;
+                }
+            }
         }
     }
-    (0..f.vals.len())
-        .map(|v| words.get(v / 64).is_some_and(|w| w & (1 << (v % 64)) != 0))
-        .collect()
+    p
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -448,14 +458,14 @@ fn finish(
     max_live: usize,
 ) -> Result<Allocation, CompileError> {
     placement.apply(&mut f);
-    let count = |k: Kind| {
-        f.blocks
-            .iter()
-            .flat_map(|b| &b.insts)
-            .filter(|i| i.kind == k)
-            .count()
-    };
-    let (spills, fills) = (count(Kind::SpillStore), count(Kind::Fill));
+    let (mut spills, mut fills) = (0, 0);
+    for i in f.blocks.iter().flat_map(|b| &b.insts) {
+        match i.kind {
+            Kind::SpillStore => spills += 1,
+            Kind::Fill => fills += 1,
+            _ => {}
+        }
+    }
     f.check_physical()?;
     Ok(Allocation {
         func: f,
