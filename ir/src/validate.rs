@@ -150,8 +150,9 @@ fn err(span: Span, msg: String) -> Located {
     Located::new(span, msg)
 }
 
-/// Label → block index; duplicate and missing labels are errors.
-fn labels(p: &Program) -> Result<HashMap<&str, usize>, Located> {
+/// Each block's successors as block indices, in [`successors`] order
+/// (labels looked up once, here); duplicate and missing labels are errors.
+fn labels(p: &Program) -> Result<Vec<[Option<usize>; 2]>, Located> {
     if p.blocks.is_empty() {
         return Err(err(Span::default(), "expected at least one block".to_string()));
     }
@@ -161,14 +162,19 @@ fn labels(p: &Program) -> Result<HashMap<&str, usize>, Located> {
             return Err(err(b.span, format!("duplicate label `{}`; expected each label to name one block", show(&b.label))));
         }
     }
+    let mut succs = Vec::with_capacity(p.blocks.len());
     for b in &p.blocks {
-        for s in successors(&b.term).into_iter().flatten() {
-            if !map.contains_key(s) {
-                return Err(err(b.term.span, format!("`{}` jumps to label `{}`, which names no block", show(&b.label), show(s))));
+        let mut to = [None; 2];
+        for (slot, s) in to.iter_mut().zip(successors(&b.term)) {
+            let Some(s) = s else { continue };
+            match map.get(s) {
+                Some(&j) => *slot = Some(j),
+                None => return Err(err(b.term.span, format!("`{}` jumps to label `{}`, which names no block", show(&b.label), show(s)))),
             }
         }
+        succs.push(to);
     }
-    Ok(map)
+    Ok(succs)
 }
 
 /// The labels a terminator jumps to, in the order of
@@ -496,13 +502,13 @@ struct Cfg {
 }
 
 impl Cfg {
-    fn new(p: &Program, labels: &HashMap<&str, usize>) -> Cfg {
+    /// The graph of `p` given each block's successors (see [`labels`]).
+    fn new(p: &Program, targets: &[[Option<usize>; 2]]) -> Cfg {
         let n = p.blocks.len();
         let mut succ = vec![Succ::default(); n];
         let mut pred_start = vec![0usize; n + 1];
-        for (k, b) in p.blocks.iter().enumerate() {
-            for s in successors(&b.term).into_iter().flatten() {
-                let Some(&j) = labels.get(s) else { continue };
+        for (k, to) in targets.iter().enumerate().take(n) {
+            for &j in to.iter().flatten() {
                 if !succ[k].as_slice().contains(&j) {
                     succ[k].push(j);
                     pred_start[j + 1] += 1;
