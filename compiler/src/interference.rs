@@ -438,8 +438,8 @@ pub fn candidate_runs(f: &Func, allocatable: &[Reg]) -> Vec<Vec<PhysReg>> {
 }
 
 /// One memo cell per op of a target's opcode table and role
-/// (`[sources, destination]`).
-type RuleTable = [[OnceLock<RegSet>; 2]];
+/// (`[sources, destination]`): the set, `None` when empty.
+type RuleTable = [[OnceLock<Option<RegSet>>; 2]];
 
 /// The registers each opcode's rules forbid to its destination or its
 /// sources ([`rule_forbidden_uncached`]), memoised for the whole process:
@@ -458,7 +458,7 @@ impl<'f> RuleSets<'f> {
         static TABLES: OnceLock<Tables> = OnceLock::new();
         let key = std::ptr::from_ref(f.target) as usize;
         let fresh = || -> &'static RuleTable {
-            let cells: Vec<[OnceLock<RegSet>; 2]> =
+            let cells: Vec<[OnceLock<Option<RegSet>>; 2]> =
                 f.target.ops.iter().map(|_| Default::default()).collect();
             Box::leak(cells.into_boxed_slice())
         };
@@ -476,15 +476,18 @@ impl<'f> RuleSets<'f> {
         };
         RuleSets { f, table }
     }
-    /// The registers `desc` forbids to its destination (`as_dest`) or sources.
-    fn get(&self, desc: &'static OpDesc, as_dest: bool) -> RegSet {
+    /// The registers `desc` forbids to its destination (`as_dest`) or
+    /// sources; `None` when there are none (on some targets, every op: the
+    /// caller then has nothing to add).
+    fn get(&self, desc: &'static OpDesc, as_dest: bool) -> Option<RegSet> {
         let f = self.f;
         let cell = crate::ra_ir::op_index(f.target, desc)
             .and_then(|i| self.table.get(i))
             .and_then(|e| e.get(as_dest as usize));
+        let uncached = || Some(rule_forbidden_uncached(f, desc, as_dest)).filter(|s| !s.is_empty());
         match cell {
-            Some(c) => *c.get_or_init(|| rule_forbidden_uncached(f, desc, as_dest)),
-            None => rule_forbidden_uncached(f, desc, as_dest),
+            Some(c) => *c.get_or_init(uncached),
+            None => uncached(),
         }
     }
 }
@@ -508,7 +511,9 @@ fn constrain_inst(
     end: Option<&RegSet>,
 ) {
     if let Some(Loc::Val(v)) = i.dest {
-        forbid(k, v, &rules.get(i.desc, true));
+        if let Some(set) = rules.get(i.desc, true) {
+            forbid(k, v, &set);
+        }
         if let Some(end) = end {
             forbid(k, v, end);
         }
@@ -520,11 +525,12 @@ fn constrain_inst(
         add_copy_hints(k, i);
     }
     // The sources' rule set, looked up once (at the first value source).
-    let mut src_rule: Option<RegSet> = None;
+    let mut src_rule: Option<Option<RegSet>> = None;
     for l in i.use_locs() {
         if let Loc::Val(v) = l {
-            let set = *src_rule.get_or_insert_with(|| rules.get(i.desc, false));
-            forbid(k, v, &set);
+            if let Some(set) = src_rule.get_or_insert_with(|| rules.get(i.desc, false)) {
+                forbid(k, v, set);
+            }
             if let Some(end) = end {
                 forbid(k, v, end);
             }
