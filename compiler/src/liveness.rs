@@ -232,18 +232,27 @@ impl VarMap {
                     f(v as usize)
                 }
             }
-            Loc::Phys(p) => p
-                .regs()
-                .filter(|r| (*r as usize) < self.nregs)
-                .for_each(|r| f(self.phys_var(r))),
+            Loc::Phys(p) => self.each_reg_var(p, f),
             Loc::Scratch(p) => {
                 if self.track_scratch {
-                    p.regs()
-                        .filter(|r| (*r as usize) < self.nregs)
-                        .for_each(|r| f(self.phys_var(r)));
+                    self.each_reg_var(p, f);
                 }
             }
         }
+    }
+    /// Call `f` with the variable of each register of `p` in the file, in
+    /// order (a one-register run, the usual case, without a range walk).
+    #[inline]
+    fn each_reg_var(&self, p: schedra_ir::PhysReg, mut f: impl FnMut(usize)) {
+        if p.size == 1 {
+            if (p.base as usize) < self.nregs {
+                f(self.phys_var(p.base));
+            }
+            return;
+        }
+        p.regs()
+            .filter(|r| (*r as usize) < self.nregs)
+            .for_each(|r| f(self.phys_var(r)));
     }
     /// Push the variables of `l` onto `out`.
     pub fn loc_vars(&self, l: Loc, out: &mut Vars) {
