@@ -44,11 +44,20 @@ impl RegSet {
     }
     /// Add every register of `run`.
     pub fn insert_run(&mut self, run: PhysReg) {
-        run.regs().for_each(|r| self.insert(r));
+        // A one-register run (the usual case) without a range walk.
+        if run.size == 1 {
+            self.insert(run.base);
+        } else {
+            run.regs().for_each(|r| self.insert(r));
+        }
     }
     /// Whether any register of `run` is in the set.
     pub fn overlaps(&self, run: PhysReg) -> bool {
-        run.regs().any(|r| self.contains(r))
+        if run.size == 1 {
+            self.contains(run.base)
+        } else {
+            run.regs().any(|r| self.contains(r))
+        }
     }
     /// Add every register of `o`.
     pub fn union_with(&mut self, o: &RegSet) {
