@@ -275,13 +275,17 @@ pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usiz
         return Ok(BlockSegs(segs));
     }
     let ngaps = occ.len();
+    // Sized once: a web has at least one segment, a value one web.
+    segs.reserve(webs.len());
+    let mut last_run = HashMap::default();
+    last_run.reserve(webs.len());
     let mut st = State {
         scan,
         glob: vec![RegSet::default(); ngaps],
         phys: vec![RegSet::default(); ngaps],
         local: vec![RegSet::default(); ngaps],
         rr: HashMap::default(),
-        last_run: HashMap::default(),
+        last_run,
     };
     let nv = scan.vm.nv;
     for ((set, glob), phys) in occ.iter().zip(&mut st.glob).zip(&mut st.phys) {

@@ -157,6 +157,7 @@ fn labels(p: &Program) -> Result<Vec<[Option<usize>; 2]>, Located> {
         return Err(err(Span::default(), "expected at least one block".to_string()));
     }
     let mut map = HashMap::default();
+    map.reserve(p.blocks.len());
     for (k, b) in p.blocks.iter().enumerate() {
         if map.insert(b.label.as_str(), k).is_some() {
             return Err(err(b.span, format!("duplicate label `{}`; expected each label to name one block", show(&b.label))));
