@@ -37,7 +37,7 @@
 use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use super::{label_map, successor, Effects, Exits, Fuel, OpCache, Outcome, Place, RunError, Trace, World};
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 use std::sync::Arc;
@@ -148,11 +148,11 @@ fn out_of_range(p: &Program, r: PhysReg, at: Loc<'_>) -> RunError {
     bad(at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size))
 }
 
-/// Look up an op, find its destination registers and append it to `ops`
+/// Look up an op (through `opcodes`), find its destination registers and append it to `ops`
 /// (built in place: a decoded op is large).
-fn decode_op<'p>(p: &Program, inst: &'p Inst, at: Loc<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
+fn decode_op<'p>(p: &Program, opcodes: &mut OpCache, inst: &'p Inst, at: Loc<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
     let t = p.target;
-    let desc = t.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.to_string(), target: t.name })?;
+    let desc = opcodes.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.to_string(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
         (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
         (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),
@@ -184,11 +184,11 @@ fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
 
 /// Decode every op of a bundle into `ops` and its registers into
 /// `touched` (the first failing op's error wins; then nothing is added).
-fn decode_bundle<'p>(p: &Program, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
+fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
     let at = Loc::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
     for op in &bundle.ops {
-        if let Err(e) = decode_op(p, &op.inst, at, ops) {
+        if let Err(e) = decode_op(p, opcodes, &op.inst, at, ops) {
             ops.truncate(first_op);
             return Err(e);
         }
@@ -210,6 +210,7 @@ impl<'p> Decoded<'p> {
     /// Decode `p` (never fails: what cannot be decoded fails when run).
     pub fn new(p: &'p Program) -> Decoded<'p> {
         let labels = label_map(p);
+        let mut opcodes = OpCache::new(p.target);
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
         let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(3 * n));
         let mut blocks = Vec::with_capacity(p.blocks.len());
@@ -217,7 +218,7 @@ impl<'p> Decoded<'p> {
         for block in &p.blocks {
             let first = bundles.len();
             for (i, b) in block.bundles.iter().enumerate() {
-                bundles.push(decode_bundle(p, block, i, b, &mut ops, &mut touched));
+                bundles.push(decode_bundle(p, &mut opcodes, block, i, b, &mut ops, &mut touched));
             }
             let range = first..bundles.len();
             let cond_regs = match &block.term.kind {

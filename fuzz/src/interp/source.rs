@@ -21,7 +21,7 @@
 use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, plain_number, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
+use super::{label_map, plain_number, successor, Effects, Exits, Fuel, OpCache, Outcome, Place, RunError, Trace, World};
 use rustc_hash::FxHashMap;
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
@@ -147,6 +147,7 @@ impl<'p> Decoded<'p> {
         let dense = (4 * (p.inputs.len() + n) + 64).min(1 << 20) as u32;
         let mut slots = Slots { dense, by_number: Vec::with_capacity(p.inputs.len() + n), ..Slots::default() };
         let labels = label_map(p);
+        let mut opcodes = OpCache::new(p.target);
         let mut inputs = Vec::with_capacity(p.inputs.len());
         for input in &p.inputs {
             slots.phys_run(input.reg);
@@ -161,7 +162,7 @@ impl<'p> Decoded<'p> {
                 let srcs = src_slots.len();
                 src_slots.extend(inst.srcs.iter().map(|o| slots.of(o)));
                 let dest = inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o));
-                let desc = p.target.op(&inst.opcode);
+                let desc = opcodes.op(&inst.opcode);
                 let slot_of = |i: usize| src_slots.get(srcs + i).copied().filter(|&s| s != NO_SLOT);
                 let fast = desc.filter(|_| one_word_dest(inst)).and_then(|d| Fast::plan(d, &inst.srcs, slot_of));
                 let out = desc.filter(|_| inst.dest.is_none()).and_then(|d| FastOut::plan(d, &inst.srcs, slot_of));
