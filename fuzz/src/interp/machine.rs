@@ -93,8 +93,9 @@ struct DOp<'p> {
     out: Option<FastOut>,
 }
 
-/// One bundle, decoded: its ops, and every register they read or write
-/// (what an interlocked target waits for).
+/// One bundle, decoded: its ops, and on an interlocked target every
+/// register they read or write (what it waits for; nothing on other
+/// targets, which never wait).
 struct DBundle<'p> {
     at: Loc<'p>,
     /// Its ops in [`Decoded::ops`].
@@ -109,7 +110,8 @@ struct DBlock<'p> {
     block: &'p Block,
     /// Its bundles in [`Decoded::bundles`].
     bundles: std::ops::Range<usize>,
-    /// The registers of a `brnz` condition (what it waits for).
+    /// The registers of a `brnz` condition (what an interlocked target
+    /// waits for; empty on other targets).
     cond_regs: Vec<Reg>,
     exits: Exits,
     /// Its label, shared with every trace that passes control to it.
@@ -125,7 +127,8 @@ pub struct Decoded<'p> {
     bundles: Vec<Result<DBundle<'p>, RunError>>,
     /// The ops of every decoded bundle, bundle after bundle.
     ops: Vec<DOp<'p>>,
-    /// The registers every decoded bundle reads or writes.
+    /// The registers every decoded bundle reads or writes (interlocked
+    /// targets only).
     touched: Vec<Reg>,
 }
 
@@ -182,8 +185,9 @@ fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
     }
 }
 
-/// Decode every op of a bundle into `ops` and its registers into
-/// `touched` (the first failing op's error wins; then nothing is added).
+/// Decode every op of a bundle into `ops` and, on an interlocked target,
+/// its registers into `touched` (the first failing op's error wins; then
+/// nothing is added).
 fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
     let at = Loc::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
@@ -193,7 +197,8 @@ fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache, block: &'p Block, index
             return Err(e);
         }
     }
-    for d in ops.get(first_op..).unwrap_or(&[]) {
+    let waits = if p.target.interlocked { ops.get(first_op..).unwrap_or(&[]) } else { &[] };
+    for d in waits {
         for o in &d.inst.srcs {
             if let Operand::Phys(r) = o {
                 touch(touched, *r);
@@ -212,7 +217,8 @@ impl<'p> Decoded<'p> {
         let labels = label_map(p);
         let mut opcodes = OpCache::new(p.target);
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
-        let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(3 * n));
+        let waits = p.target.interlocked;
+        let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(if waits { 3 * n } else { 0 }));
         let mut blocks = Vec::with_capacity(p.blocks.len());
         let mut bundles = Vec::with_capacity(p.blocks.iter().map(|b| b.bundles.len()).sum());
         for block in &p.blocks {
@@ -222,7 +228,7 @@ impl<'p> Decoded<'p> {
             }
             let range = first..bundles.len();
             let cond_regs = match &block.term.kind {
-                TermKind::Brnz { cond, .. } => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
+                TermKind::Brnz { cond, .. } if waits => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
                 _ => Vec::new(),
             };
             blocks.push(DBlock { block, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
