@@ -448,9 +448,8 @@ impl<'p> Machine<'p> {
         // Parallel reads: compute every op's result before applying any.
         // A fast op's result is one word (`words[k]`, bit k of `fast`), a
         // fast output's the word it carries (`words[k]`, bit k of `outs`);
-        // any other op's is its action, in op order in `actions`.
-        let mut actions = std::mem::take(&mut self.actions);
-        actions.clear();
+        // any other op's is its action, in op order in `self.actions`.
+        self.actions.clear();
         let (mut words, mut fast, mut outs) = ([0u32; FAST_OPS], 0u32, 0u32);
         for (k, d) in ops.iter().enumerate() {
             self.fuel.spend()?;
@@ -468,7 +467,7 @@ impl<'p> Machine<'p> {
             exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
             let width = d.dest.map_or_else(|| value_width(&self.args), |r| r.size as usize);
             let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
-            actions.push(action);
+            self.actions.push(action);
         }
         let mut general = 0;
         for (k, d) in ops.iter().enumerate() {
@@ -483,14 +482,13 @@ impl<'p> Machine<'p> {
                 _ => {
                     // Taken out in order; what is left behind is cleared
                     // before the next bundle.
-                    if let Some(action) = actions.get_mut(general).map(|a| std::mem::replace(a, Action::Nothing)) {
+                    if let Some(action) = self.actions.get_mut(general).map(|a| std::mem::replace(a, Action::Nothing)) {
                         self.apply(d, action, at)?;
                     }
                     general += 1;
                 }
             }
         }
-        self.actions = actions;
         self.now += 1;
         self.clock_ok()
     }
