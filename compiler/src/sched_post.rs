@@ -139,11 +139,14 @@ pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec
 struct Trial {
     /// On success, the slot of each member (in order).
     slots: Vec<&'static str>,
-    /// The physical registers written so far.
+    /// The physical registers below 128 written so far, one bit each.
+    low_regs: u128,
+    /// The physical registers from 128 up written so far.
     regs: Vec<Reg>,
     /// The distinct immediate words so far.
     imms: Vec<u32>,
     known: usize,
+    known_low_regs: u128,
     known_regs: usize,
     known_imms: usize,
 }
@@ -151,12 +154,27 @@ struct Trial {
 impl Trial {
     /// The next trial starts from no known members.
     fn forget(&mut self) {
-        (self.known, self.known_regs, self.known_imms) = (0, 0, 0);
+        (self.known, self.known_low_regs, self.known_regs, self.known_imms) = (0, 0, 0, 0);
     }
     /// The `n` members just checked form an accepted bundle: the next
     /// trial extends them.
     fn commit(&mut self, n: usize) {
-        (self.known, self.known_regs, self.known_imms) = (n, self.regs.len(), self.imms.len());
+        (self.known, self.known_low_regs, self.known_regs, self.known_imms) =
+            (n, self.low_regs, self.regs.len(), self.imms.len());
+    }
+    /// Record a write of physical register `r`; `false` if the trial
+    /// already writes it.
+    fn write(&mut self, r: Reg) -> bool {
+        if let Some(bit) = 1u128.checked_shl(u32::from(r)) {
+            let fresh = self.low_regs & bit == 0;
+            self.low_regs |= bit;
+            return fresh;
+        }
+        if self.regs.contains(&r) {
+            return false;
+        }
+        self.regs.push(r);
+        true
     }
 }
 
@@ -188,17 +206,18 @@ fn verdict(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial)
         t.forget();
     }
     // The members after the known ones.
-    let new_ops = || members.get(t.known..).unwrap_or(&[]).iter().filter_map(|&m| ops.get(m));
+    let new = members.get(t.known..).unwrap_or(&[]);
+    let new_ops = || new.iter().filter_map(|&m| ops.get(m));
     // No physical register written twice in the bundle.
+    t.low_regs = t.known_low_regs;
     t.regs.truncate(t.known_regs);
     t.imms.truncate(t.known_imms);
     for o in new_ops() {
         for (l, _) in &o.deps.writes {
             if let Loc::Phys(r) = l {
-                if t.regs.contains(r) {
+                if !t.write(*r) {
                     return Verdict::FailsForGood;
                 }
-                t.regs.push(*r);
             }
         }
     }
@@ -229,12 +248,31 @@ fn verdict(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial)
     }
 }
 
-/// The target's bundle rule over the members (a stack buffer for the usual
-/// few members).
+/// The target's bundle rule over the members (an array of the exact size
+/// for up to three members, else a stack buffer for the usual few).
 fn bundle_ok(target: &Target, ops: &[LoweredOp], members: &[usize]) -> bool {
     let pair = |m: usize| ops.get(m).map(|o| (o.desc, &o.inst));
+    let ok = |pairs: &[(&OpDesc, &Inst)]| target.rules.bundle_ok(pairs).is_ok();
+    match *members {
+        [a] => {
+            if let Some(pa) = pair(a) {
+                return ok(&[pa]);
+            }
+        }
+        [a, b] => {
+            if let (Some(pa), Some(pb)) = (pair(a), pair(b)) {
+                return ok(&[pa, pb]);
+            }
+        }
+        [a, b, c] => {
+            if let (Some(pa), Some(pb), Some(pc)) = (pair(a), pair(b), pair(c)) {
+                return ok(&[pa, pb, pc]);
+            }
+        }
+        _ => {}
+    }
     let Some(first) = members.first().and_then(|&m| pair(m)) else {
-        return target.rules.bundle_ok(&[]).is_ok();
+        return ok(&[]);
     };
     const INLINE: usize = 8;
     if members.len() <= INLINE {
@@ -244,10 +282,10 @@ fn bundle_ok(target: &Target, ops: &[LoweredOp], members: &[usize]) -> bool {
             buf[n] = p;
             n += 1;
         }
-        return target.rules.bundle_ok(&buf[..n]).is_ok();
+        return ok(&buf[..n]);
     }
     let pairs: Vec<(&OpDesc, &Inst)> = members.iter().filter_map(|&m| pair(m)).collect();
-    target.rules.bundle_ok(&pairs).is_ok()
+    ok(&pairs)
 }
 
 /// The first-fit slot assignment of `members` (backtracking: members in
