@@ -304,24 +304,43 @@ fn assign_slots_into(ops: &[LoweredOp], members: &[usize], used: &mut Vec<&'stat
         }
         return false;
     }
-    fn go(ops: &[LoweredOp], members: &[usize], k: usize, used: &mut Vec<&'static str>) -> bool {
-        let Some(&m) = members.get(k) else {
-            return true;
+    if let [a, b, c] = members {
+        // Three members, the same search as loops.
+        let (Some(a), Some(b), Some(c)) = (ops.get(*a), ops.get(*b), ops.get(*c)) else {
+            return false;
         };
-        let Some(op) = ops.get(m) else { return false };
-        for s in op.slots.iter() {
-            if !used.iter().any(|u| same_slot(u, s)) {
-                used.push(s);
-                if go(ops, members, k + 1, used) {
+        for &sa in a.slots.iter() {
+            for &sb in b.slots.iter().filter(|sb| !same_slot(sa, sb)) {
+                if let Some(&sc) = c.slots.iter().find(|sc| !same_slot(sa, sc) && !same_slot(sb, sc)) {
+                    used.clear();
+                    used.extend([sa, sb, sc]);
                     return true;
                 }
-                used.pop();
             }
         }
-        false
+        return false;
     }
     used.clear();
-    go(ops, members, 0, used)
+    first_fit(ops, members, 0, used)
+}
+
+/// The first-fit slot assignment of `members[k..]` after the slots in
+/// `used` (backtracking), appended to `used`; whether there is one.
+fn first_fit(ops: &[LoweredOp], members: &[usize], k: usize, used: &mut Vec<&'static str>) -> bool {
+    let Some(&m) = members.get(k) else {
+        return true;
+    };
+    let Some(op) = ops.get(m) else { return false };
+    for s in op.slots.iter() {
+        if !used.iter().any(|u| same_slot(u, s)) {
+            used.push(s);
+            if first_fit(ops, members, k + 1, used) {
+                return true;
+            }
+            used.pop();
+        }
+    }
+    false
 }
 
 /// Whether two slot names are equal (both usually come from the target's
@@ -660,6 +679,50 @@ mod tests {
         let g = build_graph(t, &ops, &[], opts);
         let s = schedule(t, &ops, &g).unwrap();
         (ops, s)
+    }
+
+    #[test]
+    fn slot_assignment_of_pairs_and_triples_is_the_backtracking_one() {
+        let imm = || Operand::Imm(Imm::int(1));
+        let cases: [(&'static Target, Vec<Inst>); 2] = [
+            (
+                &V3D71,
+                vec![
+                    inst("fadd", Some(4), vec![reg(1), reg(2)]),
+                    inst("fmul", Some(5), vec![reg(1), reg(3)]),
+                    inst("recip", Some(6), vec![reg(4)]),
+                    inst("ldvary", Some(7), vec![imm()]),
+                    inst("add", Some(8), vec![reg(1), reg(2)]),
+                ],
+            ),
+            (
+                &R600,
+                vec![
+                    inst("mov", Some(5), vec![reg(4)]),
+                    inst("mov", Some(8), vec![reg(4)]),
+                    inst("add", Some(9), vec![reg(4), reg(1)]),
+                    inst("mov", Some(14), vec![reg(1)]),
+                ],
+            ),
+        ];
+        for (t, insts) in cases {
+            let ops = lower_block(t, &insts, &Options::default()).unwrap();
+            let n = ops.len();
+            let mut members = Vec::new();
+            for a in 0..n {
+                for b in 0..n {
+                    for c in 0..=n {
+                        members.clear();
+                        members.extend([a, b]);
+                        members.extend((c < n).then_some(c));
+                        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+                        let found = assign_slots_into(&ops, &members, &mut fast);
+                        assert_eq!(found, first_fit(&ops, &members, 0, &mut slow), "{members:?}");
+                        assert!(!found || fast == slow, "{members:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
