@@ -400,10 +400,29 @@ impl Names<'_, '_> {
         v
     }
     /// The value of name `id` (whose text is `name`), which must be declared.
+    #[inline]
     fn get(&self, id: Option<u32>, name: &str) -> Result<ValId, CompileError> {
-        id.and_then(|id| self.val_of.get(id as usize).copied().flatten())
-            .ok_or_else(|| unsupported(format!("%{name} is used but never defined")))
+        match id.and_then(|id| self.val_of.get(id as usize).copied().flatten()) {
+            Some(v) => Ok(v),
+            None => Err(undefined(name)),
+        }
     }
+}
+
+/// The error for a use of `%name`, which no instruction or input defines.
+#[cold]
+#[inline(never)]
+fn undefined(name: &str) -> CompileError {
+    unsupported(format!("%{name} is used but never defined"))
+}
+
+/// The error for the label `l` used as an operand.
+#[cold]
+#[inline(never)]
+fn label_operand(l: &str) -> CompileError {
+    unsupported(format!(
+        "the label `{l}` as an operand; labels are operands of terminators only"
+    ))
 }
 
 /// Append `name` to `text`; where it lies there (start, length).
@@ -414,16 +433,13 @@ fn push_name(text: &mut String, name: &str) -> (u32, u32) {
 }
 
 /// Lower operand `o`, whose name id (when it is a virtual register) is `id`.
+#[inline]
 fn lower_operand(o: &Operand, id: Option<u32>, names: &Names) -> Result<ROperand, CompileError> {
     Ok(match o {
         Operand::Virt(v) => ROperand::Loc(Loc::Val(names.get(id, &v.name)?)),
         Operand::Phys(p) => ROperand::Loc(Loc::Phys(*p)),
         Operand::Imm(i) => ROperand::Imm(*i),
-        Operand::Label(l) => {
-            return Err(unsupported(format!(
-                "the label `{l}` as an operand; labels are operands of terminators only"
-            )))
-        }
+        Operand::Label(l) => return Err(label_operand(l)),
     })
 }
 
@@ -471,8 +487,8 @@ impl Func {
                 input_copies(p, mov, &names, &mut insts)?;
             }
             for (k, i) in order {
-                let inst = lower_inst(p.target, (bi, k), i, &names)?;
-                legalize_imms(p.target, konst, inst, &mut names, &mut insts);
+                lower_inst(p.target, (bi, k), i, &names, &mut insts)?;
+                legalize_imms(p.target, konst, &mut names, &mut insts);
             }
             blocks.push(lower_block_end((bi, b), insts, &names, p)?);
         }
@@ -618,7 +634,7 @@ fn declare_names<'a, 'p, 'o>(
     }
     for (bi, b) in p.blocks.iter().enumerate() {
         for (k, i) in ordered_insts(b, order_of(bi)) {
-            if let (Some(Operand::Virt(v)), Some(id)) = (&i.dest, ids.operand(bi, k, 0)) {
+            if let (Some(Operand::Virt(v)), Some(id)) = (&i.dest, ids.dest(bi, k)) {
                 names.declare(id, v.size.unwrap_or(1));
             }
         }
@@ -702,13 +718,14 @@ fn ordered_insts<'p>(
     })
 }
 
-/// Lower instruction `k` of block `b` (`i`).
+/// Lower instruction `k` of block `b` (`i`) and push it to `out`.
 fn lower_inst(
     t: &'static Target,
     (b, k): (usize, usize),
     i: &Inst,
     names: &Names,
-) -> Result<RInst, CompileError> {
+    out: &mut Vec<RInst>,
+) -> Result<(), CompileError> {
     let ids = names.ids.inst(b, k);
     let desc = ids
         .desc()
@@ -735,13 +752,14 @@ fn lower_inst(
             )));
         }
     }
-    Ok(RInst {
+    out.push(RInst {
         desc,
         dest,
         srcs,
         span: i.span,
         kind: Kind::Source,
-    })
+    });
+    Ok(())
 }
 
 /// The error for a source or condition left virtual.
@@ -836,25 +854,27 @@ fn emit_chunked_copy(
     Ok(())
 }
 
-/// Push `i`, first moving immediates beyond the most one bundle may carry
-/// (v3d71: one distinct word) into fresh values loaded by the target's
-/// constant op (`ldconst`). Targets without one keep the instruction as is.
-/// `konst` is the target's constant op ([`const_desc`]).
+/// Legalize the instruction just pushed to `out`: immediates beyond the
+/// most one bundle may carry (v3d71: one distinct word) move into fresh
+/// values loaded by the target's constant op (`ldconst`), pushed before
+/// it. Targets without one keep the instruction as is. `konst` is the
+/// target's constant op ([`const_desc`]).
 fn legalize_imms(
     t: &'static Target,
     konst: Option<&'static OpDesc>,
-    mut i: RInst,
     names: &mut Names,
     out: &mut Vec<RInst>,
 ) {
     let Some(konst) = konst else {
-        out.push(i);
         return;
     };
-    if !i.srcs.iter().any(|s| matches!(s, ROperand::Imm(_))) {
-        out.push(i);
+    let has_imm = |i: &RInst| i.srcs.iter().any(|s| matches!(s, ROperand::Imm(_)));
+    if !out.last().is_some_and(has_imm) {
         return;
     }
+    let Some(mut i) = out.pop() else {
+        return;
+    };
     // The distinct immediate words kept so far (no allocation: the
     // target's limit is a handful).
     let mut seen: crate::inline::InlineVec<usize, 4> = Default::default();

@@ -241,6 +241,13 @@ impl<'p> SourceIds<'p> {
         self.inst(b, k).operand(j)
     }
 
+    /// The name id of instruction `k` of block `b`'s destination, when it
+    /// is a virtual register (`operand(b, k, 0)` without the operand range).
+    pub fn dest(&self, b: usize, k: usize) -> Option<u32> {
+        let at = *self.starts.get(self.inst_index(b, k)?)?;
+        self.operands.get(at as usize).copied().filter(|&id| id != NONE)
+    }
+
     /// Instruction `k` of block `b` resolved (empty when there is none).
     pub fn inst(&self, b: usize, k: usize) -> InstIds<'_> {
         let at = self.inst_index(b, k);
