@@ -16,6 +16,7 @@
 //!
 //! [`dest_regs`]: crate::symbolic::dest_regs
 
+use crate::opcache::OpCache;
 use crate::srccode::Span;
 use crate::symbolic::{index_operand, OpAt};
 use schedra_ir::target::{Dest, OpDesc, OperandKind};
@@ -106,13 +107,14 @@ impl MachCode {
         let mut c = MachCode { interlocked: p.target.interlocked, blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
         c.descs.reserve(n);
         c.desc_spans.reserve(nb);
+        let mut ops = OpCache::new(p.target);
         for b in &p.blocks {
             let first = c.bundles.len();
             c.first_bundle.push(first as u32);
             for (bi, bundle) in b.bundles.iter().enumerate() {
                 let o0 = c.ops.len();
                 let d0 = c.descs.len();
-                c.descs.extend(bundle.ops.iter().map(|op| p.target.op(&op.inst.opcode)));
+                c.descs.extend(bundle.ops.iter().map(|op| ops.op(&op.inst.opcode)));
                 c.desc_spans.push(Span::of(d0, c.descs.len()));
                 for (oi, op) in bundle.ops.iter().enumerate() {
                     let Some(desc) = c.descs.get(d0 + oi).copied().flatten() else { continue };

@@ -17,6 +17,7 @@
 //! running the program.
 
 use crate::ids::Vregs;
+use crate::opcache::OpCache;
 use crate::symbolic::{index_operand, operand_vars, DestName, Var};
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::{Operand, Program, Reg, TermKind};
@@ -245,10 +246,11 @@ impl SrcCode {
         let mut extra: Vec<Var> = Vec::new();
         let inputs = p.inputs.iter().filter(|i| i.vreg.is_some()).count();
         let mut names = Names { vregs, k: inputs };
+        let mut ops = OpCache::new(p.target);
         for b in &p.blocks {
             let first = c.insts.len();
             for inst in &b.insts {
-                let desc = p.target.op(&inst.opcode);
+                let desc = ops.op(&inst.opcode);
                 let a0 = c.args.len();
                 for o in &inst.srcs {
                     let arg = names.arg(o, &mut raw);
