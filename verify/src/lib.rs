@@ -34,7 +34,6 @@ pub mod facts;
 pub mod ids;
 pub mod labels;
 pub mod machcode;
-mod opcache;
 pub mod report;
 pub mod rules;
 pub mod sample;

@@ -16,7 +16,7 @@
 //!
 //! [`dest_regs`]: crate::symbolic::dest_regs
 
-use crate::opcache::OpCache;
+use schedra_ir::target::opcache::OpCache;
 use crate::srccode::Span;
 use crate::symbolic::{index_operand, OpAt};
 use schedra_ir::target::{Dest, OpDesc, OperandKind};

@@ -17,7 +17,7 @@
 //! running the program.
 
 use crate::ids::Vregs;
-use crate::opcache::OpCache;
+use schedra_ir::target::opcache::OpCache;
 use crate::symbolic::{index_operand, operand_vars, DestName, Var};
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::{Operand, Program, Reg, TermKind};

@@ -37,7 +37,8 @@
 use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, successor, Effects, Exits, Fuel, OpCache, Outcome, Place, RunError, Trace, World};
+use schedra_ir::target::opcache::OpCache;
+use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 use std::sync::Arc;
@@ -153,7 +154,7 @@ fn out_of_range(p: &Program, r: PhysReg, at: Loc<'_>) -> RunError {
 
 /// Look up an op (through `opcodes`), find its destination registers and append it to `ops`
 /// (built in place: a decoded op is large).
-fn decode_op<'p>(p: &Program, opcodes: &mut OpCache, inst: &'p Inst, at: Loc<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
+fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Loc<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
     let t = p.target;
     let desc = opcodes.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.to_string(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
@@ -188,7 +189,7 @@ fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
 /// Decode every op of a bundle into `ops` and, on an interlocked target,
 /// its registers into `touched` (the first failing op's error wins; then
 /// nothing is added).
-fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
+fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
     let at = Loc::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
     for op in &bundle.ops {

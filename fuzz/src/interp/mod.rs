@@ -195,46 +195,6 @@ pub(crate) fn label_map(p: &Program) -> Labels<'_> {
     labels
 }
 
-/// How many opcode look-ups an [`OpCache`] remembers (a power of two).
-const OP_CACHE: usize = 32;
-
-/// A decoder's opcode look-ups, remembered by where the name's text lives.
-/// The generator and the compiler spell opcodes with `SmolStr::new_static`
-/// of the target's own names, so a program repeats a handful of name
-/// addresses and each distinct one is looked up in the target's table
-/// about once. Names elsewhere (parsed text, inline strings) are looked up
-/// as usual. Invariant: the same address and length are the same text, so
-/// [`OpCache::op`] answers exactly what [`schedra_ir::Target::op`] does.
-pub(crate) struct OpCache {
-    target: &'static schedra_ir::Target,
-    /// Direct-mapped by address: (address, length, answer); address 0 is
-    /// an empty slot (a `&str` never points there).
-    slots: [(usize, usize, Option<&'static schedra_ir::OpDesc>); OP_CACHE],
-}
-
-impl OpCache {
-    /// An empty cache for `target`.
-    pub(crate) fn new(target: &'static schedra_ir::Target) -> OpCache {
-        OpCache { target, slots: [(0, 0, None); OP_CACHE] }
-    }
-
-    /// The description of the opcode `name` ([`schedra_ir::Target::op`]).
-    #[inline]
-    pub(crate) fn op(&mut self, name: &str) -> Option<&'static schedra_ir::OpDesc> {
-        let (addr, len) = (name.as_ptr() as usize, name.len());
-        let i = (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 59) & (OP_CACHE - 1);
-        match self.slots.get_mut(i) {
-            Some(&mut (a, l, desc)) if a == addr && l == len => desc,
-            Some(slot) => {
-                let desc = self.target.op(name);
-                *slot = (addr, len, desc);
-                desc
-            }
-            None => self.target.op(name),
-        }
-    }
-}
-
 /// The blocks a terminator can pass control to, resolved once per program:
 /// `jmp`'s target in `first`; `brnz`'s nonzero target in `first` and zero
 /// target in `second`. `None` where no block has the label.

@@ -21,7 +21,8 @@
 use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
 use super::words::Words;
-use super::{label_map, plain_number, successor, Effects, Exits, Fuel, OpCache, Outcome, Place, RunError, Trace, World};
+use schedra_ir::target::opcache::OpCache;
+use super::{label_map, plain_number, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
 use rustc_hash::FxHashMap;
 use schedra_ir::target::{Dest, Sizes};
 use schedra_ir::{Block, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};

@@ -12,6 +12,7 @@
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
 pub mod gen8;
+pub mod opcache;
 mod optable;
 pub mod r600;
 pub mod v3d71;

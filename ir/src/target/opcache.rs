@@ -1,6 +1,11 @@
-//! Opcode look-ups remembered within one decoding.
+//! Opcode look-ups remembered within one decoding of a program.
+//!
+//! The verifier's decoders and the fuzzers' interpreters each look every
+//! op's name up in the target's table ([`Target::op`]) and must not take
+//! the compiler's answers; this cache makes the repeats cheap without
+//! changing an answer.
 
-use schedra_ir::{OpDesc, Target};
+use super::{OpDesc, Target};
 use std::marker::PhantomData;
 
 /// How many opcode look-ups an [`OpCache`] remembers (a power of two).
@@ -15,7 +20,7 @@ const OP_CACHE: usize = 32;
 /// text is freed and another put in its place while it lives: the same
 /// address and length are the same text, and [`OpCache::op`] answers
 /// exactly what [`Target::op`] does.
-pub(crate) struct OpCache<'p> {
+pub struct OpCache<'p> {
     target: &'static Target,
     names: PhantomData<&'p str>,
     /// Direct-mapped by address: (address, length, answer); address 0 is
@@ -25,13 +30,13 @@ pub(crate) struct OpCache<'p> {
 
 impl<'p> OpCache<'p> {
     /// An empty cache for `target`.
-    pub(crate) fn new(target: &'static Target) -> OpCache<'p> {
+    pub fn new(target: &'static Target) -> OpCache<'p> {
         OpCache { target, names: PhantomData, slots: [(0, 0, None); OP_CACHE] }
     }
 
     /// The description of the opcode `name` ([`Target::op`]).
     #[inline]
-    pub(crate) fn op(&mut self, name: &'p str) -> Option<&'static OpDesc> {
+    pub fn op(&mut self, name: &'p str) -> Option<&'static OpDesc> {
         let (addr, len) = (name.as_ptr() as usize, name.len());
         let i = (addr.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 59) & (OP_CACHE - 1);
         match self.slots.get_mut(i) {
@@ -52,7 +57,7 @@ mod tests {
 
     #[test]
     fn answers_as_the_target_does() {
-        let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+        let t = crate::target::by_name("v3d71").expect("v3d71");
         let mut c = OpCache::new(t);
         let names: Vec<&str> = t.ops.iter().map(|d| d.name).collect();
         // The same texts elsewhere, alive as long as the cache (as a
