@@ -606,24 +606,18 @@ mod tests {
 
     #[test]
     fn bundling_the_allocated_function_equals_bundling_its_program() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
         let mut checked = 0;
-        for dir in ["v3d71", "gen8", "r600"] {
-            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
-            for e in entries.flatten() {
-                let Ok(text) = std::fs::read(e.path()) else { continue };
-                let Ok(src) = schedra_ir::parse::parse(&text, None) else { continue };
-                let ids = crate::source_ids::SourceIds::new(&src);
-                let hints = Hints::from_source(&src);
-                for stress in [None, Some(2)] {
-                    let opts = Options { stress_regalloc: stress, ..Options::default() };
-                    let Ok(a) = crate::regalloc::allocate_func(&src, &ids, None, &opts) else { continue };
-                    let Ok(p) = a.clone().into_allocated() else { continue };
-                    let via_program = bundle_program_resolved(p.program, &p.descs, &opts, &hints);
-                    let direct = bundle_allocated(a.func, &opts, &hints);
-                    assert_eq!(direct.ok(), via_program.ok(), "{}", e.path().display());
-                    checked += 1;
-                }
+        for (path, src) in crate::test_corpus::programs() {
+            let ids = crate::source_ids::SourceIds::new(&src);
+            let hints = Hints::from_source(&src);
+            for stress in [None, Some(2)] {
+                let opts = Options { stress_regalloc: stress, ..Options::default() };
+                let Ok(a) = crate::regalloc::allocate_func(&src, &ids, None, &opts) else { continue };
+                let Ok(p) = a.clone().into_allocated() else { continue };
+                let via_program = bundle_program_resolved(p.program, &p.descs, &opts, &hints);
+                let direct = bundle_allocated(a.func, &opts, &hints);
+                assert_eq!(direct.ok(), via_program.ok(), "{}", path.display());
+                checked += 1;
             }
         }
         assert!(checked > 20, "{checked}");
@@ -631,17 +625,7 @@ mod tests {
 
     #[test]
     fn the_kept_workspace_bundles_as_a_fresh_one_does() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-        let mut progs = Vec::new();
-        for dir in ["v3d71", "gen8", "r600"] {
-            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
-            for e in entries.flatten() {
-                let Ok(text) = std::fs::read(e.path()) else { continue };
-                if let Ok(p) = schedra_ir::parse::parse(&text, None) {
-                    progs.push(p);
-                }
-            }
-        }
+        let progs: Vec<_> = crate::test_corpus::programs().into_iter().map(|(_, p)| p).collect();
         assert!(progs.len() > 10, "{}", progs.len());
         let opts = Options::default();
         let shown = |c: Result<crate::Compiled, CompileError>| c.map(|c| (schedra_ir::print::print(&c.program), c.stats));

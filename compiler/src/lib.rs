@@ -44,6 +44,8 @@ pub mod sched_pre;
 pub mod source_ids;
 pub mod spill;
 pub mod stats;
+#[cfg(test)]
+mod test_corpus;
 
 use schedra_ir::Program;
 

@@ -838,33 +838,27 @@ mod tests {
     fn pressure_is_tracked_wherever_it_can_reach_the_threshold() {
         // Over the corpus, walking each block in program order both ways:
         // the live registers never exceed what `tracks_pressure` bounds.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
         let mut checked = 0;
-        for dir in ["v3d71", "gen8", "r600"] {
-            let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
-            for e in entries.flatten() {
-                let Ok(text) = std::fs::read(e.path()) else { continue };
-                let Ok(p) = schedra_ir::parse::parse(&text, None) else { continue };
-                let ids = SourceIds::new(&p);
-                let deps = Summaries::new(&p, &ids);
-                let live = live_out(&deps, &ids, ids.succs());
-                for b in 0..p.blocks.len() {
-                    let mut lo = BitSet::from_words(ids.len(), live.block(b));
-                    if let Some(c) = ids.cond(b) {
-                        lo.insert(c as usize);
-                    }
-                    let bd = deps.block(b);
-                    let mut down = Pressure::new(bd, &lo, &ids);
-                    let mut up = ReversePressure::new(&lo, &ids);
-                    let mut most = down.regs.max(up.regs);
-                    for (d, r) in bd.iter().zip(bd.iter().rev()) {
-                        down.issue(d, &ids);
-                        up.place(r, &ids);
-                        most = most.max(down.regs).max(up.regs);
-                    }
-                    assert!(most == 0 || tracks_pressure(bd, &lo, &ids, most), "{} block {b}", e.path().display());
-                    checked += 1;
+        for (path, p) in crate::test_corpus::programs() {
+            let ids = SourceIds::new(&p);
+            let deps = Summaries::new(&p, &ids);
+            let live = live_out(&deps, &ids, ids.succs());
+            for b in 0..p.blocks.len() {
+                let mut lo = BitSet::from_words(ids.len(), live.block(b));
+                if let Some(c) = ids.cond(b) {
+                    lo.insert(c as usize);
                 }
+                let bd = deps.block(b);
+                let mut down = Pressure::new(bd, &lo, &ids);
+                let mut up = ReversePressure::new(&lo, &ids);
+                let mut most = down.regs.max(up.regs);
+                for (d, r) in bd.iter().zip(bd.iter().rev()) {
+                    down.issue(d, &ids);
+                    up.place(r, &ids);
+                    most = most.max(down.regs).max(up.regs);
+                }
+                assert!(most == 0 || tracks_pressure(bd, &lo, &ids, most), "{} block {b}", path.display());
+                checked += 1;
             }
         }
         assert!(checked > 20, "{checked}");
