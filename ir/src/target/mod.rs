@@ -6,8 +6,12 @@
 //!
 //! The compiler schedules and allocates *for* a description; the verifier
 //! checks *against* it with its own code; the interpreters execute by the
-//! [`Sem`] of each opcode. Adding a target means adding a module here and a
-//! line in [`all`]; the scheduler and the allocator do not change.
+//! [`Sem`] of each opcode. A target whose clock and register file work like
+//! these three (a register file; interlocked, or padded with empty bundles)
+//! is a module here and a line in [`all`]. One with encoded waits and dual
+//! issue (kepler) or a bypass network instead of a register file (lima-gp)
+//! also needs new scheduler, allocator, verifier and interpreter work; see
+//! docs/targets.md, "Later targets".
 
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
