@@ -79,8 +79,8 @@ coverage: fuzz-deps build
 
 ## Line coverage of compiler/src reached by one `schedra fuzz --target all`
 ## campaign of COVERAGE_TIME (default 10m) with COVERAGE_JOBS workers, built
-## with -C instrument-coverage into target/coverage-campaign (issue #5;
-## needs llvm-tools, added by the script). Report: coverage-campaign/compiler.txt.
+## with -C instrument-coverage into target/coverage-campaign (needs
+## llvm-tools, added by the script). Report: coverage-campaign/compiler.txt.
 COVERAGE_TIME ?= 10m
 COVERAGE_JOBS ?= $(shell nproc)
 coverage-campaign: deps

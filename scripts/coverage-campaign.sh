@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # scripts/coverage-campaign.sh — the line coverage of compiler/src reached by
-# a fuzz campaign (issue #5; docs/performance.md, "Coverage of a 10-minute
-# campaign").
+# a fuzz campaign (docs/performance.md, "Coverage of a 10-minute campaign").
 #
 # 1. builds `schedra` with `-C instrument-coverage` into its own target
 #    directory (COV_TARGET_DIR, default target/coverage-campaign), for the

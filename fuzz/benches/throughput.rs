@@ -5,12 +5,12 @@
 //! the campaign's soundness check (every 4th case) and parser round trip
 //! (every 16th). Prints execs/s and the time per stage.
 //!
-//! By default the generator runs with the issue #5 configuration
-//! (~50-instruction programs, no pressure burst); `BENCH_SWARM=1` uses the
-//! swarm configurations the campaign draws instead (bigger programs).
+//! By default the generator makes ~50-instruction programs without a
+//! pressure burst; `BENCH_SWARM=1` uses the swarm configurations the
+//! campaign draws instead (bigger programs).
 //!
-//! `BENCH_CORE=1` leaves out the soundness and round-trip checks (the
-//! issue's generate + compile + verify + run alone).
+//! `BENCH_CORE=1` leaves out the soundness and round-trip checks (generate
+//! + compile + verify + run alone).
 //!
 //! Run: `cargo bench -p schedra-fuzz --bench throughput` (environment:
 //! `BENCH_TARGET` = v3d71|gen8|r600, `BENCH_INSTS` = body budget,

@@ -10,8 +10,8 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 
-/// The largest instruction budget a program may have (the issue asks for
-/// programs "up to ~500 instructions").
+/// The largest instruction budget a program may have: generated programs
+/// have up to ~500 instructions.
 pub const MAX_INSTS: usize = 500;
 
 /// Most values the pressure burst defines early and keeps live to the end.
