@@ -9,7 +9,8 @@ input $rf1
 b0:
     { sig: ldunif 0 }
     { add: mov $rf4, $rf0 ; sig: ldvary 0 }
-    { }                                 # ldvary's write to rf0 is visible from bundle 3 on
+    # wait: ldvary's write to rf0 is visible from bundle 3 on
+    { }
     { mul: fmul $rf5, $rf4, $rf0 }
     { mul: fmul $rf5, $rf5, $rf1 }
     { add: tlbw $rf5 ; sig: thrsw }
