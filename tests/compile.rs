@@ -101,12 +101,12 @@ fn schedra(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn cli_compiles_with_stats_and_output_file() {
-    let src = root().join("../shared/spec/examples/v3d71-mul/src.ir");
+    let src = root().join("corpus/spec/v3d71-mul/src.ir");
     let out = std::env::temp_dir().join(format!("schedra-compile-{}.s", std::process::id()));
     let o = schedra(&["compile", src.to_str().unwrap_or(""), "-o", out.to_str().unwrap_or(""), "--stats", "--ra", "graph", "--sched", "bottomup"]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let stats = String::from_utf8_lossy(&o.stderr);
-    assert!(stats.starts_with("mul - v3d71 shader: ") && stats.contains(" inst, ") && stats.contains(" spills, "), "{stats}");
+    assert!(stats.starts_with("uniform_times_varying - v3d71 shader: ") && stats.contains(" inst, ") && stats.contains(" spills, "), "{stats}");
     let text = std::fs::read(&out).expect("output written");
     let machine = schedra_ir::parse::parse(&text, None).expect("output parses");
     assert_eq!(machine.form, schedra_ir::Form::Machine);

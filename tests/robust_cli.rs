@@ -110,7 +110,7 @@ const VM: &str = "target v3d71\nform machine\ninput $rf1\n";
 const THREAD_END: &str = " { add: tlbw $rf4 ; sig: thrsw }\n { }\n { }\n end\n";
 
 fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/examples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/spec")
 }
 
 fn example(case: &str, f: &str) -> String {

@@ -1,4 +1,4 @@
-//! End-to-end tests of `schedra run` over `../shared/spec/examples/`: every
+//! End-to-end tests of `schedra run` over `corpus/spec/`: every
 //! example whose verdict in `cases.tsv` is `proven` prints the same effect
 //! lines for its source and its machine program on seeds 0..10; the
 //! `latency` and `clobber` examples print different lines for some seed.
@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/examples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/spec")
 }
 
 fn schedra(args: &[&str]) -> Output {

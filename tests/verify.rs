@@ -1,5 +1,5 @@
 //! End-to-end behaviour of `schedra verify` (cli.md): every line of
-//! `../shared/spec/examples/cases.tsv` gets exactly its verdict, kind, block
+//! `corpus/spec/cases.tsv` gets exactly its verdict, kind, block
 //! and bundle through `--json`; hand-written mutations of the proven
 //! examples are never proven; statuses 0/1/2/3 and the human output.
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/spec/examples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus/spec")
 }
 
 fn schedra(args: &[&str]) -> (i32, String, String) {

@@ -1,6 +1,7 @@
 //! Equivalence check for interpreter changes: prints one line per
 //! (program, seed) with everything a run reports (effects, trace, cycles,
-//! stalls, executed, or the error), over the corpus, the spec examples and
+//! stalls, executed, or the error), over the corpus, the spec examples
+//! (`corpus/spec`, listed last) and
 //! `DIGEST_CASES` (default 2,000) generated programs on every target: the
 //! source, its compiled output, and a mutant of the output (so error paths,
 //! hazards and stalls are covered too).
@@ -56,7 +57,8 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut paths = Vec::new();
     files(&root.join("corpus"), &mut paths);
-    files(&root.join("../shared/spec/examples"), &mut paths);
+    let spec = root.join("corpus/spec");
+    paths.sort_by_key(|p| p.starts_with(&spec)); // stable: the corpus, then the spec examples
     for path in &paths {
         let Ok(text) = std::fs::read(path) else { continue };
         if let Ok(p) = schedra_ir::parse::parse(&text, None) {

@@ -165,7 +165,7 @@ mod tests {
     use super::*;
 
     fn example() -> Program {
-        let path = format!("{}/../../shared/spec/examples/v3d71-mul/out.s", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/../corpus/spec/v3d71-mul/out.s", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read(&path).expect("example");
         schedra_ir::parse::parse(&text, None).expect("parses")
     }

@@ -550,7 +550,7 @@ mod tests {
 
     #[test]
     fn roundtrip_accepts_examples_and_garbage() {
-        let dir = format!("{}/../../shared/spec/examples/v3d71-mul", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!("{}/../corpus/spec/v3d71-mul", env!("CARGO_MANIFEST_DIR"));
         for f in ["src.ir", "out.s"] {
             let text = std::fs::read(format!("{dir}/{f}")).expect("example");
             assert!(parse_roundtrip(&text).is_ok());
@@ -560,7 +560,7 @@ mod tests {
 
     #[test]
     fn equal_up_to_spans_is_stricter_than_same_as() {
-        let dir = format!("{}/../../shared/spec/examples/v3d71-mul", env!("CARGO_MANIFEST_DIR"));
+        let dir = format!("{}/../corpus/spec/v3d71-mul", env!("CARGO_MANIFEST_DIR"));
         for f in ["src.ir", "out.s"] {
             let text = std::fs::read(format!("{dir}/{f}")).expect("example");
             let p = schedra_ir::parse::parse(&text, None).expect("parses");

@@ -143,7 +143,7 @@ mod tests {
     #[test]
     fn write_corpus_writes_cases_and_texts() {
         let dir = std::env::temp_dir().join(format!("schedra-corpus-test-{}", std::process::id()));
-        let examples = std::path::PathBuf::from(format!("{}/../../shared/spec/examples", env!("CARGO_MANIFEST_DIR")));
+        let examples = std::path::PathBuf::from(format!("{}/../corpus/spec", env!("CARGO_MANIFEST_DIR")));
         let n = write_corpus(&dir, &[examples], 2).expect("writes");
         assert!(n >= 6 + 7, "wrote {n}");
         assert!(dir.join("compile_verify/seed-0001").exists());

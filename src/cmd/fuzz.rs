@@ -49,8 +49,8 @@ pub struct Args {
     #[arg(long, default_value_t = 2000)]
     pub timeout_ms: u64,
     /// Write seed inputs for the cargo-fuzz targets into `DIR/<target>/`
-    /// (generated cases, and the texts of corpus/ and the spec examples for
-    /// parse_roundtrip), and exit.
+    /// (generated cases, and every text under corpus/, the spec examples in
+    /// corpus/spec included, for parse_roundtrip), and exit.
     #[arg(long, value_name = "DIR")]
     pub write_corpus: Option<PathBuf>,
     /// Print the program a libFuzzer artifact stands for, and exit.
@@ -104,7 +104,7 @@ pub fn main(args: Args) -> i32 {
 
 /// `--write-corpus DIR`: seed inputs for the cargo-fuzz targets.
 fn write_corpus(dir: &Path) -> i32 {
-    match schedra_fuzz::targets::write_corpus(dir, &[PathBuf::from("corpus"), PathBuf::from("../shared/spec/examples")], 64) {
+    match schedra_fuzz::targets::write_corpus(dir, &[PathBuf::from("corpus")], 64) {
         Ok(n) => {
             eprintln!("wrote {n} seed inputs under {}", dir.display());
             0

@@ -1,6 +1,7 @@
 //! The shaders every end-to-end test walks: each `.ir` under `corpus/`
-//! (regressions and bug zoo included) and each spec example's `src.ir`, in
-//! sorted order, so that a test's output is the same on every machine.
+//! (regressions, bug zoo and each spec example's `src.ir` under
+//! `corpus/spec` included), in sorted order, so that a test's output is the
+//! same on every machine.
 //! Shared by the root crate's test files (`#[path = "support/shaders.rs"]
 //! mod shaders;`) instead of one copy per file.
 #![allow(dead_code)] // each test file uses a different subset
@@ -27,16 +28,11 @@ pub fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every corpus shader and every spec example source.
+/// Every corpus shader, the spec example sources (`corpus/spec/*/src.ir`)
+/// included.
 pub fn shaders() -> Vec<PathBuf> {
     let mut v = Vec::new();
     collect(&root().join("corpus"), &mut v);
-    let ex = root().join("../shared/spec/examples");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&ex)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path().join("src.ir"))).filter(|p| p.exists()).collect())
-        .unwrap_or_default();
-    dirs.sort();
-    v.extend(dirs);
     v
 }
 

@@ -1,11 +1,11 @@
-//! The spec examples (`shared/spec/examples/cases.tsv`) through the library:
+//! The contract's example pairs (`corpus/spec/cases.tsv`) through the library:
 //! each pair must get exactly the verdict, kind, block and bundle listed.
 
 use schedra_verify::{verify, Verdict, VerifyOptions};
 use std::path::PathBuf;
 
 fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/examples")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/spec")
 }
 
 fn load(path: &PathBuf) -> schedra_ir::Program {

@@ -50,7 +50,7 @@ fn mutate(text: &str, rng: &mut Rng) -> String {
 
 #[test]
 fn mutated_examples_never_panic() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/spec/examples");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../corpus/spec");
     let mut rng = Rng::new(0x5eed_1234_abcd_ef01);
     let opts = VerifyOptions { timeout_ms: 200 };
     let mut verified = 0;

@@ -261,7 +261,7 @@ mod tests {
     use super::*;
 
     fn example(name: &str, file: &str) -> Program {
-        let path = format!("{}/../../shared/spec/examples/{name}/{file}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/../corpus/spec/{name}/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         parse_text(&text)
     }

@@ -153,7 +153,7 @@ mod tests {
     fn corpus() -> Vec<Program> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut files = Vec::new();
-        for dir in [root.join("../shared/spec/examples"), root.join("corpus")] {
+        for dir in [root.join("corpus/spec"), root.join("corpus")] {
             for sub in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
                 files.extend(std::fs::read_dir(sub.path()).into_iter().flatten().flatten().map(|e| e.path()));
             }

@@ -32,7 +32,7 @@ impl Rng {
 fn programs() -> Vec<Program> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();
-    for dir in [root.join("../shared/spec/examples"), root.join("corpus")] {
+    for dir in [root.join("corpus/spec"), root.join("corpus")] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for sub in entries.flatten() {
             let Ok(inner) = std::fs::read_dir(sub.path()) else { continue };
