@@ -4,7 +4,8 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BIN := target/release/schedra
+# The release binary, wherever CARGO_TARGET_DIR puts it.
+BIN := $(or $(CARGO_TARGET_DIR),target)/release/schedra
 FUZZ_TIME ?= 30s
 TARGETS := v3d71 gen8 r600
 
