@@ -9,7 +9,8 @@
 //! virtual-register program), the bundler (lowering + post-RA scheduling +
 //! thread end, on the same program with values in fixed registers), register
 //! allocation and the whole `compile` (at 10k only with
-//! `SCHEDRA_BENCH_FULL=1`: the allocator takes minutes there).
+//! `SCHEDRA_BENCH_FULL=1`; both timed once, so noisier than the schedulers'
+//! best-of figures).
 
 use schedra_compiler::{bundle, compile, regalloc, sched_pre, Options};
 use schedra_ir::target::v3d71::V3D71;
@@ -135,7 +136,7 @@ fn main() {
         let p = program(n, virt);
         let allocated = program(n, phys);
         let runs = if n > 5_000 { 3 } else { 10 };
-        // The allocator is much slower than the schedulers: time it once.
+        // The allocator and `compile` are timed once each.
         let ra_runs = 1;
         report(
             "sched_pre",
