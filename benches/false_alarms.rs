@@ -254,7 +254,7 @@ fn main() {
     let mut bases = corpus_bases(&mut rejected);
     let corpus_n = bases.len();
     bases.extend(generated_bases(env_usize("SCHEDRA_FA_GENERATED", 40), &mut rejected));
-    println!("false alarms: {corpus_n} corpus bases (34 shaders x 4 modes) + {} generated; {rejected} bases skipped (not proven or not equal on the seeds); {per_base} mutation attempts each", bases.len() - corpus_n);
+    println!("false alarms: {corpus_n} corpus bases (shaders x {} modes) + {} generated; {rejected} bases skipped (not proven or not equal on the seeds); {per_base} mutation attempts each", MODES.len(), bases.len() - corpus_n);
     let mut t = Tally::default();
     let show_max = env_usize("SCHEDRA_FA_SHOW", 12);
     for (k, b) in bases.iter().enumerate() {
