@@ -7,7 +7,7 @@
 //! that variant too and keep the shorter (it lengthens the fixed register's
 //! life, which can delay the next implicit write); in a
 //! block ending with `end` on a target with an end-of-program sequence
-//! (`rules.end_delay_slots()`), place the marker op (the target's
+//! (`end_delay_slots()`), place the marker op (the target's
 //! machine-only thread-switch op, v3d71 `thrsw`) as early as the rules allow
 //! ([`place_end_marker`]); emit the bundles in the target's slot order. The
 //! blocks, labels and terminators are the allocated program's; the inputs are
@@ -257,7 +257,7 @@ fn bundle_block(
     }
     let marker = end_marker_of(target, term)?;
     let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker.map(|(m, _)| m));
-    tally.end_block(target.interlocked, term);
+    tally.end_block(target.clock.interlocked(), term);
     Ok(bundles)
 }
 
@@ -280,7 +280,7 @@ fn emit(
         // Statistics from the ops' own descriptions (no look-up by name).
         let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
         let with_marker = marker_here.map(|(m, mi)| (Some(m), mi));
-        tally.bundle(target.interlocked, members.chain(with_marker));
+        tally.bundle(target.clock.interlocked(), members.chain(with_marker));
         let mut ops_here = take_bundle_ops(target, ops, bundle, order);
         if let Some((m, _)) = marker_here {
             ops_here.push(marker_op(m));
@@ -335,7 +335,7 @@ fn end_marker_of(
     target: &'static Target,
     term: &Terminator,
 ) -> Result<Option<(&'static OpDesc, usize)>, CompileError> {
-    match (term.kind == TermKind::End, target.rules.end_delay_slots()) {
+    match (term.kind == TermKind::End, target.end_delay_slots()) {
         (true, Some(k)) => Ok(Some((end_marker(target)?, k))),
         _ => Ok(None),
     }

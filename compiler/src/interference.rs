@@ -386,7 +386,7 @@ pub fn constraints_with(
         hints: vec![Vec::new(); nv],
     };
     let mov = crate::ra_ir::mov_desc(f.target)?;
-    let end_set = if f.target.rules.end_delay_slots().is_some() {
+    let end_set = if f.target.end_delay_slots().is_some() {
         end_forbidden(f, mov)
     } else {
         RegSet::default()

@@ -550,7 +550,7 @@ fn forward_readers(
 /// Whether the op ends the thread and must stay the block's last op (gen8
 /// `send.eot`: "last op of the program"), per `rules.ends_thread`.
 pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
-    target.rules.ends_thread(desc)
+    target.ends_thread(desc)
 }
 
 fn dest_size(inst: &Inst) -> u32 {

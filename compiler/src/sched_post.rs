@@ -474,7 +474,7 @@ pub fn schedule_in(
         s.push(open.members.iter().copied().zip(open.slots.iter().copied()));
     }
     s.cycle_of.extend(st.cycle_of.iter().map(|c| c.unwrap_or(0)));
-    if !target.interlocked {
+    if !target.clock.interlocked() {
         let land = landing_end(ops, &s);
         while s.len() < land {
             s.push([]);
@@ -509,7 +509,7 @@ pub fn schedule_alone(
         }
         _ => return None,
     }
-    if !target.interlocked {
+    if !target.clock.interlocked() {
         let land = landing_end(ops, &s);
         while s.len() < land {
             s.push([]);
@@ -597,7 +597,7 @@ fn place_alone(
         ));
     };
     let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
-    if !(due || target.interlocked) {
+    if !(due || target.clock.interlocked()) {
         return Ok(false);
     }
     if !fits_into(target, ops, &[next], &mut open.trial) {

@@ -80,9 +80,9 @@ pub fn machine_stats(prog: &Program) -> Stats {
         tally.block();
         for bundle in &b.bundles {
             let ops = bundle.ops.iter().map(|o| (t.op(&o.inst.opcode), &o.inst));
-            tally.bundle(t.interlocked, ops);
+            tally.bundle(t.clock.interlocked(), ops);
         }
-        tally.end_block(t.interlocked, &b.term);
+        tally.end_block(t.clock.interlocked(), &b.term);
     }
     tally.finish()
 }

@@ -41,16 +41,16 @@ pub fn describe(t: &Target) -> String {
     let _ = writeln!(s, "{} - {}", t.name, t.summary);
     let _ = writeln!(s, "  registers:      {}-{last} ({} registers)", t.regs.name(0), t.regs.count);
     let _ = writeln!(s, "  slots:          {}", t.slots.join(" "));
-    let _ = writeln!(s, "  interlocked:    {}", if t.interlocked { "yes (reads wait for pending writes)" } else { "no (early reads see old contents)" });
+    let _ = writeln!(s, "  interlocked:    {}", if t.clock.interlocked() { "yes (reads wait for pending writes)" } else { "no (early reads see old contents)" });
     let _ = writeln!(s, "  default stage:  {}", t.default_stage.as_str());
     let _ = writeln!(s, "  sizes:          ALU operands up to {}, values up to {} registers", t.max_alu_size, t.max_value_size);
     let _ = writeln!(s, "  reserved:       {}", regs(t, t.reserved));
     let _ = writeln!(s, "  implicit:       {}", regs(t, t.implicit_regs));
     for st in [Stage::Vertex, Stage::Fragment, Stage::Compute] {
-        let _ = writeln!(s, "  payload {:<9} {}", format!("{}:", st.as_str()), regs(t, t.rules.payload(st)));
+        let _ = writeln!(s, "  payload {:<9} {}", format!("{}:", st.as_str()), regs(t, t.payload(st)));
     }
     let _ = writeln!(s, "  immediates:     at most {} distinct per bundle", t.rules.max_bundle_imms());
-    match t.rules.end_delay_slots() {
+    match t.end_delay_slots() {
         Some(n) => {
             let _ = writeln!(s, "  program end:    end marker followed by {n} delay-slot bundles");
         }

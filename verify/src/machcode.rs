@@ -104,7 +104,7 @@ impl MachCode {
     pub fn of(p: &Program) -> MachCode {
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
         let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
-        let mut c = MachCode { interlocked: p.target.interlocked, blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
+        let mut c = MachCode { interlocked: p.target.clock.interlocked(), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
         c.descs.reserve(n);
         c.desc_spans.reserve(nb);
         let mut ops = OpCache::new(p.target);

@@ -82,7 +82,7 @@ fn is_final_output(o: &OpDesc) -> bool {
 }
 
 fn input_regs(t: &'static Target) -> Vec<PhysReg> {
-    let payload = t.rules.payload(t.default_stage);
+    let payload = t.payload(t.default_stage);
     match t.name {
         // Payload g0-g1, then SIMD16 attributes in g2.. (as in the examples).
         "gen8" => vec![PhysReg::one(0), PhysReg::one(1), PhysReg { base: 2, size: 2 }, PhysReg { base: 4, size: 2 }, PhysReg::one(6)],

@@ -198,7 +198,7 @@ fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: &'p Block, i
             return Err(e);
         }
     }
-    let waits = if p.target.interlocked { ops.get(first_op..).unwrap_or(&[]) } else { &[] };
+    let waits = if p.target.clock.interlocked() { ops.get(first_op..).unwrap_or(&[]) } else { &[] };
     for d in waits {
         for o in &d.inst.srcs {
             if let Operand::Phys(r) = o {
@@ -218,7 +218,7 @@ impl<'p> Decoded<'p> {
         let labels = label_map(p);
         let mut opcodes = OpCache::new(p.target);
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
-        let waits = p.target.interlocked;
+        let waits = p.target.clock.interlocked();
         let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(if waits { 3 * n } else { 0 }));
         let mut blocks = Vec::with_capacity(p.blocks.len());
         let mut bundles = Vec::with_capacity(p.blocks.iter().map(|b| b.bundles.len()).sum());
@@ -338,7 +338,7 @@ impl<'p> Machine<'p> {
             world,
             regs,
             pending,
-            interlocked: p.target.interlocked,
+            interlocked: p.target.clock.interlocked(),
             next_land: u64::MAX,
             last_land: 0,
             now: 0,

@@ -63,7 +63,7 @@ pub fn lower(p: &Program) -> Option<Program> {
     let t = p.target;
     let mut alloc = Alloc::new(p);
     let mut sizes: HashMap<SmolStr, u8> = HashMap::new();
-    let pad = |latency: u32| if t.interlocked { 0 } else { latency.max(1) as usize - 1 };
+    let pad = |latency: u32| if t.clock.interlocked() { 0 } else { latency.max(1) as usize - 1 };
     let mov = t.op("mov")?;
     let emit = |out: &mut Vec<Bundle>, b: Bundle, latency: u32| {
         out.push(b);
