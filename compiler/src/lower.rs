@@ -548,7 +548,8 @@ fn forward_readers(
 }
 
 /// Whether the op ends the thread and must stay the block's last op (gen8
-/// `send.eot`: "last op of the program"), per `rules.ends_thread`.
+/// `send.eot`: "last op of the program"), per the description's
+/// `ProgramEnd::LastOp`.
 pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
     target.ends_thread(desc)
 }

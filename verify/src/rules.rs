@@ -367,7 +367,7 @@ pub fn hazards(mach: &Program) -> Vec<Violation> {
 pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
     let t = mach.target;
-    let has_thread_end_op = t.ops.iter().any(|d| t.ends_thread(d));
+    let has_thread_end_op = t.thread_end_op().is_some();
     let is_marker = |d: Option<&OpDesc>| d.is_some_and(|d| d.sem == Sem::ThreadSwitch);
     // Every description comes from `t.ops`, so on a target none of whose
     // ops ends the thread no op needs asking.
