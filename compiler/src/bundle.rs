@@ -256,7 +256,7 @@ fn bundle_block(
     }
     let marker = end_marker_of(target, term)?;
     let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker);
-    tally.end_block(target.clock.interlocked(), term);
+    tally.end_block(target.clock, term);
     Ok(bundles)
 }
 
@@ -279,7 +279,7 @@ fn emit(
         // Statistics from the ops' own descriptions (no look-up by name).
         let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
         let with_marker = marker_here.map(|(m, mi)| (Some(m.desc), mi));
-        tally.bundle(target.clock.interlocked(), members.chain(with_marker));
+        tally.bundle(target.clock, members.chain(with_marker));
         let mut ops_here = take_bundle_ops(target, ops, bundle, order);
         if let Some((m, _)) = marker_here {
             ops_here.push(marker_op(m));

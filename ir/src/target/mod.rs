@@ -20,6 +20,8 @@ pub mod gen8;
 pub mod opcache;
 mod optable;
 pub mod r600;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod v3d71;
 
 /// Every target schedra knows, in a stable order.
