@@ -29,10 +29,10 @@
 //! own reading of `Target::clock` ([`waits`]).
 //!
 //! Read windows: a write by an op whose read window has a maximum
-//! (`OpDesc::window`) expires at its issue cycle + that maximum; a read of
-//! the register after that cycle, before another write lands on it, stops
-//! the run ([`RunError::Expired`]). Targets without such an op skip the
-//! check.
+//! (`OpDesc::window`) expires at its issue cycle + that maximum (measured
+//! from its landing, so never before it lands); a read of the register
+//! after that cycle, before another write lands on it, stops the run
+//! ([`RunError::Expired`]). Targets without such an op skip the check.
 //!
 //! Effects happen at issue, in the bundle's op order. Scratch memory is
 //! private. `thrsw` does nothing. At entry each declared input register holds
@@ -87,10 +87,14 @@ struct Pending<'p> {
     reg: Reg,
     word: u32,
     at: Loc<'p>,
-    /// The last cycle at which the word may be read (`u64::MAX`: until
-    /// overwritten).
-    expires: u64,
+    /// For how many cycles after landing the word may be read
+    /// ([`FOREVER`]: until overwritten); two bytes, which the struct's
+    /// padding had room for.
+    keep: u16,
 }
+
+/// [`Pending::keep`] of a word without a read window maximum.
+const FOREVER: u16 = u16::MAX;
 
 /// One decoded op of a bundle, ready to read its operands.
 struct DOp<'p> {
@@ -455,11 +459,6 @@ impl<'p> Machine<'p> {
         self.clock_ok()
     }
 
-    /// The last cycle at which a result of `desc` issued now may be read.
-    fn expiry(&self, desc: &OpDesc) -> u64 {
-        desc.window().max.map_or(u64::MAX, |m| self.now.saturating_add(u64::from(m)))
-    }
-
     /// Stop when a register of `reads` holds a word whose read window ended
     /// before the current cycle.
     fn windows_ok(&self, at: Loc<'p>, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
@@ -543,8 +542,8 @@ impl<'p> Machine<'p> {
         match d.dest {
             Some(dest) if dest.size == 1 => {
                 let land = self.now + u64::from(d.desc.latency.max(1));
-                let expires = self.expiry(d.desc);
-                self.queue(Pending { land, reg: dest.base, word, at, expires })
+                let keep = keep(d.desc);
+                self.queue(Pending { land, reg: dest.base, word, at, keep })
             }
             _ => self.apply(d, Action::Write(Words::one(word)), at),
         }
@@ -556,9 +555,9 @@ impl<'p> Machine<'p> {
             Action::Write(words) => {
                 let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
                 let land = self.now + u64::from(d.desc.latency.max(1));
-                let expires = self.expiry(d.desc);
+                let keep = keep(d.desc);
                 for (reg, &word) in dest.regs().zip(words.iter()) {
-                    self.queue(Pending { land, reg, word, at, expires })?;
+                    self.queue(Pending { land, reg, word, at, keep })?;
                 }
             }
             Action::Effect(channel, words) => channel.record(&mut self.effects, &words),
@@ -640,10 +639,21 @@ fn waits(clock: Clock) -> bool {
     }
 }
 
+/// For how many cycles after landing (at issue + max(L, 1)) a result of
+/// `desc` may be read: its read window's maximum less the landing
+/// distance (0 when the window ends before the landing), or [`FOREVER`].
+fn keep(desc: &OpDesc) -> u16 {
+    let w = desc.window();
+    match w.max {
+        Some(max) => u16::try_from(max.saturating_sub(w.min.max(1))).unwrap_or(FOREVER - 1).min(FOREVER - 1),
+        None => FOREVER,
+    }
+}
+
 /// Record when the word of landed write `w` stops being readable.
 fn set_expiry(expires: &mut [u64], w: &Pending<'_>) {
     if let Some(e) = expires.get_mut(w.reg as usize) {
-        *e = w.expires;
+        *e = if w.keep == FOREVER { u64::MAX } else { w.land.saturating_add(u64::from(w.keep)) };
     }
 }
 
