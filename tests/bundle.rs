@@ -201,7 +201,7 @@ fn check_rules(m: &Program) -> Result<(), String> {
             }
             t.rules.bundle_ok(&pairs)?;
         }
-        if let (TermKind::End, Some(k)) = (&b.term.kind, t.rules.end_delay_slots()) {
+        if let (TermKind::End, Some(k)) = (&b.term.kind, t.end_delay_slots()) {
             let n = b.bundles.len();
             let p = n.checked_sub(k + 1).ok_or("end sequence too short")?;
             for (j, bundle) in b.bundles.iter().enumerate() {

@@ -143,6 +143,9 @@ fn targets_lists_every_target_and_its_opcodes() {
     assert_eq!(one.status.code(), Some(0));
     let one = String::from_utf8_lossy(&one.stdout);
     assert!(one.contains("send.tex") && !one.contains("ldvary"));
+    assert!(one.contains("clock:          interlocked"), "{one}");
+    let v3d = String::from_utf8_lossy(&schedra(&["targets", "v3d71"], None).stdout).to_string();
+    assert!(v3d.contains("clock:          not interlocked, padded") && v3d.contains("`thrsw` followed by 2 delay-slot bundles"), "{v3d}");
     let bad = schedra(&["targets", "gen9"], None);
     assert_eq!(bad.status.code(), Some(2));
 }

@@ -6,9 +6,9 @@
 //! dies in the block, physical liveness from [`phys_live_out`]), schedule
 //! that variant too and keep the shorter (it lengthens the fixed register's
 //! life, which can delay the next implicit write); in a
-//! block ending with `end` on a target with an end-of-program sequence
-//! (`rules.end_delay_slots()`), place the marker op (the target's
-//! machine-only thread-switch op, v3d71 `thrsw`) as early as the rules allow
+//! block ending with `end` on a target with an end-of-program marker
+//! (`ProgramEnd::Marker` in the description: v3d71 `thrsw` and its delay
+//! slots), place the marker op in its slot as early as the rules allow
 //! ([`place_end_marker`]); emit the bundles in the target's slot order. The
 //! blocks, labels and terminators are the allocated program's; the inputs are
 //! repeated without virtual registers. Statistics come from `stats`.
@@ -24,7 +24,6 @@ use crate::depgraph::{DepGraph, GraphScratch};
 use crate::phys_live::PhysLive;
 use crate::sched_post::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
 use crate::{stats, CompileError, Fault, Options, Stats};
-use schedra_ir::target::Sem;
 use schedra_ir::SmolStr;
 use schedra_ir::{
     Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind, Terminator,
@@ -256,8 +255,8 @@ fn bundle_block(
         }
     }
     let marker = end_marker_of(target, term)?;
-    let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker.map(|(m, _)| m));
-    tally.end_block(target.interlocked, term);
+    let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker);
+    tally.end_block(target.clock, term);
     Ok(bundles)
 }
 
@@ -267,7 +266,7 @@ fn bundle_block(
 fn emit(
     (target, tally, order): (&'static Target, &mut stats::Tally, &mut Vec<(usize, &'static str)>),
     (ops, s, at): (&mut [LoweredOp], Schedule, Option<usize>),
-    marker: Option<&'static OpDesc>,
+    marker: Option<Marker>,
 ) -> Vec<Bundle> {
     let mut bundles: Vec<Bundle> = Vec::with_capacity(s.len());
     let marker_inst = marker.map(|m| marker_op(m).inst);
@@ -279,8 +278,8 @@ fn emit(
         };
         // Statistics from the ops' own descriptions (no look-up by name).
         let members = bundle.iter().filter_map(|&(j, _)| ops.get(j)).map(|o| (Some(o.desc), &o.inst));
-        let with_marker = marker_here.map(|(m, mi)| (Some(m), mi));
-        tally.bundle(target.interlocked, members.chain(with_marker));
+        let with_marker = marker_here.map(|(m, mi)| (Some(m.desc), mi));
+        tally.bundle(target.clock, members.chain(with_marker));
         let mut ops_here = take_bundle_ops(target, ops, bundle, order);
         if let Some((m, _)) = marker_here {
             ops_here.push(marker_op(m));
@@ -329,16 +328,30 @@ fn taken() -> Inst {
     }
 }
 
-/// The end marker and its delay-slot count if a block ending with `term`
-/// ends the program on a target with an end sequence.
-fn end_marker_of(
-    target: &'static Target,
-    term: &Terminator,
-) -> Result<Option<(&'static OpDesc, usize)>, CompileError> {
-    match (term.kind == TermKind::End, target.rules.end_delay_slots()) {
-        (true, Some(k)) => Ok(Some((end_marker(target)?, k))),
-        _ => Ok(None),
+/// A target's end-of-program marker as the bundler places it.
+#[derive(Clone, Copy, Debug)]
+pub struct Marker {
+    /// The marker op.
+    pub desc: &'static OpDesc,
+    /// The slot it issues in (its first slot in the table).
+    pub slot: &'static str,
+    /// Bundles that must follow the marker's bundle.
+    pub delay_slots: usize,
+}
+
+/// The end marker if a block ending with `term` ends the program on a
+/// target with one; an error when the description names a marker its
+/// table lacks or gives no slot.
+fn end_marker_of(target: &'static Target, term: &Terminator) -> Result<Option<Marker>, CompileError> {
+    if term.kind != TermKind::End || target.end_delay_slots().is_none() {
+        return Ok(None);
     }
+    let found = target.end_marker().and_then(|(desc, delay_slots)| {
+        desc.slots.first().map(|&slot| Marker { desc, slot, delay_slots })
+    });
+    found.map(Some).ok_or_else(|| {
+        CompileError::Unsupported(format!("{} names an end marker that its opcode table lacks or gives no slot", target.name))
+    })
 }
 
 /// Schedule the lowered ops of a block ending with `term` and place the
@@ -357,8 +370,7 @@ fn schedule_block(
             schedule_in(&mut ws.sched, target, ops, &ws.graph)?
         }
     };
-    let at =
-        end_marker_of(target, term)?.map(|(m, k)| place_end_marker(target, ops, &mut s, m, k, opts));
+    let at = end_marker_of(target, term)?.map(|m| place_end_marker(target, ops, &mut s, m, opts));
     Ok((s, at))
 }
 
@@ -381,26 +393,12 @@ pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
     (0..p.blocks.len()).map(|b| live.live_out_all(b)).collect()
 }
 
-/// The target's end-of-program marker: its machine-only thread-switch op.
-fn end_marker(target: &'static Target) -> Result<&'static OpDesc, CompileError> {
-    target
-        .ops
-        .iter()
-        .find(|o| o.machine_only && o.sem == Sem::ThreadSwitch && !o.slots.is_empty())
-        .ok_or_else(|| {
-            CompileError::Unsupported(format!(
-                "{} has an end sequence but no thread-switch op",
-                target.name
-            ))
-        })
-}
-
-fn marker_op(m: &'static OpDesc) -> schedra_ir::Op {
-    let slot = m.slots.first().copied().unwrap_or("sig");
+/// The marker op in its slot.
+fn marker_op(m: Marker) -> schedra_ir::Op {
     schedra_ir::Op {
-        slot: SmolStr::new_static(slot),
+        slot: SmolStr::new_static(m.slot),
         inst: Inst {
-            opcode: SmolStr::new_static(m.name),
+            opcode: SmolStr::new_static(m.desc.name),
             dest: None,
             srcs: Vec::new(),
             span: Default::default(),
@@ -409,7 +407,7 @@ fn marker_op(m: &'static OpDesc) -> schedra_ir::Op {
 }
 
 /// Choose the bundle that carries the end marker `m`, followed by exactly
-/// `k` bundles, and pad the schedule to that length. Two ways, the shorter
+/// `k = m.delay_slots` bundles, and pad the schedule to that length. Two ways, the shorter
 /// wins (merging on ties):
 /// - *merge*: the earliest position `p` such that the schedule fits in
 ///   `p + 1 + k` bundles, every write has landed by then, bundle `p` has the
@@ -426,16 +424,16 @@ pub fn place_end_marker(
     target: &Target,
     ops: &[LoweredOp],
     s: &mut Schedule,
-    m: &'static OpDesc,
-    k: usize,
+    m: Marker,
     opts: &Options,
 ) -> usize {
+    let k = m.delay_slots;
     let used = (0..s.len())
         .rposition(|i| !s.bundle(i).is_empty())
         .map_or(0, |i| i + 1);
     let land = landing_end(ops, s);
     let first = used.saturating_sub(k + 1).max(land.saturating_sub(k + 1));
-    let slot = m.slots.first().copied().unwrap_or("sig");
+    let slot = m.slot;
     let op_ok = |j: usize, p: usize, sl: &str, marker_here: bool| -> bool {
         let Some(op) = ops.get(j) else { return false };
         if marker_here {

@@ -11,13 +11,12 @@
 //!
 //! [`Constraints`] collects what does not depend on other values: the
 //! allocatable registers and alignment per size, registers a value may not use
-//! because of target rules (checked with the target's own `op_regs_ok` and
-//! end-of-program predicates), runs a wide destination may not partly overlap,
+//! because of target rules (checked with the target's own `op_regs_ok`, and
+//! the end-of-program registers of the description), runs a wide destination may not partly overlap,
 //! and copy hints.
 
 use crate::liveness::{self, Liveness, VarMap};
 use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
-use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Reg};
@@ -320,50 +319,21 @@ fn rule_forbidden_uncached(f: &Func, desc: &'static OpDesc, as_dest: bool) -> Re
 }
 
 /// Registers a value read or written in the last instructions of a final
-/// block may not use (v3d71: the thread-end delay slots may not touch the
-/// fragment payload rf2–rf3).
-///
-/// Memoised for the whole process like [`rule_forbidden`]: the set depends
-/// only on the target's rules and `mov` (static data).
-fn end_forbidden(f: &Func, mov: &'static OpDesc) -> RegSet {
-    type Memo = Mutex<HashMap<(usize, usize), RegSet>>;
-    static MEMO: OnceLock<Memo> = OnceLock::new();
-    let key = (std::ptr::from_ref(f.target) as usize, std::ptr::from_ref(mov) as usize);
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(s) = memo.lock().ok().and_then(|m| m.get(&key).copied()) {
-        return s;
-    }
-    let s = end_forbidden_uncached(f, mov);
-    if let Ok(mut m) = memo.lock() {
-        m.insert(key, s);
-    }
-    s
-}
-
-/// [`end_forbidden`] computed by asking the rules about every register.
-fn end_forbidden_uncached(f: &Func, mov: &'static OpDesc) -> RegSet {
+/// block may not use: the registers the end-of-program delay slots may not
+/// touch (`ProgramEnd::Marker`'s `untouchable`, v3d71 rf2-rf3).
+fn end_forbidden(f: &Func) -> RegSet {
     let mut s = RegSet::default();
-    let mut inst = Inst {
-        opcode: SmolStr::new_static(mov.name),
-        dest: None,
-        srcs: Vec::with_capacity(1),
-        span: Default::default(),
-    };
-    for r in 0..f.target.regs.count {
-        let run = Operand::Phys(PhysReg::one(r));
-        inst.dest = Some(run.clone());
-        inst.srcs.clear();
-        inst.srcs.push(run);
-        if (0..2).any(|k| f.target.rules.end_slot_ok(mov, &inst, Some(k)).is_err()) {
-            s.insert(r);
-        }
-    }
+    f.target.end_untouchable().iter().for_each(|&r| s.insert(r));
     s
 }
 
-/// How many of a final block's last instructions keep away from registers the
-/// end-of-program delay slots may not touch (Mesa v3d uses about six).
-pub const END_WINDOW: usize = 6;
+/// How many of a final block's last instructions keep away from the
+/// registers the end-of-program delay slots may not touch: as many ops as
+/// the delay slots can hold (delay slots × slots per bundle), since the
+/// bundler may move any of them there. 0 without an end marker.
+pub fn end_window(t: &schedra_ir::Target) -> usize {
+    t.end_delay_slots().unwrap_or(0) * t.slots.len()
+}
 
 /// Compute the constraints of `f`'s values. `allocatable` lists the
 /// registers the allocator may hand out, in preference order.
@@ -385,18 +355,14 @@ pub fn constraints_with(
         no_partial: vec![Vec::new(); nv],
         hints: vec![Vec::new(); nv],
     };
-    let mov = crate::ra_ir::mov_desc(f.target)?;
-    let end_set = if f.target.rules.end_delay_slots().is_some() {
-        end_forbidden(f, mov)
-    } else {
-        RegSet::default()
-    };
+    let end_set = end_forbidden(f);
+    let window = end_window(f.target);
     let rules = RuleSets::new(f);
     for b in &f.blocks {
         let n = b.insts.len();
         let final_block = matches!(b.term.kind, schedra_ir::TermKind::End);
         for (idx, i) in b.insts.iter().enumerate() {
-            let in_window = final_block && idx + END_WINDOW >= n && !end_set.is_empty();
+            let in_window = final_block && idx + window >= n && !end_set.is_empty();
             constrain_inst(&mut k, &rules, i, in_window.then_some(&end_set));
         }
         if let (Some(Loc::Val(v)), true) = (b.cond.as_ref().and_then(|c| c.loc()), final_block) {
@@ -501,7 +467,7 @@ fn forbid(k: &mut Constraints, v: ValId, set: &RegSet) {
 
 /// Add the constraints instruction `i` puts on the values it defines and
 /// reads: its opcode's register rules, `end` (the end-of-program set when
-/// `i` is within [`END_WINDOW`] of the end and the set is not empty, else
+/// `i` is within [`end_window`] of the end and the set is not empty, else
 /// `None`), no partial overlap of a destination that must not share
 /// registers with its sources, and copy hints.
 fn constrain_inst(
@@ -590,6 +556,13 @@ mod tests {
             .cands_for(4)
             .iter()
             .all(|r| r.base % 4 == 0 && r.base >= 2));
+    }
+
+    #[test]
+    fn the_end_window_is_what_the_delay_slots_can_hold() {
+        use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71};
+        assert_eq!(end_window(&V3D71), 6, "two delay slots of three slots each");
+        assert_eq!((end_window(&GEN8), end_window(&R600)), (0, 0));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! sources occupied one gap longer.
 
 use crate::ra_ir::{Func, Loc, RInst, ROperand};
-use schedra_ir::target::{Dest, Sem};
+use schedra_ir::target::{Dest, Overlap};
 use std::borrow::Cow;
 
 /// Sets of up to this many 64-bit words live inline (no allocation): every
@@ -306,12 +306,12 @@ const INLINE_VARS: usize = 8;
 /// (no allocation for the usual few operands), on the heap when longer.
 pub type Vars = crate::inline::InlineVec<usize, INLINE_VARS>;
 
-/// Whether `i`'s destination may not overlap its value sources (gen8: an ALU
-/// destination of more than one register may not partly overlap a source).
+/// Whether `i`'s destination may not overlap its value sources: a
+/// destination of more than one register whose op forbids partial overlap
+/// ([`Overlap::NoPartial`], gen8 ALU ops) is kept apart from the sources.
 pub fn dest_excludes_srcs(f: &Func, i: &RInst) -> bool {
     let wide = i.dest.is_some_and(|d| f.size(d) > 1);
-    wide && !i.desc.name.starts_with("send.")
-        && !matches!(i.desc.sem, Sem::ScratchRead | Sem::ScratchWrite)
+    wide && i.desc.overlap == Overlap::NoPartial
 }
 
 /// Live-in and live-out sets per block.

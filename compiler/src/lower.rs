@@ -548,9 +548,10 @@ fn forward_readers(
 }
 
 /// Whether the op ends the thread and must stay the block's last op (gen8
-/// `send.eot`: "last op of the program"), per `rules.ends_thread`.
+/// `send.eot`: "last op of the program"), per the description's
+/// `ProgramEnd::LastOp`.
 pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
-    target.rules.ends_thread(desc)
+    target.ends_thread(desc)
 }
 
 fn dest_size(inst: &Inst) -> u32 {

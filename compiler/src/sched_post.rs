@@ -11,21 +11,30 @@
 //! `WINDOW` due ops are tried per slot), as long as the
 //! bundle stays legal ([`fits`]): a slot per op, no two writes to one
 //! register, the immediate limit, `rules.bundle_ok` (r600 read ports). Ops
-//! released by a placement with delay <= 0 may join the same bundle. On
-//! non-interlocked targets a cycle with nothing to issue is an empty bundle;
-//! on interlocked ones the best ready op issues anyway and the hardware
-//! stalls. At the end the block is padded until every write has landed.
+//! released by a placement with delay <= 0 may join the same bundle.
+//!
+//! The target's [`Clock`] decides how the schedule waits ([`pads`]): on an
+//! interlocked clock the best ready op issues anyway and the hardware
+//! stalls; on the others a cycle with nothing to issue is an empty bundle,
+//! and the block is padded until every write has landed (an encoded-waits
+//! target accepts empty bundles as NOPs; its bundles carry no `wait N` from
+//! here). Read windows: a block in which an op's result expires
+//! ([`schedra_ir::target::ReadWindow`] with a maximum) is checked after
+//! scheduling, and a reader placed past the window is an error
+//! ([`check_windows`]); this scheduler does not place readers to meet
+//! windows, and reads in later blocks are left to the verifier.
 //!
 //! Invariant: every edge `from -> to` of the graph holds as
 //! `cycle(to) >= cycle(from) + max(delay, 0)` with `from` placed no later
-//! than `to`, every bundle satisfies [`fits`], and no write is in flight
-//! after the last bundle. With the graph's invariant this makes the bundles
-//! compute what the ops computed in order.
+//! than `to`, every bundle satisfies [`fits`], no read of an expiring result
+//! in the block is past its window, and on a non-interlocked clock no write
+//! is in flight after the last bundle. With the graph's invariant this makes
+//! the bundles compute what the ops computed in order.
 
 use crate::depgraph::{DepGraph, Edge, EdgeKind, GraphScratch, Loc};
 use crate::lower::LoweredOp;
 use crate::{CompileError, Fault, Options};
-use schedra_ir::target::OperandKind;
+use schedra_ir::target::{Clock, OperandKind};
 use schedra_ir::SmolStr;
 use schedra_ir::{Inst, OpDesc, Reg, Target};
 
@@ -474,13 +483,48 @@ pub fn schedule_in(
         s.push(open.members.iter().copied().zip(open.slots.iter().copied()));
     }
     s.cycle_of.extend(st.cycle_of.iter().map(|c| c.unwrap_or(0)));
-    if !target.interlocked {
+    if pads(target.clock) {
         let land = landing_end(ops, &s);
         while s.len() < land {
             s.push([]);
         }
     }
+    check_windows(ops, g, &s)?;
     Ok(s)
+}
+
+/// Whether this scheduler waits on `clock` with empty bundles (and pads a
+/// block until its writes have landed) rather than letting the hardware
+/// stall: every clock but [`Clock::Interlocked`].
+pub fn pads(clock: Clock) -> bool {
+    match clock {
+        Clock::Interlocked => false,
+        Clock::Padded | Clock::EncodedWaits { .. } => true,
+    }
+}
+
+/// Fails when a read-after-write edge of `g` puts the reader further from
+/// the writer than the writer's read window allows (`OpDesc::window`'s
+/// maximum, in cycles from issue). Costs nothing on a block in which no
+/// result expires.
+pub fn check_windows(ops: &[LoweredOp], g: &DepGraph, s: &Schedule) -> Result<(), CompileError> {
+    if ops.iter().all(|o| o.desc.lifetime.is_none()) {
+        return Ok(());
+    }
+    for e in g.edges.iter().filter(|e| e.kind == EdgeKind::Raw) {
+        let (Some(w), Some(&from), Some(&to)) = (ops.get(e.from), s.cycle_of.get(e.from), s.cycle_of.get(e.to)) else { continue };
+        let distance = to.saturating_sub(from) as u64;
+        if w.desc.window().expired(distance) {
+            let reader = ops.get(e.to).map_or("?", |o| o.inst.opcode.as_str());
+            return Err(CompileError::Unsupported(format!(
+                "`{}` reads the result of `{}` {distance} cycles after it issues, past its read window (at most {})",
+                reader,
+                w.inst.opcode,
+                w.desc.lifetime.unwrap_or(0)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// [`schedule`] of a block of at most one op, which needs no dependency
@@ -509,7 +553,7 @@ pub fn schedule_alone(
         }
         _ => return None,
     }
-    if !target.interlocked {
+    if pads(target.clock) {
         let land = landing_end(ops, &s);
         while s.len() < land {
             s.push([]);
@@ -597,7 +641,7 @@ fn place_alone(
         ));
     };
     let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
-    if !(due || target.interlocked) {
+    if !due && pads(target.clock) {
         return Ok(false);
     }
     if !fits_into(target, ops, &[next], &mut open.trial) {
@@ -723,6 +767,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_reader_past_an_expiring_result_s_window_is_an_error() {
+        let o = Options::default();
+        let expiring = schedra_ir::target::testing::with_lifetime(&V3D71, "v3d71-expiring", "fmul", 1);
+        // fmul issues at 0; the fadd waits for the 4-cycle scratch read.
+        let late = [
+            inst("fmul", Some(5), vec![reg(1), reg(3)]),
+            inst("scratchr", Some(6), vec![Operand::Imm(Imm::int(0))]),
+            inst("fadd", Some(7), vec![reg(5), reg(6)]),
+        ];
+        let (_, s) = run(&V3D71, &late, &o);
+        assert_eq!(s.cycle_of[2] - s.cycle_of[0], 4, "without a lifetime the read is 4 cycles late and fine");
+        let ops = lower_block(expiring, &late, &o).unwrap();
+        let g = build_graph(expiring, &ops, &[], &o);
+        let err = schedule(expiring, &ops, &g).expect_err("read past the window");
+        assert!(err.to_string().contains("past its read window (at most 1)"), "{err}");
+        // A reader one cycle later is inside the window.
+        let near = [inst("fmul", Some(5), vec![reg(1), reg(3)]), inst("fadd", Some(7), vec![reg(5), reg(1)])];
+        let (_, s) = run(expiring, &near, &o);
+        assert_eq!(s.cycle_of[1] - s.cycle_of[0], 1);
     }
 
     #[test]

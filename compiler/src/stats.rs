@@ -2,13 +2,15 @@
 //!
 //! Algorithm: walk the blocks in layout order with a clock, each block
 //! costed once from a quiet machine (no write in flight at its start, as
-//! the verifier counts), and sum. Each bundle costs one cycle. On interlocked
-//! targets a bundle first waits until every register it reads (and a `brnz`
-//! condition) has landed — those are stall cycles, counted in `cycles`, and
-//! as `sfu_stalls` when the awaited write came from an SFU op. On
-//! non-interlocked targets waits are explicit empty bundles (`nops`); an
-//! empty bundle during which an SFU result is still in flight counts as an
-//! SFU stall. Scratch writes and reads count as spills and fills.
+//! the verifier counts), and sum. Each bundle costs one cycle. The target's
+//! [`Clock`] decides what a wait costs: on an interlocked clock a bundle
+//! first waits until every register it reads (and a `brnz` condition) has
+//! landed — those are stall cycles, counted in `cycles`, and as
+//! `sfu_stalls` when the awaited write came from an SFU op; on the padded
+//! and encoded-waits clocks waits are explicit empty bundles (`nops`; the
+//! machine form carries no `wait N` to count), and an empty bundle during
+//! which an SFU result is still in flight counts as an SFU stall. Read
+//! windows cost nothing. Scratch writes and reads count as spills and fills.
 //!
 //! Invariant: `instructions` is the number of bundles, `cycles >=
 //! instructions`, `nops <= instructions`, and all counts use the target
@@ -16,7 +18,7 @@
 
 use crate::Stats;
 use schedra_ir::target::Sem;
-use schedra_ir::target::OpDesc;
+use schedra_ir::target::{Clock, OpDesc};
 use schedra_ir::{Inst, Operand, Program, Reg, TermKind, Terminator};
 
 /// Account for `inst` (of op `desc`) issuing at `clock`: count a spill
@@ -80,9 +82,9 @@ pub fn machine_stats(prog: &Program) -> Stats {
         tally.block();
         for bundle in &b.bundles {
             let ops = bundle.ops.iter().map(|o| (t.op(&o.inst.opcode), &o.inst));
-            tally.bundle(t.interlocked, ops);
+            tally.bundle(t.clock, ops);
         }
-        tally.end_block(t.interlocked, &b.term);
+        tally.end_block(t.clock, &b.term);
     }
     tally.finish()
 }
@@ -112,7 +114,7 @@ impl Tally {
     /// matter: no two ops of a legal bundle write one register.
     pub fn bundle<'a>(
         &mut self,
-        interlocked: bool,
+        machine: Clock,
         ops: impl Iterator<Item = (Option<&'a OpDesc>, &'a Inst)> + Clone,
     ) {
         self.st.instructions += 1;
@@ -122,7 +124,7 @@ impl Tally {
                 self.st.sfu_stalls += 1;
             }
         }
-        if interlocked {
+        if stalls(machine) {
             let reads = ops
                 .clone()
                 .flat_map(|(_, i)| i.srcs.iter())
@@ -139,16 +141,16 @@ impl Tally {
         self.clock += 1;
     }
 
-    /// End a block with terminator `term` (an interlocked target waits for
-    /// a `brnz` condition).
-    pub fn end_block(&mut self, interlocked: bool, term: &Terminator) {
+    /// End a block with terminator `term` (on an interlocked clock the
+    /// terminator waits for a `brnz` condition).
+    pub fn end_block(&mut self, machine: Clock, term: &Terminator) {
         if let (
             true,
             TermKind::Brnz {
                 cond: Operand::Phys(p),
                 ..
             },
-        ) = (interlocked, &term.kind)
+        ) = (stalls(machine), &term.kind)
         {
             self.clock = wait_for(&self.ready, p.regs(), self.clock, &mut self.st);
         }
@@ -158,6 +160,16 @@ impl Tally {
     pub fn finish(mut self) -> Stats {
         self.st.cycles = self.clock;
         self.st
+    }
+}
+
+/// Whether a read of a register with a write in flight waits (stall
+/// cycles) on `machine`: only on [`Clock::Interlocked`]; the other clocks
+/// wait with empty bundles, which are counted as bundles.
+fn stalls(machine: Clock) -> bool {
+    match machine {
+        Clock::Interlocked => true,
+        Clock::Padded | Clock::EncodedWaits { .. } => false,
     }
 }
 
@@ -258,6 +270,17 @@ mod tests {
             (s.instructions, s.cycles, s.nops, s.sfu_stalls),
             (4, 4, 2, 1)
         );
+    }
+
+    #[test]
+    fn only_the_interlocked_clock_stalls() {
+        use schedra_ir::target::{testing::with_clock, Clock};
+        let r2 = |b| PhysReg { base: b, size: 2 };
+        let bundles = || vec![vec![op("alu", "math.rcp", Some(r2(10)), vec![r2(2)])], vec![op("alu", "add", Some(r2(12)), vec![r2(10), r2(2)])]];
+        for (clock, cycles) in [(Clock::Interlocked, 23), (Clock::Padded, 2), (Clock::EncodedWaits { max: 31 }, 2)] {
+            let s = machine_stats(&prog(with_clock(&GEN8, "gen8-variant", clock), bundles()));
+            assert_eq!((s.instructions, s.cycles), (2, cycles), "{clock:?}");
+        }
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub struct PhysReg {
 
 impl PhysReg {
     /// One register.
-    pub fn one(base: Reg) -> PhysReg {
+    pub const fn one(base: Reg) -> PhysReg {
         PhysReg { base, size: 1 }
     }
     /// The registers this run covers, in order.

@@ -14,7 +14,7 @@
 //!    immediate the target's `Rules::imm_ok` allows); sizes per
 //!    [`Sizes`]; registers that exist, are not implicitly written (v3d71
 //!    rf0) and, as destinations, are not reserved (gen8 g0–g1); labels are
-//!    not operands; an op that ends the thread (`Rules::ends_thread`, gen8
+//!    not operands; an op that ends the thread (`Target::ends_thread`, gen8
 //!    `send.eot`) is the last instruction of a block ending with `end`,
 //!    and on such a target every block ending with `end` ends with it;
 //!    the registers the instruction pins (its physical operands) keep the
@@ -105,7 +105,7 @@ pub fn validate_resolved(p: &Program, r: Resolved<'_>) -> Result<(), Located> {
 /// `known` holds descriptions already looked up, in the same order.
 fn instructions(p: &Program, sizes: &SizeMap<'_>, known: &[Option<&'static OpDesc>]) -> Result<Vec<&'static OpDesc>, Located> {
     let t = p.target;
-    let end_op = t.ops.iter().find(|d| t.rules.ends_thread(d));
+    let end_op = t.thread_end_op();
     let mut descs = Vec::with_capacity(p.blocks.iter().map(|b| b.insts.len()).sum());
     for b in &p.blocks {
         let mut last_desc = None;
@@ -114,7 +114,7 @@ fn instructions(p: &Program, sizes: &SizeMap<'_>, known: &[Option<&'static OpDes
             let inst = Inst_::new(p, sizes, i, desc)?;
             inst.check()?;
             let last = k + 1 == b.insts.len() && b.term.kind == TermKind::End;
-            if t.rules.ends_thread(inst.d) && !last {
+            if t.ends_thread(inst.d) && !last {
                 return Err(err(i.span, format!("`{}` ends the thread, so it must be the last instruction of a block that ends with `end`", inst.d.name)));
             }
             descs.push(inst.d);
@@ -139,7 +139,7 @@ fn thread_ends(p: &Program, b: &Block, end_op: Option<&OpDesc>, last: Option<&Op
     if b.term.kind != TermKind::End {
         return Ok(());
     }
-    let ends = last.is_some_and(|d| t.rules.ends_thread(d));
+    let ends = last.is_some_and(|d| t.ends_thread(d));
     match ends {
         true => Ok(()),
         false => Err(err(b.term.span, format!("block `{}` ends the program without `{}`; on target {} the last instruction before `end` must end the thread", show(&b.label), end_op.name, t.name))),
@@ -777,7 +777,7 @@ fn entry_set(p: &Program, ids: &Ids<'_, '_>) -> Bits {
         }
         i.reg.regs().for_each(|x| s.set(ids.phys(x)));
     }
-    for &r in p.target.rules.payload(p.stage) {
+    for &r in p.target.payload(p.stage) {
         s.set(ids.phys(r));
     }
     s

@@ -1,11 +1,12 @@
 //! `schedra targets [NAME]`: print each target's description (or one
 //! target's) from the same data the compiler and the verifier use: name,
-//! summary, register file, slots, interlocking, sizes, reserved, implicit
-//! and payload registers, then the opcode table with operands, destination,
-//! sizes, slots and latencies. An unknown name is a usage error (status 2).
+//! summary, register file, slots, the machine clock, sizes, reserved,
+//! implicit, payload and input registers, how a program ends, then the
+//! opcode table with operands, destination, sizes, slots, latencies and read
+//! windows. An unknown name is a usage error (status 2).
 
 use super::{input, out};
-use schedra_ir::target::{self, Dest, OpDesc, OperandKind, Sizes, Target};
+use schedra_ir::target::{self, Dest, OpDesc, OperandKind, Overlap, ProgramEnd, Sizes, Target};
 use schedra_ir::Stage;
 use std::fmt::Write;
 
@@ -41,29 +42,43 @@ pub fn describe(t: &Target) -> String {
     let _ = writeln!(s, "{} - {}", t.name, t.summary);
     let _ = writeln!(s, "  registers:      {}-{last} ({} registers)", t.regs.name(0), t.regs.count);
     let _ = writeln!(s, "  slots:          {}", t.slots.join(" "));
-    let _ = writeln!(s, "  interlocked:    {}", if t.interlocked { "yes (reads wait for pending writes)" } else { "no (early reads see old contents)" });
+    let _ = writeln!(s, "  clock:          {}", t.clock.describe());
     let _ = writeln!(s, "  default stage:  {}", t.default_stage.as_str());
     let _ = writeln!(s, "  sizes:          ALU operands up to {}, values up to {} registers", t.max_alu_size, t.max_value_size);
     let _ = writeln!(s, "  reserved:       {}", regs(t, t.reserved));
     let _ = writeln!(s, "  implicit:       {}", regs(t, t.implicit_regs));
     for st in [Stage::Vertex, Stage::Fragment, Stage::Compute] {
-        let _ = writeln!(s, "  payload {:<9} {}", format!("{}:", st.as_str()), regs(t, t.rules.payload(st)));
+        let _ = writeln!(s, "  payload {:<9} {}", format!("{}:", st.as_str()), regs(t, t.payload(st)));
     }
+    let inputs: Vec<String> = t.inputs.iter().map(|p| run(t, *p)).collect();
+    let _ = writeln!(s, "  inputs:         {}", if inputs.is_empty() { "none".to_string() } else { inputs.join(" ") });
     let _ = writeln!(s, "  immediates:     at most {} distinct per bundle", t.rules.max_bundle_imms());
-    match t.rules.end_delay_slots() {
-        Some(n) => {
-            let _ = writeln!(s, "  program end:    end marker followed by {n} delay-slot bundles");
-        }
-        None => {
-            let _ = writeln!(s, "  program end:    no end sequence");
-        }
-    }
+    let _ = writeln!(s, "  program end:    {}", program_end(t));
     let _ = writeln!(s, "  opcodes:");
     let _ = writeln!(s, "    {:<20} {:<22} {:<10} {:<14} {:<12} {:>7}  notes", "opcode", "operands", "dest", "sizes", "slots", "latency");
     for op in t.ops {
         let _ = writeln!(s, "    {}", op_row(t, op));
     }
     s
+}
+
+/// A register run as the text format spells it (without `$`).
+fn run(t: &Target, p: schedra_ir::PhysReg) -> String {
+    match p.size {
+        1 => t.regs.name(p.base),
+        n => format!("{}:{n}", t.regs.name(p.base)),
+    }
+}
+
+/// How a program of `t` ends, in words.
+fn program_end(t: &Target) -> String {
+    match t.end {
+        ProgramEnd::Plain => "no end sequence".to_string(),
+        ProgramEnd::LastOp(op) => format!("`{op}` ends the thread as the last op of the program"),
+        ProgramEnd::Marker { marker, delay_slots, untouchable } => {
+            format!("`{marker}` followed by {delay_slots} delay-slot bundles, which may not touch {}", regs(t, untouchable))
+        }
+    }
 }
 
 fn op_row(t: &Target, op: &OpDesc) -> String {
@@ -95,6 +110,12 @@ fn op_row(t: &Target, op: &OpDesc) -> String {
     }
     if op.machine_only {
         notes.push("machine form only".to_string());
+    }
+    if let Some(max) = op.window().max {
+        notes.push(format!("readable {}..={max}", op.window().min));
+    }
+    if op.overlap == Overlap::Any && op.dest != Dest::None {
+        notes.push("may overlap sources".to_string());
     }
     let operands = if operands.is_empty() { "-".to_string() } else { operands.join(", ") };
     format!("{:<20} {:<22} {:<10} {:<14} {:<12} {:>7}  {}", op.name, operands, dest, sizes, op.slots.join(" "), op.latency, notes.join(", "))

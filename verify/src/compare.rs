@@ -443,6 +443,14 @@ impl Checker<'_> {
                     );
                     self.out.push(Violation::new(Kind::Latency, label, end, end_line, msg));
                 }
+                TimingIssue::Expired { write, read, cycle } => {
+                    let Some(w) = m.writes.get(*write) else { continue };
+                    let msg = format!(
+                        "`{}` reads ${} at cycle {cycle}, past the maximum lifetime of the result of `{}` (bundle {}, issued at cycle {}, readable until cycle {})",
+                        read.opcode, self.mach.reg_name(w.reg), w.at.opcode, w.at.bundle, w.issue, w.expires.unwrap_or(w.land)
+                    );
+                    self.out.push(Violation::new(Kind::Latency, label, read.bundle, read.line, msg));
+                }
             }
         }
     }

@@ -129,6 +129,53 @@ mod tests {
         (parse(&src), parse(&mach))
     }
 
+    /// `fmul`'s square written by `tlbw` `gap` bundles later, as a source
+    /// and a machine program for `target` (a variant of v3d71).
+    fn square_after(target: &'static schedra_ir::Target, gap: usize) -> (Program, Program) {
+        let src = "target v3d71\ninput %a = $rf1\nb0:\n    %b = fmul %a, %a\n    tlbw %b\n    end\n";
+        let wait = "    { }\n".repeat(gap - 1);
+        let mach = format!("target v3d71\nform machine\ninput $rf1\nb0:\n    {{ mul: fmul $rf4, $rf1, $rf1 }}\n{wait}    {{ add: tlbw $rf4 ; sig: thrsw }}\n    {{ }}\n    {{ }}\n    end\n");
+        let parse = |t: &str| {
+            let mut p = schedra_ir::parse::parse(t.as_bytes(), None).expect("the test programs parse");
+            p.target = target;
+            p
+        };
+        (parse(src), parse(&mach))
+    }
+
+    #[test]
+    fn a_read_past_the_read_window_is_a_latency_violation() {
+        use schedra_ir::target::{testing::with_lifetime, v3d71::V3D71};
+        let opts = VerifyOptions::default();
+        let expiring = with_lifetime(&V3D71, "v3d71-expiring", "fmul", 1);
+        let (src, late) = square_after(&V3D71, 2);
+        assert_eq!(verify(&src, &late, &opts).verdict, Verdict::Proven, "without a lifetime a late read is fine");
+        let (src, late) = square_after(expiring, 2);
+        let r = verify(&src, &late, &opts);
+        assert_eq!(r.verdict, Verdict::Violation);
+        let v = r.violations.iter().find(|v| v.kind == report::Kind::Latency).expect("a latency violation");
+        assert!(v.message.contains("past the maximum lifetime of the result of `fmul`"), "{}", v.message);
+        let (src, near) = square_after(expiring, 1);
+        assert_eq!(verify(&src, &near, &opts).verdict, Verdict::Proven, "{:?}", verify(&src, &near, &opts).violations);
+    }
+
+    #[test]
+    fn a_result_expired_at_a_block_end_is_not_live_into_the_next_block() {
+        use schedra_ir::target::{testing::with_lifetime, v3d71::V3D71};
+        let src = "target v3d71\ninput %a = $rf1\nb0:\n    %b = fmul %a, %a\n    jmp b1\nb1:\n    tlbw %b\n    end\n";
+        let mach = "target v3d71\nform machine\ninput $rf1\nb0:\n    { mul: fmul $rf4, $rf1, $rf1 }\n    jmp b1\nb1:\n    { add: tlbw $rf4 ; sig: thrsw }\n    { }\n    { }\n    end\n";
+        let parse = |t: &str, target| {
+            let mut p = schedra_ir::parse::parse(t.as_bytes(), None).expect("the test programs parse");
+            p.target = target;
+            p
+        };
+        let opts = VerifyOptions::default();
+        assert_eq!(verify(&parse(src, &V3D71), &parse(mach, &V3D71), &opts).verdict, Verdict::Proven);
+        let expiring = with_lifetime(&V3D71, "v3d71-expiring", "fmul", 1);
+        let r = verify(&parse(src, expiring), &parse(mach, expiring), &opts);
+        assert_eq!(r.verdict, Verdict::Violation, "{:?}", r.violations);
+    }
+
     #[test]
     fn the_timeout_bounds_the_whole_verification() {
         let (src, mach) = reassociated(20);

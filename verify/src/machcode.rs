@@ -19,7 +19,7 @@
 use schedra_ir::target::opcache::OpCache;
 use crate::srccode::Span;
 use crate::symbolic::{index_operand, OpAt};
-use schedra_ir::target::{Dest, OpDesc, OperandKind};
+use schedra_ir::target::{Clock, Dest, OpDesc, OperandKind};
 use schedra_ir::{Operand, PhysReg, Program, Reg, TermKind};
 
 /// One operand of a machine op, as the simulator reads it.
@@ -74,9 +74,13 @@ pub struct MachBlock {
 /// A machine program, decoded (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct MachCode {
-    /// Whether the target interlocks (stalls instead of reading old
-    /// values).
+    /// Whether a bundle waits (stall cycles) until the registers it
+    /// touches have no write in flight, instead of reading old values
+    /// ([`stalls`] of the target's clock).
     pub interlocked: bool,
+    /// Whether some op of the target has a result that expires (a read
+    /// window with a maximum), so reads must be checked against windows.
+    pub expiring: bool,
     blocks: Vec<MachBlock>,
     /// Per bundle, its ops.
     bundles: Vec<Span>,
@@ -89,6 +93,18 @@ pub struct MachCode {
     descs: Vec<Option<&'static OpDesc>>,
     desc_spans: Vec<Span>,
     first_bundle: Vec<u32>,
+}
+
+/// The verifier's reading of a clock (semantics.md "Time in the machine
+/// form"): whether a bundle waits for pending writes. Only an interlocked
+/// core does; on a padded or encoded-waits core an early read sees the old
+/// contents (the machine form carries no `wait N`, so every bundle issues
+/// one cycle after the previous one).
+pub fn stalls(clock: Clock) -> bool {
+    match clock {
+        Clock::Interlocked => true,
+        Clock::Padded | Clock::EncodedWaits { .. } => false,
+    }
 }
 
 fn op_line(op_line: u32, bundle_line: u32) -> u32 {
@@ -104,7 +120,7 @@ impl MachCode {
     pub fn of(p: &Program) -> MachCode {
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
         let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
-        let mut c = MachCode { interlocked: p.target.interlocked, blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
+        let mut c = MachCode { interlocked: stalls(p.target.clock), expiring: p.target.ops.iter().any(|d| d.window().max.is_some()), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
         c.descs.reserve(n);
         c.desc_spans.reserve(nb);
         let mut ops = OpCache::new(p.target);

@@ -367,16 +367,16 @@ pub fn hazards(mach: &Program) -> Vec<Violation> {
 pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
     let t = mach.target;
-    let has_thread_end_op = t.ops.iter().any(|d| t.rules.ends_thread(d));
+    let has_thread_end_op = t.thread_end_op().is_some();
     let is_marker = |d: Option<&OpDesc>| d.is_some_and(|d| d.sem == Sem::ThreadSwitch);
     // Every description comes from `t.ops`, so on a target none of whose
     // ops ends the thread no op needs asking.
-    let ends_thread = |d: Option<&OpDesc>| has_thread_end_op && d.is_some_and(|d| t.rules.ends_thread(d));
+    let ends_thread = |d: Option<&OpDesc>| has_thread_end_op && d.is_some_and(|d| t.ends_thread(d));
     for (bn, b) in mach.blocks.iter().enumerate() {
         let is_final = matches!(b.term.kind, TermKind::End);
         let n = b.bundles.len();
-        let marker_at = t.rules.end_delay_slots().filter(|_| is_final).and_then(|k| n.checked_sub(k + 1));
-        if let (Some(k), true) = (t.rules.end_delay_slots(), is_final) {
+        let marker_at = t.end_delay_slots().filter(|_| is_final).and_then(|k| n.checked_sub(k + 1));
+        if let (Some(k), true) = (t.end_delay_slots(), is_final) {
             end_sequence(mach, code, (bn, b), k, marker_at, &mut out);
         }
         // The last marker of a final block is judged by `end_sequence`.
@@ -384,7 +384,7 @@ pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
         for (bi, bundle) in b.bundles.iter().enumerate() {
             for (op, d) in with_descs(mach, code, (bn, bi), bundle) {
                 if is_marker(d) && Some(bi) != marker_at && Some(bi) != last_marker {
-                    out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` is only allowed {} bundle(s) before the end of the program", op.inst.opcode, t.rules.end_delay_slots().unwrap_or(0) + 1)));
+                    out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` is only allowed {} bundle(s) before the end of the program", op.inst.opcode, t.end_delay_slots().unwrap_or(0) + 1)));
                 }
                 if ends_thread(d) && !(is_final && bi + 1 == n && bundle.ops.len() == 1) {
                     out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` ends the thread and must be the last op of the program", op.inst.opcode)));

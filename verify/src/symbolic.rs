@@ -12,9 +12,11 @@
 //!   `semantics.md` "Time in the machine form". Each bundle issues in one
 //!   cycle; all its reads happen at issue (parallel reads), before any of its
 //!   writes land; a write issued at `c` with latency `L` lands at `c + L`. On a
-//!   non-interlocked target a read before the landing sees the old contents;
-//!   on an interlocked one the bundle waits (stall cycles) until the registers
-//!   it reads or writes have no write in flight. Every write is recorded as
+//!   non-interlocked target (a padded or encoded-waits clock) a read before
+//!   the landing sees the old contents; on an interlocked one the bundle
+//!   waits (stall cycles) until the registers it reads or writes have no
+//!   write in flight. A read of a result after its read window's maximum
+//!   (issue + max) is a timing issue (`latency`). Every write is recorded as
 //!   an event; the reads (with their provenance, for the diagnosis) only
 //!   when asked: the fixpoint runs without them, and a diagnosis runs the
 //!   block again from the same entry with recording on, which reads the
@@ -94,7 +96,11 @@ pub fn namer(p: &Program, vregs: std::rc::Rc<Vregs>) -> crate::term::Namer {
         match key.kind {
             SymKind::Entry => format!("{}@{label}", spell_var(target, &vregs, &var)),
             SymKind::Undefined => format!("undefined {} in source {label}", var_debug(&vregs, var)),
-            SymKind::JunkReg => format!("?{}@{label}", target.regs.name(Reg::try_from(key.a).unwrap_or(Reg::MAX))),
+            SymKind::JunkReg => {
+                let reg = target.regs.name(Reg::try_from(key.a).unwrap_or(Reg::MAX));
+                let expired = if key.b == 1 { " (expired)" } else { "" };
+                format!("?{reg}{expired}@{label}")
+            }
             SymKind::JunkSlot => format!("?scratch[{}]@{label}", key.a),
         }
     })
@@ -769,6 +775,9 @@ pub struct WriteEvent {
     pub reads: std::ops::Range<u32>,
     /// Whether the word is a copy of `reads[0]`'s value (moves, fills).
     pub copy: bool,
+    /// The last cycle at which a read may see it (issue + the op's read
+    /// window maximum), if the result expires.
+    pub expires: Option<u64>,
 }
 
 /// An effect of the machine program.
@@ -800,6 +809,15 @@ pub enum TimingIssue {
         write: WriteId,
         /// The terminator's cycle.
         end: u64,
+    },
+    /// A read of a result after its read window ended.
+    Expired {
+        /// The write whose result was read.
+        write: WriteId,
+        /// The reading op (the terminator for a condition).
+        read: OpAt,
+        /// The cycle of the read.
+        cycle: u64,
     },
 }
 
@@ -1020,11 +1038,23 @@ impl<'a> Machine<'a> {
     /// Read a register: its term, and the read's id if the run records.
     fn read(&mut self, reg: Reg, cycle: u64, at: &OpAt) -> (Term, Option<ReadId>) {
         let (term, from) = self.current(reg);
+        if self.code.expiring {
+            self.window(from, cycle, at);
+        }
         if !self.run.recorded {
             return (term, None);
         }
         self.run.reads.push(ReadEvent { reg, cycle, term, from, at: at.clone() });
         (term, Some(self.run.reads.len() - 1))
+    }
+
+    /// Record an [`TimingIssue::Expired`] when the write `from` that a read
+    /// at `cycle` sees has passed the end of its read window.
+    fn window(&mut self, from: Option<WriteId>, cycle: u64, at: &OpAt) {
+        let expired = from.and_then(|w| self.run.writes.get(w)).and_then(|w| w.expires).is_some_and(|e| cycle > e);
+        if let (true, Some(write)) = (expired, from) {
+            self.run.issues.push(TimingIssue::Expired { write, read: at.clone(), cycle });
+        }
     }
 
     /// Read one op's operands (into `bundle.args`, and if the run records,
@@ -1160,7 +1190,8 @@ impl<'a> Machine<'a> {
                 self.run.issues.push(TimingIssue::SameCycle { write: id, other: other.id });
             }
             let reads = reads.start as u32..reads.end as u32;
-            self.run.writes.push(WriteEvent { reg, term, issue: cycle, land, at: op.at.clone(), reads, copy });
+            let expires = op.desc.window().max.map(|m| cycle + u64::from(m));
+            self.run.writes.push(WriteEvent { reg, term, issue: cycle, land, at: op.at.clone(), reads, copy, expires });
             self.s.pending.push(Pending { land, id, reg, term });
             self.s.next_land = self.s.next_land.min(land);
             let ready = self.s.ready.get(reg).unwrap_or(0);
@@ -1264,7 +1295,29 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
     m.run.cycles = cycle;
     // Every register a landed write changed is in `entry` (see `Machine`).
     m.run.regs = m.run.entry.overlaid(&m.s.cur);
+    if m.code.expiring {
+        expire_at_exit(m, cycle + 1);
+    }
     m.run.mem = m.mem.map(|(t, _)| t);
+}
+
+/// Registers whose result has expired by `next` (the first cycle a
+/// successor block can read) leave the block holding unknown contents (a
+/// fresh junk symbol per register, distinct from the block-entry junk), so
+/// a successor that needs such a value is refuted.
+fn expire_at_exit(m: &mut Machine, next: u64) {
+    let expired: Vec<Reg> = m
+        .s
+        .cur
+        .iter()
+        .filter(|(_, (_, from))| from.and_then(|w| m.run.writes.get(w)).and_then(|w| w.expires).is_some_and(|e| e < next))
+        .map(|(r, _)| r)
+        .collect();
+    for r in expired {
+        let key = SymKey { kind: SymKind::JunkReg, a: u32::from(r), b: 1 };
+        let t = m.terms.symbol_for(key, m.at, true);
+        m.run.regs.insert(r, t);
+    }
 }
 
 #[cfg(test)]

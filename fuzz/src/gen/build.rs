@@ -143,23 +143,23 @@ impl Imms {
 }
 
 /// Whether `op` may be a straight-line candidate under `cfg`.
-fn candidate(op: &OpDesc, cfg: &Config) -> bool {
+fn candidate(t: &Target, op: &OpDesc, cfg: &Config) -> bool {
     let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
     let output = matches!(op.sem, Sem::Output(..));
     let implicit = matches!(op.dest, Dest::Implicit(_));
     let send = op.sem == Sem::Texture;
-    !op.machine_only && !outside && !op.name.ends_with(".eot") && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
+    !op.machine_only && !outside && !t.ends_thread(op) && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
 }
 
 /// The straight-line candidates of `t` under `cfg`: the enabled
 /// [`candidate`]s, or, when none of them writes a result, every candidate
 /// that does.
 fn candidate_list(t: &'static Target, cfg: &Config) -> Candidates {
-    let ops: Vec<&'static OpDesc> = t.ops.iter().enumerate().filter(|(i, o)| cfg.op_enabled(*i) && candidate(o, cfg)).map(|(_, o)| o).collect();
+    let ops: Vec<&'static OpDesc> = t.ops.iter().enumerate().filter(|(i, o)| cfg.op_enabled(*i) && candidate(t, o, cfg)).map(|(_, o)| o).collect();
     if ops.iter().any(|o| o.dest != Dest::None) {
         return ops.into();
     }
-    t.ops.iter().filter(|o| candidate(o, cfg) && o.dest != Dest::None).collect()
+    t.ops.iter().filter(|o| candidate(t, o, cfg) && o.dest != Dest::None).collect()
 }
 
 /// What [`candidate_list`] depends on: the target and the configuration's

@@ -1,8 +1,8 @@
 //! What the generator needs to know about a target beyond its opcode table,
-//! derived from the description wherever possible: the registers inputs
-//! arrive in, the pool of registers that may be preallocated, how a loop
+//! derived from the description: the registers inputs arrive in
+//! (`Target::inputs`), the pool of registers that may be preallocated, how a loop
 //! counter counts down, how a branch condition is made, and which output op
-//! ends the program.
+//! ends the program (`Target::ends_thread`).
 //!
 //! Invariant: every register in a profile exists in the target's file, is
 //! neither reserved (for the pool) nor implicitly written, and the pool's
@@ -77,21 +77,6 @@ fn counter(t: &'static Target, mov: Option<&'static OpDesc>) -> Option<Counter> 
     choices.iter().filter(|c| c.3).find_map(|&(sem, delta, float, _)| imm_op(t, sem, delta).map(|step| Counter { mov, step, float, delta }))
 }
 
-fn is_final_output(o: &OpDesc) -> bool {
-    o.name.ends_with(".eot")
-}
-
-fn input_regs(t: &'static Target) -> Vec<PhysReg> {
-    let payload = t.rules.payload(t.default_stage);
-    match t.name {
-        // Payload g0-g1, then SIMD16 attributes in g2.. (as in the examples).
-        "gen8" => vec![PhysReg::one(0), PhysReg::one(1), PhysReg { base: 2, size: 2 }, PhysReg { base: 4, size: 2 }, PhysReg::one(6)],
-        // Vertex attributes arrive in R1.x..R2.w.
-        "r600" => (4..12).map(PhysReg::one).collect(),
-        _ => payload.iter().map(|&r| PhysReg::one(r)).collect(),
-    }
-}
-
 fn pool_regs(t: &'static Target, inputs: &[PhysReg]) -> Vec<PhysReg> {
     let forbidden = |r: Reg| t.reserved.contains(&r) || t.implicit_regs.contains(&r);
     let alloc = t.rules.allocatable(t.default_stage);
@@ -135,12 +120,12 @@ impl Profile {
         let mov = t.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit && o.operands == [OperandKind::Value]);
         let cond = imm_op(t, Sem::And, Imm::int(1)).map(|o| (o, Imm::int(1))).or_else(|| imm_op(t, Sem::FMax, Imm::f32(0.0)).map(|o| (o, Imm::f32(0.0))));
         let is_output = |o: &&OpDesc| matches!(o.sem, Sem::Output(..)) && !o.machine_only;
-        let outputs = t.ops.iter().filter(is_output).filter(|o| !is_final_output(o)).collect();
-        let final_output = t.ops.iter().filter(is_output).find(|o| is_final_output(o));
+        let outputs = t.ops.iter().filter(is_output).filter(|o| !t.ends_thread(o)).collect();
+        let final_output = t.ops.iter().filter(is_output).find(|o| t.ends_thread(o));
         let fold = [Sem::Xor, Sem::Add, Sem::FAdd].iter().find_map(|&s| {
             t.ops.iter().find(|o| o.sem == s && o.sizes == Sizes::Uniform && o.dest == Dest::Explicit && o.operands.len() == 2)
         });
-        let inputs = input_regs(t);
+        let inputs = t.inputs.to_vec();
         let pool = pool_regs(t, &inputs);
         Profile { inputs, pool, counter: counter(t, mov), cond, outputs, final_output, fold, mov }
     }
@@ -162,6 +147,18 @@ mod tests {
                 assert!(p.pool[i + 1..].iter().all(|b| !a.overlaps(*b)), "{}: overlapping pool", t.name);
             }
         }
+    }
+
+    #[test]
+    fn inputs_and_the_final_output_come_from_the_description() {
+        for t in schedra_ir::target::all() {
+            let p = Profile::of(t);
+            assert_eq!(p.inputs, t.inputs, "{}", t.name);
+            assert_eq!(p.final_output.map(|o| o.name), t.thread_end_op().map(|o| o.name), "{}", t.name);
+            assert!(p.outputs.iter().all(|o| !t.ends_thread(o)), "{}", t.name);
+        }
+        let gen8 = Profile::of(schedra_ir::target::by_name("gen8").expect("gen8"));
+        assert_eq!(gen8.final_output.map(|o| o.name), Some("send.eot"));
     }
 
     #[test]

@@ -57,6 +57,15 @@ pub enum RunError {
         /// What collides.
         message: String,
     },
+    /// A register is read after the read window of the value it holds
+    /// ended (an expiring result, e.g. in a bypass network).
+    #[error("{at}: latency: {message}")]
+    Expired {
+        /// The reading op (or terminator).
+        at: Place,
+        /// What was read when.
+        message: String,
+    },
     /// The opcode is not in the target's table.
     #[error("{at}: unknown opcode `{opcode}` for target {target}")]
     UnknownOpcode {

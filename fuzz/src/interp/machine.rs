@@ -25,7 +25,14 @@
 //! reads or writes has a pending write, the bundle waits until the last such
 //! write lands; the wait is counted in `stalls` (the scoreboard also covers
 //! destinations, so writes land in program order). The terminator waits for
-//! its condition the same way.
+//! its condition the same way. Which targets these are is the interpreter's
+//! own reading of `Target::clock` ([`waits`]).
+//!
+//! Read windows: a write by an op whose read window has a maximum
+//! (`OpDesc::window`) expires at its issue cycle + that maximum (measured
+//! from its landing, so never before it lands); a read of the register
+//! after that cycle, before another write lands on it, stops the run
+//! ([`RunError::Expired`]). Targets without such an op skip the check.
 //!
 //! Effects happen at issue, in the bundle's op order. Scratch memory is
 //! private. `thrsw` does nothing. At entry each declared input register holds
@@ -39,7 +46,7 @@ use super::scratch::Scratch;
 use super::words::Words;
 use schedra_ir::target::opcache::OpCache;
 use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
-use schedra_ir::target::{Dest, Sizes};
+use schedra_ir::target::{Clock, Dest, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 use std::sync::Arc;
 
@@ -80,7 +87,14 @@ struct Pending<'p> {
     reg: Reg,
     word: u32,
     at: Loc<'p>,
+    /// For how many cycles after landing the word may be read
+    /// ([`FOREVER`]: until overwritten); two bytes, which the struct's
+    /// padding had room for.
+    keep: u16,
 }
+
+/// [`Pending::keep`] of a word without a read window maximum.
+const FOREVER: u16 = u16::MAX;
 
 /// One decoded op of a bundle, ready to read its operands.
 struct DOp<'p> {
@@ -198,7 +212,7 @@ fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: &'p Block, i
             return Err(e);
         }
     }
-    let waits = if p.target.interlocked { ops.get(first_op..).unwrap_or(&[]) } else { &[] };
+    let waits = if p.target.clock.interlocked() { ops.get(first_op..).unwrap_or(&[]) } else { &[] };
     for d in waits {
         for o in &d.inst.srcs {
             if let Operand::Phys(r) = o {
@@ -218,7 +232,7 @@ impl<'p> Decoded<'p> {
         let labels = label_map(p);
         let mut opcodes = OpCache::new(p.target);
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
-        let waits = p.target.interlocked;
+        let waits = p.target.clock.interlocked();
         let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(if waits { 3 * n } else { 0 }));
         let mut blocks = Vec::with_capacity(p.blocks.len());
         let mut bundles = Vec::with_capacity(p.blocks.iter().map(|b| b.bundles.len()).sum());
@@ -276,8 +290,12 @@ struct Machine<'p> {
     world: World,
     regs: Vec<Option<u32>>,
     pending: Vec<Pending<'p>>,
-    /// Whether the target waits for pending writes (`Target::interlocked`).
+    /// Whether the target waits for pending writes ([`waits`]).
     interlocked: bool,
+    /// Whether some op's result expires (then `expires` is kept).
+    expiring: bool,
+    /// Per register, the last cycle its landed word may be read.
+    expires: Vec<u64>,
     /// The earliest and latest landing cycles in `pending` (`u64::MAX`
     /// and 0 when it is empty).
     next_land: u64,
@@ -338,7 +356,9 @@ impl<'p> Machine<'p> {
             world,
             regs,
             pending,
-            interlocked: p.target.interlocked,
+            interlocked: waits(p.target.clock),
+            expiring: p.target.ops.iter().any(|d| d.window().max.is_some()),
+            expires: vec![u64::MAX; count as usize],
             next_land: u64::MAX,
             last_land: 0,
             now: 0,
@@ -399,6 +419,9 @@ impl<'p> Machine<'p> {
                 *slot = Some(w.word);
             }
         }
+        if self.expiring {
+            due.iter().for_each(|w| set_expiry(&mut self.expires, w));
+        }
         self.due = due;
     }
 
@@ -414,6 +437,9 @@ impl<'p> Machine<'p> {
             if let Some(slot) = self.regs.get_mut(w.reg as usize) {
                 *slot = Some(w.word);
             }
+        }
+        if self.expiring {
+            self.pending.iter().for_each(|w| set_expiry(&mut self.expires, w));
         }
         self.pending.clear();
         (self.next_land, self.last_land) = (u64::MAX, 0);
@@ -433,6 +459,18 @@ impl<'p> Machine<'p> {
         self.clock_ok()
     }
 
+    /// Stop when a register of `reads` holds a word whose read window ended
+    /// before the current cycle.
+    fn windows_ok(&self, at: Loc<'p>, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
+        for r in reads.flat_map(|p| p.regs()) {
+            if let Some(&e) = self.expires.get(r as usize).filter(|&&e| e < self.now) {
+                let message = format!("${} is read at cycle {}, past the maximum lifetime of its value (readable until cycle {e})", self.p.reg_name(r), self.now);
+                return Err(RunError::Expired { at: at.place(), message });
+            }
+        }
+        Ok(())
+    }
+
     fn clock_ok(&self) -> Result<(), RunError> {
         if self.now > MAX_CYCLES {
             return Err(RunError::TooManyCycles { limit: MAX_CYCLES });
@@ -446,6 +484,10 @@ impl<'p> Machine<'p> {
             self.wait_for(touched)?;
         }
         self.land();
+        if self.expiring {
+            let srcs = ops.iter().flat_map(|d| d.inst.srcs.iter());
+            self.windows_ok(at, srcs.filter_map(Operand::phys))?;
+        }
         // Parallel reads: compute every op's result before applying any.
         // A fast op's result is one word (`words[k]`, bit k of `fast`), a
         // fast output's the word it carries (`words[k]`, bit k of `outs`);
@@ -500,7 +542,8 @@ impl<'p> Machine<'p> {
         match d.dest {
             Some(dest) if dest.size == 1 => {
                 let land = self.now + u64::from(d.desc.latency.max(1));
-                self.queue(Pending { land, reg: dest.base, word, at })
+                let keep = keep(d.desc);
+                self.queue(Pending { land, reg: dest.base, word, at, keep })
             }
             _ => self.apply(d, Action::Write(Words::one(word)), at),
         }
@@ -512,8 +555,9 @@ impl<'p> Machine<'p> {
             Action::Write(words) => {
                 let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
                 let land = self.now + u64::from(d.desc.latency.max(1));
+                let keep = keep(d.desc);
                 for (reg, &word) in dest.regs().zip(words.iter()) {
-                    self.queue(Pending { land, reg, word, at })?;
+                    self.queue(Pending { land, reg, word, at, keep })?;
                 }
             }
             Action::Effect(channel, words) => channel.record(&mut self.effects, &words),
@@ -560,6 +604,9 @@ impl<'p> Machine<'p> {
                     self.wait_for(&d.cond_regs)?;
                 }
                 self.land();
+                if self.expiring {
+                    self.windows_ok(at, cond.phys().into_iter())?;
+                }
                 // One register (in range: checked above) is read directly;
                 // anything else through `read`, first word or 0.
                 match cond {
@@ -578,6 +625,35 @@ impl<'p> Machine<'p> {
             self.clock_ok()?;
         }
         Ok(next.map(|(i, _)| i))
+    }
+}
+
+/// The interpreter's reading of a clock (semantics.md): whether a bundle
+/// waits for pending writes. Only an interlocked core does; on a padded or
+/// encoded-waits core an early read sees the old contents (the machine form
+/// carries no `wait N`, so each bundle issues one cycle after the last).
+fn waits(clock: Clock) -> bool {
+    match clock {
+        Clock::Interlocked => true,
+        Clock::Padded | Clock::EncodedWaits { .. } => false,
+    }
+}
+
+/// For how many cycles after landing (at issue + max(L, 1)) a result of
+/// `desc` may be read: its read window's maximum less the landing
+/// distance (0 when the window ends before the landing), or [`FOREVER`].
+fn keep(desc: &OpDesc) -> u16 {
+    let w = desc.window();
+    match w.max {
+        Some(max) => u16::try_from(max.saturating_sub(w.min.max(1))).unwrap_or(FOREVER - 1).min(FOREVER - 1),
+        None => FOREVER,
+    }
+}
+
+/// Record when the word of landed write `w` stops being readable.
+fn set_expiry(expires: &mut [u64], w: &Pending<'_>) {
+    if let Some(e) = expires.get_mut(w.reg as usize) {
+        *e = if w.keep == FOREVER { u64::MAX } else { w.land.saturating_add(u64::from(w.keep)) };
     }
 }
 
@@ -625,6 +701,46 @@ mod tests {
         let o = run_any(&p, 6, 100).expect("runs");
         assert_eq!(tlb(&o), [w.uniform(0), w.uniform(0), w.varying(0)]);
         assert_eq!(o.cycles, 5);
+    }
+
+    #[test]
+    fn a_read_past_the_read_window_stops_the_run() {
+        use schedra_ir::target::{testing::with_lifetime, v3d71::V3D71};
+        let expiring = with_lifetime(&V3D71, "v3d71-expiring", "fmul", 1);
+        let on = |t, body: &str| {
+            let mut p = machine("v3d71", "input $rf1", body);
+            p.target = t;
+            p
+        };
+        let late = "b0:\n { mul: fmul $rf4, $rf1, $rf1 }\n { }\n { add: tlbw $rf4 }\n end\n";
+        assert!(run_any(&on(&V3D71, late), 1, 100).is_ok(), "without a lifetime a late read is fine");
+        match run_any(&on(expiring, late), 1, 100) {
+            Err(RunError::Expired { at, message }) => {
+                assert_eq!(at.index, 2, "{message}");
+                assert!(message.contains("past the maximum lifetime"), "{message}");
+            }
+            other => panic!("expected an expired read, got {other:?}"),
+        }
+        let near = "b0:\n { mul: fmul $rf4, $rf1, $rf1 }\n { add: tlbw $rf4 }\n end\n";
+        assert!(run_any(&on(expiring, near), 1, 100).is_ok());
+        // A later write of the register gives it a value without a window.
+        let rewritten = "b0:\n { mul: fmul $rf4, $rf1, $rf1 }\n { add: mov $rf4, $rf1 }\n { }\n { add: tlbw $rf4 }\n end\n";
+        assert!(run_any(&on(expiring, rewritten), 1, 100).is_ok());
+        // Across a block boundary the window still counts.
+        let across = "b0:\n { mul: fmul $rf4, $rf1, $rf1 }\n jmp b1\nb1:\n { add: tlbw $rf4 }\n end\n";
+        assert!(matches!(run_any(&on(expiring, across), 1, 100), Err(RunError::Expired { .. })));
+    }
+
+    #[test]
+    fn only_an_interlocked_clock_waits_for_pending_writes() {
+        use schedra_ir::target::{gen8::GEN8, testing::with_clock, Clock};
+        let body = "b0:\n mul $g10, $g2, $g2\n add $g11, $g10, $g2\n send.eot $g11\n end\n";
+        for (clock, stalls) in [(Clock::Interlocked, true), (Clock::Padded, false), (Clock::EncodedWaits { max: 31 }, false)] {
+            let mut p = machine("gen8", "input $g2", body);
+            p.target = with_clock(&GEN8, "gen8-variant", clock);
+            let o = run_any(&p, 3, 100).expect("runs");
+            assert_eq!((o.stalls > 0, o.cycles > 4), (stalls, stalls), "{clock:?}: {} cycles", o.cycles);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! not a scheduler.
 
 use super::{run, RunError};
-use schedra_ir::target::Dest;
+use schedra_ir::target::{Clock, Dest};
 use schedra_ir::{Block, Bundle, Form, Inst, Input, Op, Operand, PhysReg, Program, Reg, TermKind};
 use schedra_ir::SmolStr;
 use std::collections::{BTreeSet, HashMap};
@@ -63,7 +63,11 @@ pub fn lower(p: &Program) -> Option<Program> {
     let t = p.target;
     let mut alloc = Alloc::new(p);
     let mut sizes: HashMap<SmolStr, u8> = HashMap::new();
-    let pad = |latency: u32| if t.interlocked { 0 } else { latency.max(1) as usize - 1 };
+    // An interlocked core waits by itself; the others need empty bundles.
+    let pad = |latency: u32| match t.clock {
+        Clock::Interlocked => 0,
+        Clock::Padded | Clock::EncodedWaits { .. } => latency.max(1) as usize - 1,
+    };
     let mov = t.op("mov")?;
     let emit = |out: &mut Vec<Bundle>, b: Bundle, latency: u32| {
         out.push(b);

@@ -4,7 +4,7 @@
 //! scheduler table in Mesa's `intel/compiler`; register rules from
 //! `brw_eu_validate.c` (r127 on overlapping sends, EOT payload in g112–g127).
 
-use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
@@ -12,7 +12,11 @@ const R: K = K::Reg;
 const ALU: &[&str] = &["alu"];
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], latency: u32) -> OpDesc {
-    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots: ALU, latency, sfu: false, header_is_dest: false, machine_only: false }
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots: ALU, latency, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial }
+}
+/// A message send: its payload may overlap its destination in any way.
+const fn send(name: &'static str, sem: Sem, operands: &'static [K], latency: u32) -> OpDesc {
+    OpDesc { overlap: Overlap::Any, ..op(name, sem, operands, latency) }
 }
 const fn math(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[R], 22) }
@@ -32,10 +36,10 @@ static OPS: [OpDesc; 17] = [
     math("math.rsq", Sem::Rsqrt),
     math("math.exp", Sem::Exp2),
     math("math.log", Sem::Log2),
-    OpDesc { sizes: Sizes::Fixed { dest: 4, src: 2 }, ..op("send.tex", Sem::Texture, &[R], 200) },
-    OpDesc { sizes: Sizes::Any, header_is_dest: true, ..op("send.scratch_read", Sem::ScratchRead, &[K::Index], 50) },
-    OpDesc { sizes: Sizes::Any, dest: Dest::None, ..op("send.scratch_write", Sem::ScratchWrite, &[K::Index, R], 0) },
-    OpDesc { sizes: Sizes::Any, dest: Dest::None, ..op("send.eot", Sem::Output("rt", false), &[R], 0) },
+    OpDesc { sizes: Sizes::Fixed { dest: 4, src: 2 }, ..send("send.tex", Sem::Texture, &[R], 200) },
+    OpDesc { sizes: Sizes::Any, header_is_dest: true, ..send("send.scratch_read", Sem::ScratchRead, &[K::Index], 50) },
+    OpDesc { sizes: Sizes::Any, dest: Dest::None, ..send("send.scratch_write", Sem::ScratchWrite, &[K::Index, R], 0) },
+    OpDesc { sizes: Sizes::Any, dest: Dest::None, ..send("send.eot", Sem::Output("rt", false), &[R], 0) },
 ];
 
 /// The Broadwell description.
@@ -43,7 +47,7 @@ pub static GEN8: Target = Target {
     name: "gen8",
     summary: "Intel Broadwell fragment EU: one alu slot, g0-g127 (g0-g1 reserved), interlocked, multi-register values, r127 and EOT rules",
     regs: RegFile { naming: RegNaming::Numbered("g"), count: 128 },
-    interlocked: true,
+    clock: Clock::Interlocked,
     slots: ALU,
     default_stage: Stage::Fragment,
     ops: &OPS,
@@ -52,6 +56,10 @@ pub static GEN8: Target = Target {
     max_value_size: 4,
     reserved: &[0, 1],
     implicit_regs: &[],
+    payload: &[(Stage::Fragment, &[0, 1]), (Stage::Vertex, &[0, 1]), (Stage::Compute, &[0, 1])],
+    // Payload g0-g1, then SIMD16 attributes in g2.. (as in the examples).
+    inputs: &[PhysReg::one(0), PhysReg::one(1), PhysReg { base: 2, size: 2 }, PhysReg { base: 4, size: 2 }, PhysReg::one(6)],
+    end: ProgramEnd::LastOp("send.eot"),
     rules: &Gen8Rules,
 };
 
@@ -74,9 +82,6 @@ impl Rules for Gen8Rules {
     }
     fn max_bundle_imms(&self) -> usize {
         1
-    }
-    fn payload(&self, _stage: Stage) -> &'static [Reg] {
-        &[0, 1]
     }
     fn allocatable(&self, _stage: Stage) -> Vec<Reg> {
         (2..128).collect()
@@ -102,20 +107,14 @@ impl Rules for Gen8Rules {
                 return Err(format!("end-of-thread payload g{} is outside g112-g127", p.base));
             }
         }
-        if let (Some(d), false) = (dest, op.name.starts_with("send.")) {
+        if let (Some(d), Overlap::NoPartial) = (dest, op.overlap) {
             if d.size > 1 && reg_operands(inst).any(|s| s.overlaps(d) && s != d) {
                 return Err(format!("`{}` destination g{}:{} partly overlaps a source", op.name, d.base, d.size));
             }
         }
         Ok(())
     }
-    fn end_delay_slots(&self) -> Option<usize> {
-        None
-    }
     fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
         Ok(())
-    }
-    fn ends_thread(&self, op: &OpDesc) -> bool {
-        op.sem == Sem::Output("rt", false)
     }
 }

@@ -1,24 +1,30 @@
 //! Target descriptions: each GPU core is data (register file, slots, an
-//! opcode table with latencies, implicit and delayed writes, reserved and
-//! payload registers, interlocked or not) plus a small [`Rules`] module for
-//! what does not fit a table (immediates, r600 read ports, gen8's r127 and
-//! end-of-thread rules, v3d71's thread end).
+//! opcode table with latencies and read windows, implicit and delayed
+//! writes, reserved, payload and input registers, operand-overlap rules, the
+//! machine [`Clock`], how a program ends) plus a small [`Rules`] module for
+//! what does not fit a table (immediates, r600 read ports and channels,
+//! gen8's r127 and end-of-thread payload rules, v3d71's thread-end slots).
 //!
 //! The compiler schedules and allocates *for* a description; the verifier
 //! checks *against* it with its own code; the interpreters execute by the
-//! [`Sem`] of each opcode. A target whose clock and register file work like
-//! these three (a register file; interlocked, or padded with empty bundles)
-//! is a module here and a line in [`all`]. One with encoded waits and dual
-//! issue (kepler) or a bypass network instead of a register file (lima-gp)
-//! also needs new scheduler, allocator, verifier and interpreter work; see
-//! docs/targets.md, "Later targets".
+//! [`Sem`] of each opcode. Generic code reads these fields and asks the
+//! rules; it never matches a target's name or an opcode's spelling. A target
+//! whose clock and register file work like the existing ones is a module
+//! here and a line in [`all`]; one with a new kind of clock or a bypass
+//! network instead of a register file also needs the scheduler, verifier and
+//! interpreter work that docs/targets.md describes.
 
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
+pub use clock::{Clock, ReadWindow};
+
+mod clock;
 pub mod gen8;
 pub mod opcache;
 mod optable;
 pub mod r600;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod v3d71;
 
 /// Every target schedra knows, in a stable order.
@@ -246,6 +252,55 @@ pub struct OpDesc {
     pub header_is_dest: bool,
     /// Exists only in the machine form (`thrsw`).
     pub machine_only: bool,
+    /// The latest distance (cycles from issue) at which the result may still
+    /// be read; `None`: until it is overwritten. See [`OpDesc::window`].
+    pub lifetime: Option<u32>,
+    /// How the destination may overlap the register sources.
+    pub overlap: Overlap,
+}
+
+impl OpDesc {
+    /// The distances from issue at which the op's result may be read: from
+    /// its latency on (the write lands), until its lifetime ends.
+    pub const fn window(&self) -> ReadWindow {
+        ReadWindow { min: self.latency, max: self.lifetime }
+    }
+}
+
+/// How an op's destination may overlap its register sources (only runs of
+/// more than one register can overlap in part).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// A destination run of more than one register is equal to or disjoint
+    /// from every register source; a partial overlap is not encodable (gen8
+    /// ALU regioning). The compiler keeps such destinations away from the
+    /// sources' registers; `Rules::op_regs_ok` reports a partial overlap.
+    NoPartial,
+    /// Any overlap is allowed (gen8 message sends, scratch access).
+    Any,
+}
+
+/// How the final block of a program ends, beyond its `end` terminator.
+#[derive(Clone, Copy, Debug)]
+pub enum ProgramEnd {
+    /// `end` alone ends the program.
+    Plain,
+    /// The op of this name ends the thread: it is the last op of every block
+    /// that ends the program and appears nowhere else (gen8 `send.eot`).
+    LastOp(&'static str),
+    /// The machine-only op `marker` ends the thread: it sits in the final
+    /// block, followed by exactly `delay_slots` bundles, and no op of those
+    /// bundles reads or writes a register of `untouchable` (v3d71: `thrsw`,
+    /// 2 delay slots, the fragment payload rf2-rf3). The ops each bundle
+    /// may hold beyond that are `Rules::end_slot_ok`.
+    Marker {
+        /// The marker op's name in the opcode table.
+        marker: &'static str,
+        /// Bundles that follow the marker's bundle.
+        delay_slots: usize,
+        /// Registers no op of a delay slot may read or write.
+        untouchable: &'static [Reg],
+    },
 }
 
 /// A target: one GPU core's model.
@@ -256,8 +311,9 @@ pub struct Target {
     pub summary: &'static str,
     /// The register file.
     pub regs: RegFile,
-    /// Reads wait for pending writes (gen8) instead of seeing old contents.
-    pub interlocked: bool,
+    /// What a read sees of a write that has not landed, and how waits are
+    /// made (see [`Clock`]).
+    pub clock: Clock,
     /// Slot names of a bundle, in printing order.
     pub slots: &'static [&'static str],
     /// Stage when a program names none.
@@ -273,6 +329,15 @@ pub struct Target {
     /// Registers written implicitly by some ops; a source program may not
     /// name them (v3d71 rf0).
     pub implicit_regs: &'static [Reg],
+    /// Registers that hold payload inputs at entry, per stage (a stage not
+    /// listed has none).
+    pub payload: &'static [(Stage, &'static [Reg])],
+    /// Registers where a default-stage program's inputs arrive, in order
+    /// (the payload, then attribute registers): what generated programs
+    /// declare as inputs.
+    pub inputs: &'static [PhysReg],
+    /// How a program ends.
+    pub end: ProgramEnd,
     /// The target's rules that do not fit the tables.
     pub rules: &'static (dyn Rules + Sync),
     /// Name → position in [`Target::ops`], built on the first [`Target::op`]
@@ -309,6 +374,46 @@ impl Target {
     pub fn single_slot(&self) -> bool {
         self.slots.len() == 1
     }
+    /// Registers that hold payload inputs at entry for `stage`.
+    pub fn payload(&self, stage: Stage) -> &'static [Reg] {
+        self.payload.iter().find(|(s, _)| *s == stage).map_or(&[], |(_, r)| r)
+    }
+    /// Whether `op` ends the thread and so must be the last op of a block
+    /// that ends the program ([`ProgramEnd::LastOp`]).
+    pub fn ends_thread(&self, op: &OpDesc) -> bool {
+        matches!(self.end, ProgramEnd::LastOp(name) if name == op.name)
+    }
+    /// The op that ends the thread as the last op of the program
+    /// ([`ProgramEnd::LastOp`]), if the target has one in its table.
+    pub fn thread_end_op(&self) -> Option<&'static OpDesc> {
+        match self.end {
+            ProgramEnd::LastOp(name) => self.op(name),
+            _ => None,
+        }
+    }
+    /// The end-of-program marker op and its delay-slot count
+    /// ([`ProgramEnd::Marker`]), if the target has one in its table.
+    pub fn end_marker(&self) -> Option<(&'static OpDesc, usize)> {
+        match self.end {
+            ProgramEnd::Marker { marker, delay_slots, .. } => self.op(marker).map(|d| (d, delay_slots)),
+            _ => None,
+        }
+    }
+    /// Number of bundles that must follow the end-of-program marker in the
+    /// final block, or `None` if the target has no end marker.
+    pub fn end_delay_slots(&self) -> Option<usize> {
+        match self.end {
+            ProgramEnd::Marker { delay_slots, .. } => Some(delay_slots),
+            _ => None,
+        }
+    }
+    /// Registers no op of an end-of-program delay slot may read or write.
+    pub fn end_untouchable(&self) -> &'static [Reg] {
+        match self.end {
+            ProgramEnd::Marker { untouchable, .. } => untouchable,
+            _ => &[],
+        }
+    }
 }
 
 /// Target rules that do not fit a table. Each returns `Err(sentence)`
@@ -321,8 +426,6 @@ pub trait Rules {
     fn imm_ok(&self, op: &OpDesc, index: usize, imm: Imm) -> bool;
     /// The most distinct immediate words one bundle may carry.
     fn max_bundle_imms(&self) -> usize;
-    /// Registers that hold payload inputs at entry for `stage`.
-    fn payload(&self, stage: Stage) -> &'static [Reg];
     /// Registers the allocator may hand out for `stage` (in preference
     /// order); excludes reserved and implicitly written registers.
     fn allocatable(&self, stage: Stage) -> Vec<Reg>;
@@ -339,18 +442,62 @@ pub trait Rules {
     /// it must judge only the physical (`Operand::Phys`) operands and let
     /// virtual ones pass.
     fn op_regs_ok(&self, op: &OpDesc, inst: &Inst) -> Result<(), String>;
-    /// Number of bundles that must follow the end-of-program marker in the
-    /// final block (v3d71: 2 after `thrsw`), or `None` if the target has no
-    /// end sequence.
-    fn end_delay_slots(&self) -> Option<usize>;
     /// Kind `hazard`: may `inst` sit in end-of-program delay slot
     /// `slot_index` (0-based), or in the marker bundle itself when
-    /// `slot_index` is `None`?
+    /// `slot_index` is `None`? Includes the [`ProgramEnd::Marker`]
+    /// `untouchable` registers. Targets without an end marker allow all.
     fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String>;
-    /// Kind `hazard`: whether `op` ends the thread and so must be the last
-    /// op of a block that ends the program (gen8 `send.eot`). Default: no
-    /// op does.
-    fn ends_thread(&self, _op: &OpDesc) -> bool {
-        false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_end_op_is_in_its_table() {
+        for t in all() {
+            match t.end {
+                ProgramEnd::Plain => {}
+                ProgramEnd::LastOp(name) => {
+                    let d = t.thread_end_op().unwrap_or_else(|| panic!("{}: no {name}", t.name));
+                    assert!(t.ends_thread(d) && d.dest == Dest::None, "{}", t.name);
+                }
+                ProgramEnd::Marker { marker, delay_slots, untouchable } => {
+                    let (d, k) = t.end_marker().unwrap_or_else(|| panic!("{}: no {marker}", t.name));
+                    assert!(d.machine_only && !d.slots.is_empty() && k == delay_slots, "{}", t.name);
+                    assert!(untouchable.iter().all(|&r| r < t.regs.count), "{}", t.name);
+                }
+            }
+            assert!(t.ops.iter().filter(|d| t.ends_thread(d)).count() <= 1, "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn payload_and_input_registers_exist() {
+        for t in all() {
+            for st in [Stage::Vertex, Stage::Fragment, Stage::Compute] {
+                assert!(t.payload(st).iter().all(|&r| r < t.regs.count), "{}", t.name);
+            }
+            assert!(!t.inputs.is_empty() && t.inputs.iter().all(|p| t.regs.contains(*p)), "{}", t.name);
+            // The payload comes first among the inputs.
+            let pay = t.payload(t.default_stage);
+            assert!(pay.iter().zip(t.inputs).all(|(&r, p)| *p == PhysReg::one(r)), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn todays_read_windows_start_at_the_latency_and_never_end() {
+        for t in all() {
+            for d in t.ops {
+                assert_eq!(d.window(), ReadWindow { min: d.latency, max: None }, "{} {}", t.name, d.name);
+            }
+        }
+    }
+
+    #[test]
+    fn clocks_are_as_the_contract_says() {
+        assert_eq!(gen8::GEN8.clock, Clock::Interlocked);
+        assert_eq!(v3d71::V3D71.clock, Clock::Padded);
+        assert_eq!(r600::R600.clock, Clock::Padded);
     }
 }

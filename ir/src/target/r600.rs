@@ -9,7 +9,7 @@
 //! `d = scratch_read N` in the `cf` slot model the scratch (spill) path;
 //! `scratch_read`'s result lands 2 cycles after issue.
 
-use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
@@ -20,7 +20,7 @@ const CF: &[&str] = &["cf"];
 pub const CHANNELS: &[&str] = &["x", "y", "z", "w"];
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], slots: &'static [&'static str]) -> OpDesc {
-    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots, latency: 1, sfu: false, header_is_dest: false, machine_only: false }
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots, latency: 1, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial }
 }
 const fn trans(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[V], T) }
@@ -40,8 +40,8 @@ static OPS: [OpDesc; 15] = [
     trans("sin", Sem::Sin),
     trans("cos", Sem::Cos),
     OpDesc { dest: Dest::None, latency: 0, ..op("export", Sem::Output("export", true), &[K::Index, K::Reg], CF) },
-    OpDesc { dest: Dest::None, latency: 0, ..op("scratch_write", Sem::ScratchWrite, &[K::Index, K::Reg], CF) },
-    OpDesc { latency: 2, ..op("scratch_read", Sem::ScratchRead, &[K::Index], CF) },
+    OpDesc { dest: Dest::None, latency: 0, overlap: Overlap::Any, ..op("scratch_write", Sem::ScratchWrite, &[K::Index, K::Reg], CF) },
+    OpDesc { latency: 2, overlap: Overlap::Any, ..op("scratch_read", Sem::ScratchRead, &[K::Index], CF) },
 ];
 
 /// The R600 VLIW5 description.
@@ -49,7 +49,7 @@ pub static R600: Target = Target {
     name: "r600",
     summary: "AMD R600-Evergreen VLIW5: x/y/z/w/t ALU slots + cf, R0.x-R127.w, parallel reads per group, bank-swizzle read ports, 4 literals",
     regs: RegFile { naming: RegNaming::Channels("R", CHANNELS), count: 512 },
-    interlocked: false,
+    clock: Clock::Padded,
     slots: &["x", "y", "z", "w", "t", "cf"],
     default_stage: Stage::Vertex,
     ops: &OPS,
@@ -58,6 +58,10 @@ pub static R600: Target = Target {
     max_value_size: 1,
     reserved: &[],
     implicit_regs: &[],
+    payload: &[],
+    // Vertex attributes arrive in R1.x..R2.w.
+    inputs: &[PhysReg::one(4), PhysReg::one(5), PhysReg::one(6), PhysReg::one(7), PhysReg::one(8), PhysReg::one(9), PhysReg::one(10), PhysReg::one(11)],
+    end: ProgramEnd::Plain,
     rules: &R600Rules,
 };
 
@@ -127,9 +131,6 @@ impl Rules for R600Rules {
     fn max_bundle_imms(&self) -> usize {
         4
     }
-    fn payload(&self, _stage: Stage) -> &'static [Reg] {
-        &[]
-    }
     fn allocatable(&self, _stage: Stage) -> Vec<Reg> {
         (0..512).collect()
     }
@@ -154,9 +155,6 @@ impl Rules for R600Rules {
     }
     fn op_regs_ok(&self, _op: &OpDesc, _inst: &Inst) -> Result<(), String> {
         Ok(())
-    }
-    fn end_delay_slots(&self) -> Option<usize> {
-        None
     }
     fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
         Ok(())

@@ -11,14 +11,14 @@
 //! access), and neither may `tlbw` (TLB access) — a rule from the real chip
 //! that is stricter than the spec's minimum.
 
-use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
 const ONE: Sizes = Sizes::Uniform;
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], dest: Dest, slots: &'static [&'static str], latency: u32) -> OpDesc {
-    OpDesc { name, sem, operands, dest, sizes: ONE, slots, latency, sfu: false, header_is_dest: false, machine_only: false }
+    OpDesc { name, sem, operands, dest, sizes: ONE, slots, latency, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial }
 }
 const fn sfu(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[V], Dest::Explicit, &["add"], 2) }
@@ -56,8 +56,8 @@ static OPS: [OpDesc; 27] = [
     op("ldunifrf", Sem::Uniform, &[K::Index], Dest::Explicit, SIG, 1),
     op("ldvary", Sem::Varying, &[K::Index], Dest::Implicit(0), SIG, 2),
     OpDesc { machine_only: true, ..op("thrsw", Sem::ThreadSwitch, &[], Dest::None, SIG, 0) },
-    op("scratchw", Sem::ScratchWrite, &[K::Index, K::Reg], Dest::None, ADD, 0),
-    op("scratchr", Sem::ScratchRead, &[K::Index], Dest::Explicit, ADD, 4),
+    OpDesc { overlap: Overlap::Any, ..op("scratchw", Sem::ScratchWrite, &[K::Index, K::Reg], Dest::None, ADD, 0) },
+    OpDesc { overlap: Overlap::Any, ..op("scratchr", Sem::ScratchRead, &[K::Index], Dest::Explicit, ADD, 4) },
 ];
 
 /// The V3D 7.1 description.
@@ -65,7 +65,7 @@ pub static V3D71: Target = Target {
     name: "v3d71",
     summary: "Broadcom V3D 7.1 (Raspberry Pi 5): add/mul/sig slots, rf0-rf63, non-interlocked, thrsw + 2 delay slots",
     regs: RegFile { naming: RegNaming::Numbered("rf"), count: 64 },
-    interlocked: false,
+    clock: Clock::Padded,
     slots: &["add", "mul", "sig"],
     default_stage: Stage::Fragment,
     ops: &OPS,
@@ -74,8 +74,15 @@ pub static V3D71: Target = Target {
     max_value_size: 1,
     reserved: &[],
     implicit_regs: &[0],
+    payload: &[(Stage::Fragment, &[1, 2, 3]), (Stage::Compute, &[2, 3])],
+    inputs: &[PhysReg::one(1), PhysReg::one(2), PhysReg::one(3)],
+    end: ProgramEnd::Marker { marker: "thrsw", delay_slots: 2, untouchable: END_UNTOUCHABLE },
     rules: &V3d71Rules,
 };
+
+/// The registers the thread-end delay slots may not touch: the fragment
+/// payload rf2-rf3 (`hardware.md`).
+const END_UNTOUCHABLE: &[Reg] = &[2, 3];
 
 /// The rules of V3D 7.1 that do not fit the tables.
 pub struct V3d71Rules;
@@ -98,13 +105,6 @@ impl Rules for V3d71Rules {
     fn max_bundle_imms(&self) -> usize {
         1
     }
-    fn payload(&self, stage: Stage) -> &'static [Reg] {
-        match stage {
-            Stage::Fragment => &[1, 2, 3],
-            Stage::Compute => &[2, 3],
-            Stage::Vertex => &[],
-        }
-    }
     fn allocatable(&self, _stage: Stage) -> Vec<Reg> {
         // Mesa's RA starts at rf4 and keeps rf0 for implicit writes; the
         // payload registers come last so that they stay free near the end.
@@ -118,9 +118,6 @@ impl Rules for V3d71Rules {
     }
     fn op_regs_ok(&self, _op: &OpDesc, _inst: &Inst) -> Result<(), String> {
         Ok(())
-    }
-    fn end_delay_slots(&self) -> Option<usize> {
-        Some(2)
     }
     fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String> {
         let writes_reg = matches!(op.dest, Dest::Explicit) && inst.dest.is_some();
@@ -143,7 +140,7 @@ impl Rules for V3d71Rules {
         if k == 1 && op.sem == Sem::Varying {
             return Err("`ldvary` in the second thread-end delay slot".to_string());
         }
-        let touches = inst.dest.iter().chain(inst.srcs.iter()).filter_map(|o| o.phys()).any(|p| p.regs().any(|r| r == 2 || r == 3));
+        let touches = inst.dest.iter().chain(inst.srcs.iter()).filter_map(|o| o.phys()).any(|p| p.regs().any(|r| END_UNTOUCHABLE.contains(&r)));
         if touches {
             return Err(format!("`{}` touches rf2/rf3 (fragment payload) in thread-end delay slot {}", op.name, k + 1));
         }
