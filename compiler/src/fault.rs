@@ -75,6 +75,11 @@ impl Fault {
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve => None,
         }
     }
+    /// Whether the fault corrupts programs of target `t` (a fault of no
+    /// particular target corrupts every target's).
+    pub fn applies_to(self, t: &schedra_ir::Target) -> bool {
+        self.target().is_none_or(|name| name == t.name)
+    }
     /// The history the fault reproduces (see `shared/seeds/` and
     /// `shared/research/hardware.md`).
     pub fn history(self) -> &'static str {

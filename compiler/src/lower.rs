@@ -238,17 +238,13 @@ pub fn explicit_twin(target: &'static Target, desc: &OpDesc) -> Option<&'static 
     })
 }
 
-/// The target's register copy (`mov`).
+/// The target's register copy: its first op that copies a value into an
+/// explicit destination (`Sem::Mov`).
 pub fn target_mov(target: &'static Target) -> Result<&'static OpDesc, CompileError> {
     target
-        .op("mov")
-        .filter(|o| o.sem == Sem::Mov)
-        .or_else(|| {
-            target
-                .ops
-                .iter()
-                .find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit)
-        })
+        .ops
+        .iter()
+        .find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit)
         .ok_or_else(|| CompileError::Unsupported(format!("{} has no register copy", target.name)))
 }
 
@@ -492,7 +488,7 @@ pub fn would_forward(
 /// with `k != r`.
 fn copy_pair(ops: &[LoweredOp], i: usize) -> Option<(schedra_ir::Reg, schedra_ir::Reg)> {
     match (ops.get(i).map(|o| o.desc.dest), ops.get(i + 1)) {
-        (Some(Dest::Implicit(r)), Some(m)) if m.inst.opcode == "mov" || m.desc.sem == Sem::Mov => {
+        (Some(Dest::Implicit(r)), Some(m)) if m.desc.sem == Sem::Mov => {
             let src = m.inst.srcs.first().and_then(Operand::phys);
             let dst = m.inst.dest.as_ref().and_then(Operand::phys);
             match (src, dst) {
@@ -581,6 +577,13 @@ mod tests {
     use super::*;
     use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71};
     use schedra_ir::{Imm, Span};
+
+    #[test]
+    fn each_target_copies_with_its_mov() {
+        for t in [&V3D71, &GEN8, &R600] {
+            assert_eq!(target_mov(t).map(|d| d.name).ok(), Some("mov"), "{}", t.name);
+        }
+    }
 
     fn inst(op: &str, dest: Option<u16>, srcs: Vec<Operand>) -> Inst {
         Inst {

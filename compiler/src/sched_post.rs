@@ -115,10 +115,7 @@ pub fn build_graph_in(
     pinned: &[Reg],
     opts: &Options,
 ) {
-    let pinned_fault = opts.has(Fault::R600PinnedWar)
-        && Fault::R600PinnedWar
-            .target()
-            .is_none_or(|t| t == target.name);
+    let pinned_fault = opts.has(Fault::R600PinnedWar) && Fault::R600PinnedWar.applies_to(target);
     g.rebuild(scratch, ops, |e: &Edge| {
         let phys = match e.loc {
             Some(Loc::Phys(r)) if e.kind == EdgeKind::War => Some(r),
