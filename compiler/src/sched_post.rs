@@ -362,6 +362,8 @@ struct State {
     ready: Vec<usize>,
     prio: Vec<i64>,
     cycle_of: Vec<Option<usize>>,
+    /// The `sched-stuck-ready` fault is injected (see [`State::unready`]).
+    stuck_ready: bool,
 }
 
 impl State {
@@ -394,10 +396,32 @@ impl State {
         self.ready.insert(pos, i);
     }
 
-    fn place(&mut self, g: &DepGraph, i: usize, cycle: usize) {
-        if let Some(pos) = self.ready.iter().position(|&r| r == i) {
-            self.ready.remove(pos);
+    /// Remove the placed op `i` from the ready list. Under the
+    /// `sched-stuck-ready` fault the search steps only past ops whose
+    /// priority differs from `i`'s, so an op of equal priority ahead of `i`
+    /// holds it forever: the loop spins without allocating.
+    fn unready(&mut self, i: usize) {
+        if !self.stuck_ready {
+            if let Some(pos) = self.ready.iter().position(|&r| r == i) {
+                self.ready.remove(pos);
+            }
+            return;
         }
+        let p = self.prio.get(i).copied().unwrap_or(0);
+        let mut pos = 0;
+        while let Some(&j) = self.ready.get(pos) {
+            if j == i {
+                self.ready.remove(pos);
+                return;
+            }
+            if self.prio.get(j).copied().unwrap_or(0) != p || p != 0 {
+                pos += 1;
+            }
+        }
+    }
+
+    fn place(&mut self, g: &DepGraph, i: usize, cycle: usize) {
+        self.unready(i);
         if let Some(c) = self.cycle_of.get_mut(i) {
             *c = Some(cycle);
         }
@@ -442,6 +466,14 @@ pub struct Scratch {
     st: State,
     own: Vec<u32>,
     open: OpenBundle,
+}
+
+impl Scratch {
+    /// Schedule the next blocks under `opts`' injected fault (only
+    /// `sched-stuck-ready` acts here).
+    pub fn inject(&mut self, opts: &Options) {
+        self.st.stuck_ready = opts.has(Fault::SchedStuckReady);
+    }
 }
 
 /// [`schedule`] with its bookkeeping in `scratch`.

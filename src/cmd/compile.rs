@@ -32,7 +32,7 @@ pub struct Args {
 
 /// One line per fault: name, target, history.
 fn fault_list() -> String {
-    Fault::all().iter().map(|f| format!("{}\t{}\t{}\n", f.name(), f.target().unwrap_or("any"), f.history())).collect()
+    Fault::every().map(|f| format!("{}\t{}\t{}\n", f.name(), f.target().unwrap_or("any"), f.history())).collect()
 }
 
 /// Run the subcommand; returns the exit status.
