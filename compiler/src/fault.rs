@@ -30,10 +30,11 @@ pub enum Fault {
     RaSplitPreallocated,
     /// Spill code uses a scratch register it did not reserve.
     SpillNoReserve,
-    /// Post-RA scheduler: removing a placed op from the ready list, the
-    /// search steps only past ops of another priority, so it never gets
-    /// past an op of the same priority ahead of the placed one: the
-    /// compiler loops forever (without allocating) on such blocks.
+    /// Post-RA scheduler: removing a placed op from a ready list of four
+    /// or more ops, the search does not step past an op of the placed op's
+    /// priority when that priority is 0 (an op nothing waits for), so such
+    /// an op ahead of it stops the search for good: the compiler loops
+    /// forever (without allocating) on those blocks.
     SchedStuckReady,
 }
 
@@ -106,7 +107,7 @@ impl Fault {
             SchedIgnoreWar => "Classic post-RA scheduler bug: anti-dependencies dropped after allocation, so a write overtakes a read of the old value",
             RaSplitPreallocated => "Mesa lima gpir (seed 000): linear scan must split a live range where a preallocated register's range begins",
             SpillNoReserve => "Mesa lima gpir (seed 000): spill code needs an extra register reserved in the regions where spills happen",
-            SchedStuckReady => "Classic list-scheduler hang: a ready-list removal whose cursor stalls on a priority tie, so the placed op is never removed and the scheduler spins",
+            SchedStuckReady => "Classic list-scheduler hang: a ready-list removal whose cursor stalls on a priority tie, so the placed op is never removed and the scheduler spins (a compiler that loops forever, for the harness's deadlines)",
         }
     }
     /// The fault with this `--inject` name.

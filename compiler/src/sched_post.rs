@@ -354,6 +354,9 @@ fn same_slot(a: &str, b: &str) -> bool {
 /// How many due ready ops (best first) are tried for each bundle slot.
 const WINDOW: usize = 48;
 
+/// The shortest ready list the `sched-stuck-ready` fault searches wrongly.
+const STUCK_LEN: usize = 4;
+
 #[derive(Default)]
 struct State {
     left: Vec<usize>,
@@ -397,11 +400,12 @@ impl State {
     }
 
     /// Remove the placed op `i` from the ready list. Under the
-    /// `sched-stuck-ready` fault the search steps only past ops whose
-    /// priority differs from `i`'s, so an op of equal priority ahead of `i`
-    /// holds it forever: the loop spins without allocating.
+    /// `sched-stuck-ready` fault a list of [`STUCK_LEN`] or more ops is
+    /// searched with a cursor that does not step past an op of `i`'s
+    /// priority when that priority is 0 (ops nothing waits for), so such an
+    /// op ahead of `i` holds it forever: the loop spins without allocating.
     fn unready(&mut self, i: usize) {
-        if !self.stuck_ready {
+        if !self.stuck_ready || self.ready.len() < STUCK_LEN {
             if let Some(pos) = self.ready.iter().position(|&r| r == i) {
                 self.ready.remove(pos);
             }

@@ -67,6 +67,10 @@ pub struct Args {
     /// signature, keeping the smallest reproducer of each), and exit.
     #[arg(long, value_name = "DIR", num_args = 1..)]
     pub merge: Vec<PathBuf>,
+    /// Internal: the child process of a hang reduction ("STAGE OPTIONS":
+    /// compile or verify the programs read from standard input).
+    #[arg(long, hide = true, value_name = "STAGE OPTIONS")]
+    pub serve_hang: Option<String>,
 }
 
 /// Parse `500ms`, `30s`, `10m`, `8h`, `2d` or plain seconds.
@@ -101,6 +105,9 @@ pub fn main(args: Args) -> i32 {
     }
     if let Some(dir) = &args.write_corpus {
         return write_corpus(dir);
+    }
+    if let Some(spec) = &args.serve_hang {
+        return serve_hang(spec, args.timeout_ms);
     }
     if !args.merge.is_empty() {
         return merge(&args.merge, &args.out, args.json);
@@ -161,6 +168,28 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         deadlines: schedra_fuzz::stage::Deadlines::with_stage(stage),
         exe: std::env::current_exe().ok(),
     })
+}
+
+/// `--serve-hang "STAGE OPTIONS"`: the child of a hang reduction
+/// (`schedra_fuzz::reduce::hang`).
+fn serve_hang(spec: &str, timeout_ms: u64) -> i32 {
+    use schedra_fuzz::reduce::interesting::Check;
+    use schedra_fuzz::stage::Stage;
+    let (stage, line) = spec.split_once(' ').unwrap_or((spec, ""));
+    let stage = match stage {
+        "compile" => Stage::Compile,
+        "verify" => Stage::Verify,
+        s => return usage(&format!("--serve-hang: unknown stage {s}")),
+    };
+    let options = match campaign::parse_options_line(line) {
+        Ok(o) => o,
+        Err(e) => return usage(&format!("--serve-hang: {e}")),
+    };
+    let check = Check { options, verify: schedra_verify::VerifyOptions { timeout_ms }, ..Check::default() };
+    schedra_fuzz::oracle::install_panic_hook();
+    let stdin = std::io::stdin();
+    let r = schedra_fuzz::reduce::hang::serve(stage, &check, &mut stdin.lock(), &mut std::io::stdout().lock());
+    i32::from(r.is_err())
 }
 
 /// `--merge DIR... --out OUT`.

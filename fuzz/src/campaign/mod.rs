@@ -229,6 +229,28 @@ pub fn options_line(o: &Options) -> String {
     format!("--sched {sched} --ra {ra}{inject}{stress}")
 }
 
+/// The options [`options_line`] printed, read back; `Err` names the word
+/// it does not understand.
+pub fn parse_options_line(line: &str) -> Result<Options, String> {
+    let mut o = Options::default();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut i = 0;
+    while i < words.len() {
+        let value = words.get(i + 1).copied().ok_or_else(|| format!("{} has no value", words[i]))?;
+        match (words[i], value) {
+            ("--sched", "topdown") => o.sched = Sched::TopDown,
+            ("--sched", "bottomup") => o.sched = Sched::BottomUp,
+            ("--ra", "split") => o.ra = Ra::Split,
+            ("--ra", "graph") => o.ra = Ra::Graph,
+            ("--inject", f) => o.inject = Some(Fault::from_name(f).ok_or_else(|| format!("unknown fault {f}"))?),
+            ("--stress-regalloc", n) => o.stress_regalloc = Some(n.parse().map_err(|_| format!("bad --stress-regalloc {n}"))?),
+            (flag, v) => return Err(format!("unknown option {flag} {v}")),
+        }
+        i += 2;
+    }
+    Ok(o)
+}
+
 /// Run a campaign. Returns its summary; errors only when it cannot start.
 pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
     if opts.targets.is_empty() {
@@ -457,6 +479,15 @@ fn note(shared: &Shared, msg: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_lines_read_back() {
+        let o = Options { sched: Sched::BottomUp, ra: Ra::Graph, inject: Some(Fault::SchedStuckReady), stress_regalloc: Some(4) };
+        assert_eq!(parse_options_line(&options_line(&o)), Ok(o));
+        assert_eq!(parse_options_line(""), Ok(Options::default()));
+        assert!(parse_options_line("--ra wild").is_err());
+        assert!(parse_options_line("--inject").is_err());
+    }
 
     #[test]
     fn deadline_never_overflows() {

@@ -20,13 +20,15 @@
 //!
 //! Invariant: before checking any program the reducer publishes it in its
 //! [`Watched::candidate`], so that if the check never returns the
-//! supervisor can save the program it hung on.
+//! supervisor can save the program it hung on; after each check it goes
+//! back to [`Stage::Reduce`] (no deadline), so the time it spends between
+//! checks, or waiting for a child process, never counts against a stage.
 
 use super::rootcause::{fix_key, program_key};
 use super::supervise::Watched;
 use super::{case, note, options_line, Shared, Writing};
 use crate::oracle::{Finding, Kind};
-use crate::reduce::hang::{self, HangTest};
+use crate::reduce::hang::HangTest;
 use crate::reduce::interesting::{failure, Check, Oracle, SameFailure};
 use crate::reduce::{self, ReduceOptions};
 use crate::stage::{self, Stage};
@@ -137,7 +139,9 @@ fn classify(shared: &Shared, me: &Watched, job: Job) {
     let key = match &job.finding.source {
         Some(src) if job.finding.kind != Kind::Unknown => {
             publish(me, src, &job);
-            fix_key(src, &check, job.finding.kind)
+            let key = fix_key(src, &check, job.finding.kind);
+            me.clock.enter(Stage::Reduce);
+            key
         }
         _ => None,
     };
@@ -240,6 +244,7 @@ fn minimize(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
         }
         publish_with(me, p, opts, job.seeds);
         let yes = any.is_interesting(p);
+        me.clock.enter(Stage::Reduce);
         if yes {
             best.accept(p);
         }
@@ -263,7 +268,7 @@ fn minimize(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
 
 /// Reduce a `timeout` finding with [`HangTest`] (a child process per
 /// candidate, killed at the stage's deadline). Needs the `schedra` binary
-/// and a stage a subcommand runs (compile, verify).
+/// and a stage a child can run (compile, verify).
 fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let f = &job.finding;
     let src = f.source.as_ref()?;
@@ -275,9 +280,10 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let deadline = candidate_deadline(shared.opts.deadlines.of(stage)?);
     let check = check_of(shared, job);
     publish(me, src, job);
-    let test = HangTest::new(exe, stage, &check, deadline, src)?;
+    let mut test = HangTest::new(exe, stage, &check, deadline, src)?;
+    me.clock.enter(Stage::Reduce);
     let line = options_line(&job.options);
-    let sub = hang::subcommand(stage).unwrap_or("compile");
+    let sub = stage.as_str();
     let header = format!("# {}\n# keeps: timeout: `schedra {sub}` runs past {:.1}s\n# reproduce: schedra {sub} min.ir {line}\n", job.signature, deadline.as_secs_f64());
     let mut best = Best { shared, dir: &job.dir, header: header.clone(), last: None, written: Instant::now() };
     let ropts = ReduceOptions { time_limit: Some(shared.opts.deadlines.reduce), ..ReduceOptions::default() };
@@ -286,7 +292,11 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
             return false;
         }
         publish(me, p, job);
+        // The child runs under its own deadline: only the in-process
+        // checks of the candidate are on this thread's stage clock.
+        me.clock.enter(Stage::Reduce);
         let yes = test.is_interesting(p);
+        me.clock.enter(Stage::Reduce);
         if yes {
             best.accept(p);
         }
@@ -320,7 +330,9 @@ fn fewest_registers(me: &Watched, job: &Job, src: &Program, check: &Check, same:
     for &n in case::STRESS_REGS.iter().filter(|&&n| n < current) {
         let c = Check { options: Options { stress_regalloc: Some(n), ..check.options }, ..check.clone() };
         publish_with(me, src, c.options, job.seeds);
-        if let Some(s) = SameFailure::of(src, &c) {
+        let s = SameFailure::of(src, &c);
+        me.clock.enter(Stage::Reduce);
+        if let Some(s) = s {
             let keeps = if same.requires_own() { s.requires_own() } else { s.expected == same.expected };
             if keeps {
                 return (c.options, s);

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The most threads a campaign abandons.
-pub const MAX_ABANDONED: usize = 16;
+pub const MAX_ABANDONED: usize = 64;
 
 /// The least scheduling priority (Linux nice value).
 const NICE_ABANDONED: i32 = 19;
