@@ -10,9 +10,9 @@
 //! empty. Each reduction has its own budget (`Deadlines::reduce`), and the
 //! reducer thread runs at a lower priority than the workers (five nice
 //! levels, Linux), so on a loaded machine exploration comes first.
-//! `timeout` findings are reduced in child processes ([`HangTest`]), each
-//! candidate with a quarter of the deadline of the stage that overran
-//! ([`candidate_deadline`]).
+//! `timeout` findings are reduced through a child process ([`HangTest`]),
+//! each candidate given a quarter of the deadline of the stage that overran
+//! ([`candidate_deadline`]); the result is confirmed with the full deadline.
 //!
 //! While reducing, the best program so far is written to `min.ir` at most
 //! once a second, so a campaign that ends mid-reduction leaves the smallest
@@ -277,14 +277,15 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
         note(shared, format!("fuzz: {}: not reduced (no schedra binary to run candidates in)", job.signature));
         return None;
     };
-    let deadline = candidate_deadline(shared.opts.deadlines.of(stage)?);
+    let full = shared.opts.deadlines.of(stage)?;
+    let deadline = candidate_deadline(full);
     let check = check_of(shared, job);
     publish(me, src, job);
     let mut test = HangTest::new(exe, stage, &check, deadline, src)?;
     me.clock.enter(Stage::Reduce);
     let line = options_line(&job.options);
     let sub = stage.as_str();
-    let header = format!("# {}\n# keeps: timeout: `schedra {sub}` runs past {:.1}s\n# reproduce: schedra {sub} min.ir {line}\n", job.signature, deadline.as_secs_f64());
+    let header = format!("# {}\n# keeps: timeout: `schedra {sub}` does not finish\n# reproduce: schedra {sub} min.ir {line}\n", job.signature);
     let mut best = Best { shared, dir: &job.dir, header: header.clone(), last: None, written: Instant::now() };
     let ropts = ReduceOptions { time_limit: Some(shared.opts.deadlines.reduce), ..ReduceOptions::default() };
     let mut pred = |p: &Program| {
@@ -303,7 +304,11 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
         yes
     };
     let reduced = reduce::reduce(src, &mut pred, &ropts).ok()?.program;
-    let text = format!("{header}{}", schedra_ir::print::print(&reduced));
+    if shared.stopping() || me.clock.is_abandoned() {
+        return None;
+    }
+    let confirmed = if test.confirm(&reduced, full) { "still runs" } else { "NOT confirmed: finishes" };
+    let text = format!("{header}# confirmed: {confirmed} after {:.1}s\n{}", full.as_secs_f64(), schedra_ir::print::print(&reduced));
     write_min(shared, &job.dir, &text).then_some(reduced)
 }
 

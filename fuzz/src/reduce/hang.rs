@@ -7,8 +7,10 @@
 //! program ([`serve`]). The child stays up while candidates finish, so a
 //! candidate that does not hang costs its compile, not a process start. A
 //! candidate is interesting when no answer comes by the per-candidate
-//! deadline: then the child is killed with its process group and the next
-//! candidate starts a fresh one. With an injected fault, when the input
+//! deadline (twice that for a child's first program, which also pays for
+//! its start); then the child is killed with its process group and a fresh
+//! one starts at once. The reduced program is checked once more with the
+//! stage's full deadline ([`HangTest::confirm`]). With an injected fault, when the input
 //! passes every check without it, candidates must also compile without it
 //! (checked in this process: without the fault nothing is expected to
 //! hang), so the reduction keeps a hang the fault causes.
@@ -42,12 +44,17 @@ pub struct HangTest {
     server: Option<Server>,
 }
 
+/// The least time a candidate is given.
+pub const LEAST_WAIT: Duration = Duration::from_millis(50);
+
 /// A running `--serve-hang` child.
 #[derive(Debug)]
 struct Server {
     child: Child,
     stdin: ChildStdin,
     answers: Receiver<()>,
+    /// Programs it answered.
+    answered: usize,
 }
 
 impl Server {
@@ -66,7 +73,7 @@ impl Server {
                 }
             })
             .ok()?;
-        Some(Server { child, stdin, answers })
+        Some(Server { child, stdin, answers, answered: 0 })
     }
     /// Kill the child's whole process group.
     fn kill(mut self) {
@@ -97,7 +104,13 @@ impl HangTest {
         let args = vec!["fuzz".to_string(), "--serve-hang".to_string(), spec, "--timeout-ms".to_string(), check.verify.timeout_ms.to_string()];
         let without = Check { options: schedra_compiler::Options { inject: None, ..check.options }, ..check.clone() };
         let own = (check.options.inject.is_some() && failure(input, &without).is_none()).then_some(without);
-        Some(HangTest { exe: exe.to_path_buf(), args, deadline, own, server: None })
+        Some(HangTest { exe: exe.to_path_buf(), args, deadline: deadline.max(LEAST_WAIT), own, server: None })
+    }
+
+    /// Whether `p` still runs after `full` (the stage's own deadline, for
+    /// the end of a reduction).
+    pub fn confirm(&mut self, p: &Program, full: Duration) -> bool {
+        self.ask(p, full.max(LEAST_WAIT))
     }
 
     /// The command line of the child (for reports).
@@ -120,19 +133,30 @@ impl HangTest {
     /// Whether the child does not finish `p` by the deadline. A child that
     /// cannot be started, or dies, is no hang.
     pub fn hangs(&mut self, p: &Program) -> bool {
+        self.ask(p, self.deadline)
+    }
+
+    fn ask(&mut self, p: &Program, wait: Duration) -> bool {
         if self.server.is_none() {
             self.server = Server::start(&self.exe, &self.args);
         }
         let Some(server) = self.server.as_mut() else { return false };
+        // A cold child also starts up: it gets twice the time.
+        let wait = if server.answered == 0 { wait.saturating_mul(2) } else { wait };
         let text = print(p);
         let sent = write!(server.stdin, "{}\n", text.len()).and_then(|_| server.stdin.write_all(text.as_bytes())).and_then(|_| server.stdin.flush());
-        let answer = if sent.is_ok() { server.answers.recv_timeout(self.deadline) } else { Err(RecvTimeoutError::Disconnected) };
+        let answer = if sent.is_ok() { server.answers.recv_timeout(wait) } else { Err(RecvTimeoutError::Disconnected) };
         match answer {
-            Ok(()) => false,
+            Ok(()) => {
+                server.answered += 1;
+                false
+            }
             Err(e) => {
                 if let Some(s) = self.server.take() {
                     s.kill();
                 }
+                // The next child starts now, while the next candidate is made.
+                self.server = Server::start(&self.exe, &self.args);
                 e == RecvTimeoutError::Timeout
             }
         }
