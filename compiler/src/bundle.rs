@@ -367,6 +367,7 @@ fn schedule_block(
         Some(s) => s?,
         None => {
             build_graph_in(&mut ws.graph, &mut ws.scratch, (target, ops), &hints.pinned, opts);
+            ws.sched.inject(opts);
             schedule_in(&mut ws.sched, target, ops, &ws.graph)?
         }
     };

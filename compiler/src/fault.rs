@@ -30,10 +30,17 @@ pub enum Fault {
     RaSplitPreallocated,
     /// Spill code uses a scratch register it did not reserve.
     SpillNoReserve,
+    /// Post-RA scheduler: removing a placed op from a ready list of four
+    /// or more ops, the search does not step past an op of the placed op's
+    /// priority when that priority is 0 (an op nothing waits for), so such
+    /// an op ahead of it stops the search for good: the compiler loops
+    /// forever (without allocating) on those blocks.
+    SchedStuckReady,
 }
 
 impl Fault {
-    /// Every fault, in a stable order.
+    /// Every fault that miscompiles, in a stable order: compiling under any
+    /// of them terminates (with a wrong program, on some inputs).
     pub fn all() -> &'static [Fault] {
         use Fault::*;
         &[
@@ -48,6 +55,16 @@ impl Fault {
             SpillNoReserve,
         ]
     }
+    /// Every fault that makes the compiler loop forever on some inputs:
+    /// only a harness with deadlines (`schedra fuzz` runs cases under a
+    /// supervisor) can use them.
+    pub fn hangs() -> &'static [Fault] {
+        &[Fault::SchedStuckReady]
+    }
+    /// Every fault: [`Fault::all`], then [`Fault::hangs`].
+    pub fn every() -> impl Iterator<Item = Fault> {
+        Fault::all().iter().chain(Fault::hangs()).copied()
+    }
     /// The `--inject` name.
     pub fn name(self) -> &'static str {
         use Fault::*;
@@ -61,6 +78,7 @@ impl Fault {
             SchedIgnoreWar => "sched-ignore-war",
             RaSplitPreallocated => "ra-split-preallocated",
             SpillNoReserve => "spill-no-reserve",
+            SchedStuckReady => "sched-stuck-ready",
         }
     }
     /// The target whose programs the fault corrupts (`None`: any target).
@@ -72,7 +90,7 @@ impl Fault {
             }
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
-            SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve => None,
+            SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve | SchedStuckReady => None,
         }
     }
     /// Whether the fault corrupts programs of target `t` (a fault of no
@@ -94,11 +112,12 @@ impl Fault {
             SchedIgnoreWar => "Classic post-RA scheduler bug: anti-dependencies dropped after allocation, so a write overtakes a read of the old value",
             RaSplitPreallocated => "Mesa lima gpir (seed 000): linear scan must split a live range where a preallocated register's range begins",
             SpillNoReserve => "Mesa lima gpir (seed 000): spill code needs an extra register reserved in the regions where spills happen",
+            SchedStuckReady => "Classic list-scheduler hang: a ready-list removal whose cursor stalls on a priority tie, so the placed op is never removed and the scheduler spins (a compiler that loops forever, for the harness's deadlines)",
         }
     }
     /// The fault with this `--inject` name.
     pub fn from_name(name: &str) -> Option<Fault> {
-        Fault::all().iter().copied().find(|f| f.name() == name)
+        Fault::every().find(|f| f.name() == name)
     }
 }
 

@@ -360,6 +360,9 @@ fn same_slot(a: &str, b: &str) -> bool {
 /// How many due ready ops (best first) are tried for each bundle slot.
 const WINDOW: usize = 48;
 
+/// The shortest ready list the `sched-stuck-ready` fault searches wrongly.
+const STUCK_LEN: usize = 4;
+
 #[derive(Default)]
 struct State {
     left: Vec<usize>,
@@ -368,6 +371,8 @@ struct State {
     ready: Vec<usize>,
     prio: Vec<i64>,
     cycle_of: Vec<Option<usize>>,
+    /// The `sched-stuck-ready` fault is injected (see [`State::unready`]).
+    stuck_ready: bool,
 }
 
 impl State {
@@ -400,10 +405,33 @@ impl State {
         self.ready.insert(pos, i);
     }
 
-    fn place(&mut self, g: &DepGraph, i: usize, cycle: usize) {
-        if let Some(pos) = self.ready.iter().position(|&r| r == i) {
-            self.ready.remove(pos);
+    /// Remove the placed op `i` from the ready list. Under the
+    /// `sched-stuck-ready` fault a list of [`STUCK_LEN`] or more ops is
+    /// searched with a cursor that does not step past an op of `i`'s
+    /// priority when that priority is 0 (ops nothing waits for), so such an
+    /// op ahead of `i` holds it forever: the loop spins without allocating.
+    fn unready(&mut self, i: usize) {
+        if !self.stuck_ready || self.ready.len() < STUCK_LEN {
+            if let Some(pos) = self.ready.iter().position(|&r| r == i) {
+                self.ready.remove(pos);
+            }
+            return;
         }
+        let p = self.prio.get(i).copied().unwrap_or(0);
+        let mut pos = 0;
+        while let Some(&j) = self.ready.get(pos) {
+            if j == i {
+                self.ready.remove(pos);
+                return;
+            }
+            if self.prio.get(j).copied().unwrap_or(0) != p || p != 0 {
+                pos += 1;
+            }
+        }
+    }
+
+    fn place(&mut self, g: &DepGraph, i: usize, cycle: usize) {
+        self.unready(i);
         if let Some(c) = self.cycle_of.get_mut(i) {
             *c = Some(cycle);
         }
@@ -448,6 +476,14 @@ pub struct Scratch {
     st: State,
     own: Vec<u32>,
     open: OpenBundle,
+}
+
+impl Scratch {
+    /// Schedule the next blocks under `opts`' injected fault (only
+    /// `sched-stuck-ready` acts here).
+    pub fn inject(&mut self, opts: &Options) {
+        self.st.stuck_ready = opts.has(Fault::SchedStuckReady);
+    }
 }
 
 /// [`schedule`] with its bookkeeping in `scratch`.

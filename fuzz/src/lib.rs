@@ -14,6 +14,8 @@
 //! - [`reduce`]: the IR-aware reducer (C-Reduce / llvm-reduce style passes
 //!   to a fixpoint under a test budget); every candidate it tests is a valid
 //!   program.
+//! - [`stage`]: which stage each campaign thread is in, for the
+//!   campaign's supervisor (deadlines, `timeout` findings).
 //! - [`targets`]: the cargo-fuzz entry points and `--decode` of artifacts.
 //!
 //! Invariant across the crate: nothing here panics on any input — the
@@ -30,3 +32,4 @@ pub mod oracle;
 pub mod mutate;
 pub mod campaign;
 pub mod targets;
+pub mod stage;

@@ -26,6 +26,7 @@
 
 use crate::interp::{self, Outcome};
 use crate::mutate::{self, Mutation};
+use crate::stage::{self, Stage};
 use schedra_compiler::{CompileError, Compiled, Options};
 use schedra_ir::{Program, Target};
 use schedra_verify::{Report, Verdict, VerifyOptions};
@@ -54,6 +55,9 @@ pub enum Kind {
     /// A generated source program failed to run (a generator or
     /// interpreter bug).
     SourceRun,
+    /// A stage of the case overran its deadline (the stage is the rule):
+    /// something loops or takes far too long.
+    Timeout,
 }
 
 impl Kind {
@@ -67,6 +71,7 @@ impl Kind {
             Kind::Unsound => "verifier-unsound",
             Kind::RoundTrip => "roundtrip",
             Kind::SourceRun => "source-run",
+            Kind::Timeout => "timeout",
         }
     }
 }
@@ -96,7 +101,9 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(kind: Kind, target: &str, rule: String, message: String) -> Finding {
+    /// A finding of `kind` on `target` with its normalised `rule` and full
+    /// `message`, and no programs yet.
+    pub fn new(kind: Kind, target: &str, rule: String, message: String) -> Finding {
         Finding { kind, target: target.to_string(), rule, message, source: None, machine: None, report: None, options: None, run_differs: false }
     }
     /// The deduplication key: kind, target and normalised rule. Two
@@ -112,7 +119,8 @@ impl Finding {
             _ => self.kind.as_str().to_string(),
         }
     }
-    fn with_programs(mut self, source: &Program, machine: Option<&Program>) -> Finding {
+    /// The finding, about `source` and (when given) `machine`.
+    pub fn with_programs(mut self, source: &Program, machine: Option<&Program>) -> Finding {
         self.source = Some(source.clone());
         self.machine = machine.cloned();
         self
@@ -222,6 +230,7 @@ pub fn guard<T>(component: &str, target: &Target, f: impl FnOnce() -> T) -> Resu
 /// (a) Compile `src`: no panic, no error.
 pub fn compile_ok(src: &Program, opts: &Options) -> Result<Compiled, Finding> {
     let t = src.target;
+    stage::enter(Stage::Compile);
     let out = guard("compile", t, || schedra_compiler::compile(src, opts)).map_err(|f| Finding { options: Some(*opts), ..f.with_programs(src, None) })?;
     out.map_err(|e: CompileError| {
         let mut f = Finding::new(Kind::CompileError, t.name, normalize(&e.to_string(), Some(t)), e.to_string()).with_programs(src, None);
@@ -232,6 +241,7 @@ pub fn compile_ok(src: &Program, opts: &Options) -> Result<Compiled, Finding> {
 
 /// Verify `machine` against `src` without panicking; the report.
 pub fn verify_guarded(src: &Program, machine: &Program, vopts: &VerifyOptions) -> Result<Report, Finding> {
+    stage::enter(Stage::Verify);
     guard("verify", src.target, || schedra_verify::verify(src, machine, vopts)).map_err(|f| f.with_programs(src, Some(machine)))
 }
 
@@ -257,6 +267,7 @@ pub fn verify_proves(src: &Program, machine: &Program, vopts: &VerifyOptions) ->
 
 /// Run `p` on `seed` without panicking.
 pub fn run_guarded(p: &Program, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
+    stage::enter(Stage::Run);
     guard("interp", p.target, || interp::run(p, seed, fuel))
 }
 
@@ -265,6 +276,7 @@ pub const SOURCE_FUEL: u64 = 200_000;
 
 /// `p` decoded once for many runs ([`interp::prepare`]), without panicking.
 pub fn prepare_guarded(p: &Program) -> Result<interp::Prepared<'_>, Finding> {
+    stage::enter(Stage::Run);
     guard("interp", p.target, || interp::prepare(p))
 }
 
@@ -459,6 +471,7 @@ pub fn parse_roundtrip_printed(source: &Program, text: &[u8]) -> Result<(), Find
 }
 
 fn parse_roundtrip_of(source: Option<&Program>, text: &[u8]) -> Result<(), Finding> {
+    stage::enter(Stage::Parse);
     let t = schedra_ir::target::all()[0];
     let parsed = guard("parse", t, || schedra_ir::parse::parse(text, None))?;
     let Ok(p) = parsed else { return Ok(()) };

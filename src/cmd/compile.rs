@@ -30,9 +30,11 @@ pub struct Args {
     pub stats: bool,
 }
 
-/// One line per fault: name, target, history.
+/// One line per fault: name, target, history, and `hangs` for the faults
+/// that make the compiler loop forever ([`Fault::hangs`]).
 fn fault_list() -> String {
-    Fault::all().iter().map(|f| format!("{}\t{}\t{}\n", f.name(), f.target().unwrap_or("any"), f.history())).collect()
+    let hangs = |f: Fault| if Fault::hangs().contains(&f) { "\thangs" } else { "" };
+    Fault::every().map(|f| format!("{}\t{}\t{}{}\n", f.name(), f.target().unwrap_or("any"), f.history(), hangs(f))).collect()
 }
 
 /// Run the subcommand; returns the exit status.

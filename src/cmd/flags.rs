@@ -31,7 +31,7 @@ impl CompilerFlags {
         let inject = match self.inject.as_deref() {
             None => None,
             Some(n) => Some(Fault::from_name(n).ok_or_else(|| {
-                let names: Vec<_> = Fault::all().iter().map(|f| f.name()).collect();
+                let names: Vec<_> = Fault::every().map(|f| f.name()).collect();
                 format!("unknown fault `{n}` (known: {})", names.join(", "))
             })?),
         };

@@ -4,7 +4,9 @@
 //! writing each new finding once to `--out` (see
 //! `schedra_fuzz::campaign`). `--decode ARTIFACT` instead turns a libFuzzer
 //! artifact of the cargo-fuzz targets into the `.ir` program it stands for
-//! and prints it.
+//! and prints it. `--merge DIR... --out OUT` folds the work directories of
+//! several campaigns into OUT (one directory per signature, the smallest
+//! reproducer of each; see `schedra_fuzz::campaign::merge`).
 //!
 //! Status: 0 when the campaign finished (whatever it found); 2 for bad
 //! usage or an unusable work directory.
@@ -56,9 +58,22 @@ pub struct Args {
     /// Print the program a libFuzzer artifact stands for, and exit.
     #[arg(long, value_name = "ARTIFACT")]
     pub decode: Option<PathBuf>,
+    /// How long generating, compiling or parsing one case may take (running
+    /// twice as long; verifying 60 times as long, at least 60s) before the
+    /// case is a `timeout` finding and its thread is replaced.
+    #[arg(long, default_value = "1s")]
+    pub stage_timeout: String,
+    /// Fold these campaigns' work directories into `--out` (deduplicated by
+    /// signature, keeping the smallest reproducer of each), and exit.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub merge: Vec<PathBuf>,
+    /// Internal: the child process of a hang reduction ("STAGE OPTIONS":
+    /// compile or verify the programs read from standard input).
+    #[arg(long, hide = true, value_name = "STAGE OPTIONS")]
+    pub serve_hang: Option<String>,
 }
 
-/// Parse `30s`, `10m`, `8h`, `2d` or plain seconds.
+/// Parse `500ms`, `30s`, `10m`, `8h`, `2d` or plain seconds.
 pub fn parse_time(s: &str) -> Option<Duration> {
     let s = s.trim();
     let (num, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit() && *c != '.') {
@@ -67,6 +82,7 @@ pub fn parse_time(s: &str) -> Option<Duration> {
     };
     let n: f64 = num.parse().ok()?;
     let mult = match unit {
+        "ms" => 0.001,
         "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
@@ -89,6 +105,12 @@ pub fn main(args: Args) -> i32 {
     }
     if let Some(dir) = &args.write_corpus {
         return write_corpus(dir);
+    }
+    if let Some(spec) = &args.serve_hang {
+        return serve_hang(spec, args.timeout_ms);
+    }
+    if !args.merge.is_empty() {
+        return merge(&args.merge, &args.out, args.json);
     }
     let opts = match campaign_options(&args) {
         Ok(o) => o,
@@ -120,7 +142,7 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
     let inject = match args.inject.as_deref() {
         None => None,
         Some(n) => Some(Fault::from_name(n).ok_or_else(|| {
-            let names: Vec<&str> = Fault::all().iter().map(|f| f.name()).collect();
+            let names: Vec<&str> = Fault::every().map(|f| f.name()).collect();
             format!("--inject {n}: unknown fault; known: {}", names.join(", "))
         })?),
     };
@@ -129,6 +151,9 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         (None, Some(t)) | (Some(t), _) => vec![schedra_ir::target::by_name(t).ok_or_else(|| format!("--target {t}: unknown target"))?],
     };
     let jobs = jobs(args.jobs, cores())?;
+    let stage = parse_time(&args.stage_timeout)
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("--stage-timeout {}: expected a positive time such as 1s or 500ms", args.stage_timeout))?;
     Ok(CampaignOptions {
         targets,
         time,
@@ -140,7 +165,46 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         terminal: std::io::stderr().is_terminal(),
         reduce: !args.no_reduce,
         timeout_ms: args.timeout_ms,
+        deadlines: schedra_fuzz::stage::Deadlines::with_stage(stage),
+        exe: std::env::current_exe().ok(),
     })
+}
+
+/// `--serve-hang "STAGE OPTIONS"`: the child of a hang reduction
+/// (`schedra_fuzz::reduce::hang`).
+fn serve_hang(spec: &str, timeout_ms: u64) -> i32 {
+    use schedra_fuzz::reduce::interesting::Check;
+    use schedra_fuzz::stage::Stage;
+    let (stage, line) = spec.split_once(' ').unwrap_or((spec, ""));
+    let stage = match stage {
+        "compile" => Stage::Compile,
+        "verify" => Stage::Verify,
+        s => return usage(&format!("--serve-hang: unknown stage {s}")),
+    };
+    let options = match campaign::parse_options_line(line) {
+        Ok(o) => o,
+        Err(e) => return usage(&format!("--serve-hang: {e}")),
+    };
+    let check = Check { options, verify: schedra_verify::VerifyOptions { timeout_ms }, ..Check::default() };
+    schedra_fuzz::oracle::install_panic_hook();
+    let stdin = std::io::stdin();
+    let r = schedra_fuzz::reduce::hang::serve(stage, &check, &mut stdin.lock(), &mut std::io::stdout().lock());
+    i32::from(r.is_err())
+}
+
+/// `--merge DIR... --out OUT`.
+fn merge(dirs: &[PathBuf], out: &Path, json: bool) -> i32 {
+    match campaign::merge::merge(dirs, out) {
+        Ok(r) => {
+            let text = if json {
+                serde_json::to_string(&r).unwrap_or_default()
+            } else {
+                format!("merged {} finding directories into {}: {} signatures, {} copied", r.read, out.display(), r.signatures, r.copied)
+            };
+            out::finish(out::line(&text), 0)
+        }
+        Err(e) => usage(&e.to_string()),
+    }
 }
 
 /// The machine's cores (1 when the system cannot say).
@@ -173,6 +237,19 @@ fn summary_text(s: &campaign::Summary) -> String {
     for f in &s.findings {
         t += &format!("  {} [{} instructions, after {:.1}s] {}\n", f.signature, f.minimized_instructions, f.found_s, f.dir);
     }
+    if !s.findings.is_empty() {
+        t += &format!("root causes: {} (of {} signatures)\n", s.distinct_root_causes, s.distinct_signatures);
+        for g in &s.root_causes {
+            let min = g.minimized_instructions.map(|n| format!(", reduced to {n} instructions")).unwrap_or_default();
+            t += &format!("  {}: {} signatures, {} cases{min} {}\n", g.cause, g.signatures.len(), g.cases, g.dir);
+        }
+    }
+    if let Some(w) = &s.first_finding_window {
+        t += &format!("execs around the first finding: {} in the {:.1}s before, {} in the {:.1}s after\n", w.execs_before, w.before_s, w.execs_after, w.after_s);
+    }
+    if s.stalled > 0 {
+        t += &format!("stalled: {} threads abandoned past a stage deadline\n", s.stalled);
+    }
     t
 }
 
@@ -202,6 +279,7 @@ mod tests {
         assert_eq!(parse_time("3x"), None);
         assert_eq!(parse_time("99999999999999999999999h"), None);
         assert_eq!(parse_time("0s"), Some(Duration::ZERO));
+        assert_eq!(parse_time("500ms"), Some(Duration::from_millis(500)));
     }
 
     #[test]

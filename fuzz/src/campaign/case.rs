@@ -97,19 +97,36 @@ pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Pla
     let start = std::time::Instant::now();
     let cs = case_seed(seed, index);
     let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
+    let (opts, case) = draw(&mut bytes, target, plan, fixed);
+    times.generate += start.elapsed();
+    let Some((program, features)) = case else {
+        return Outcome { features: Features::default(), finding: None };
+    };
+    let seeds = run_seeds(cs);
+    let finding = check(&program, &opts, plan, index, &mut bytes, &seeds, times).err().map(|f| (f, seeds));
+    Outcome { features, finding }
+}
+
+/// The compile options and the program (with its features) that `bytes`
+/// give first; no program when the generator gives up on them.
+fn draw(bytes: &mut gen::SeedStream, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>) -> (Options, Option<(Program, Features)>) {
     let (opts, config) = bytes.draw(HEADER_HINT, |u| {
         let opts = options(u, plan.inject);
         (opts, fixed.map_or_else(|| gen::Config::swarm(u), |c| Ok(c.clone())))
     });
     let case = config.and_then(|cfg| bytes.draw(cfg.byte_hint(), |u| gen::generate_with_features(u, target, &cfg)));
-    times.generate += start.elapsed();
-    let (program, features) = match case {
-        Ok(c) => c,
-        Err(_) => return Outcome { features: Features::default(), finding: None },
-    };
-    let seeds = run_seeds(cs);
-    let finding = check(&program, &opts, plan, index, &mut bytes, &seeds, times).err().map(|f| (f, seeds));
-    Outcome { features, finding }
+    (opts, case.ok())
+}
+
+/// Case `index` of the campaign `seed` on `target` as [`run_case`]
+/// generates it: its program, compile options and run seeds (`None` when
+/// the generator gave up on its bytes). For a case that never finished,
+/// so that what it was stuck on can be saved and reduced.
+pub fn regenerate(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> Option<(Program, Options, [u64; 2])> {
+    let cs = case_seed(seed, index);
+    let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
+    let (opts, case) = draw(&mut bytes, target, plan, None);
+    case.map(|(p, _)| (p, opts, run_seeds(cs)))
 }
 
 /// The oracles for one program: (a)+(b)+(c) always, (d) and (e) on some
@@ -133,8 +150,9 @@ fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, bytes: &mut gen
 
 /// Whether `f` can be reproduced from its source alone (and so reduced):
 /// soundness findings depend on a random mutant, unknowns on time.
+/// Timeouts are reduced apart, in a child process ([`crate::reduce::hang`]).
 pub fn reproducible(f: &Finding) -> bool {
-    f.source.is_some() && !matches!(f.kind, Kind::Unknown | Kind::RoundTrip) && !f.rule.starts_with("mutant")
+    f.source.is_some() && !matches!(f.kind, Kind::Unknown | Kind::RoundTrip | Kind::Timeout) && !f.rule.starts_with("mutant")
 }
 
 /// The signature `src` fails with under (a)+(b)+(c), if it fails.
@@ -145,6 +163,18 @@ pub fn signature_of(src: &Program, opts: &Options, vopts: &VerifyOptions, seeds:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regenerate_gives_the_program_run_case_checked() {
+        let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+        let plan = Plan::campaign(Some(Fault::SchedIgnoreWar), VerifyOptions { timeout_ms: 2000 });
+        let (p, opts, seeds) = (0..20).find_map(|k| regenerate(3, k, t, &plan)).expect("some case generates");
+        assert_eq!(opts.inject, Some(Fault::SchedIgnoreWar));
+        assert!(p.op_count() > 0 && seeds[0] != seeds[1]);
+        let k = (0..20).find(|&k| regenerate(3, k, t, &plan).is_some()).expect("index");
+        let again = regenerate(3, k, t, &plan).expect("deterministic");
+        assert_eq!(schedra_ir::print::print(&again.0), schedra_ir::print::print(&p));
+    }
 
     #[test]
     fn case_seeds_differ_by_index_and_seed() {

@@ -1,34 +1,45 @@
 //! The `schedra fuzz` engine: worker threads run cases (see [`case`]) until
 //! the time is spent or Ctrl-C, deduplicate findings by signature, write
-//! each new one once to the work directory ([`workdir`]), reduce it with
-//! `crate::reduce`, show progress ([`progress`]) and end with a
-//! [`Summary`].
+//! each new one once to the work directory ([`workdir`]), hand it to the
+//! reduction queue ([`queue`]: grouped by root cause ([`rootcause`]) and
+//! reduced on a thread of its own), show progress ([`progress`]) and end
+//! with a [`Summary`]. [`merge`] folds several work directories into one.
 //!
 //! Algorithm: a shared atomic counter hands out case indices; case `k` runs
 //! on target `targets[k % n]` with bytes derived from (seed, k), so the
 //! sequence of cases is fixed by the seed. A worker that finds a failure
-//! claims its signature in the shared set; only the claimant writes and
-//! reduces it. The main thread updates the display and, at the deadline or
-//! on Ctrl-C, raises the stop flag and returns as soon as no worker is
-//! writing a finding: a case still running then (a large program can take
-//! seconds to verify) is abandoned, neither counted nor recorded, so the
-//! campaign ends within about a tick (100 ms) of `--time`.
+//! claims its signature in the shared set; only the claimant writes it and
+//! queues it for reduction, so exploration goes on at once. The main thread
+//! updates the display and supervises ([`supervise`]): a worker or the
+//! reducer whose stage has run past its deadline ([`crate::stage`]) is
+//! abandoned — a looping compiler cannot be interrupted inside a thread —
+//! its case is recorded as a `timeout` finding, and a fresh thread takes
+//! its place. At the deadline or on Ctrl-C it raises the stop flag and
+//! returns as soon as no thread is writing a finding: a case still running
+//! then (a large program can take seconds to verify) is abandoned, neither
+//! counted nor recorded, so the campaign ends within about a tick (100 ms)
+//! of `--time`.
 //!
 //! Invariant: each signature is written at most once per work directory
 //! (signatures already there are loaded at start), and everything written
 //! stays written when the campaign is interrupted: writes happen only
 //! inside a [`Writing`] guard taken before the stop (see its doc), and the
-//! main thread waits for every guard to be released.
+//! main thread waits for every guard to be released. An abandoned thread
+//! writes nothing and counts nothing, whenever it comes back.
 
 pub mod case;
+pub mod merge;
 pub mod progress;
+pub mod queue;
+pub mod rootcause;
+pub mod supervise;
 pub mod workdir;
 
 use crate::gen::Features;
 use crate::oracle::{self, Finding};
-use crate::reduce::interesting::{failure, Check, Oracle, SameFailure};
-use crate::reduce::{self, ReduceOptions};
-use progress::{Display, Snapshot};
+use crate::stage::Deadlines;
+use progress::{Display, Snapshot, Timeline};
+use rootcause::{Group, RootCauses};
 use schedra_compiler::{Fault, Options, Ra, Sched};
 use schedra_ir::Target;
 use schedra_verify::VerifyOptions;
@@ -62,6 +73,11 @@ pub struct CampaignOptions {
     pub reduce: bool,
     /// Per-query solver timeout.
     pub timeout_ms: u64,
+    /// How long each stage of a case may run before it is a `timeout`.
+    pub deadlines: Deadlines,
+    /// The `schedra` binary, for reducing `timeout` findings in child
+    /// processes (`None`: timeouts are saved but not reduced).
+    pub exe: Option<PathBuf>,
 }
 
 /// One new finding of a campaign.
@@ -80,6 +96,26 @@ pub struct FoundEntry {
     /// Seconds from the campaign's start to this finding (before its
     /// reduction): the time-to-find.
     pub found_s: f64,
+    /// Its root cause ([`rootcause`]), once the reduction queue has
+    /// classified it.
+    pub root_cause: Option<String>,
+}
+
+/// Executions around the first finding: the 30 s before it (or from the
+/// start, when it came sooner) and the 30 s after it (or to the end).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct FirstFindingWindow {
+    /// Cases run in the window before.
+    pub execs_before: u64,
+    /// Its length in seconds.
+    pub before_s: f64,
+    /// Cases run in the window after.
+    pub execs_after: u64,
+    /// Its length in seconds.
+    pub after_s: f64,
+    /// Cases per second after over cases per second before (`null` when
+    /// either window is empty).
+    pub rate_ratio: Option<f64>,
 }
 
 /// What a campaign did: cli.md's `fuzz --json` object.
@@ -91,8 +127,17 @@ pub struct Summary {
     pub execs_per_sec: f64,
     /// Wall time in seconds.
     pub time_s: f64,
-    /// The findings new in this run.
+    /// The findings new in this run (one per distinct signature).
     pub findings: Vec<FoundEntry>,
+    /// Distinct signatures among them (`findings.len()`).
+    pub distinct_signatures: usize,
+    /// Distinct root causes among them (`root_causes.len()`).
+    pub distinct_root_causes: usize,
+    /// The new findings grouped by root cause, each with its count.
+    pub root_causes: Vec<Group>,
+    /// Findings the reduction queue had not classified when the run ended
+    /// (each counted as its own root cause).
+    pub unclassified: usize,
     /// Generator features exercised.
     pub features: Vec<&'static str>,
     /// Findings already in the work directory when the run started.
@@ -101,6 +146,11 @@ pub struct Summary {
     pub interrupted: bool,
     /// Seconds from the start to the first new finding (`null` when none).
     pub first_finding_s: Option<f64>,
+    /// Executions before and after the first new finding (`null` when
+    /// none).
+    pub first_finding_window: Option<FirstFindingWindow>,
+    /// Threads abandoned because a stage overran its deadline.
+    pub stalled: usize,
 }
 
 impl Summary {
@@ -135,8 +185,8 @@ pub enum CampaignError {
 /// Set by Ctrl-C.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// State shared by the workers and the main thread.
-struct Shared {
+/// State shared by the workers, the reducer and the main thread.
+pub(crate) struct Shared {
     opts: CampaignOptions,
     plan: case::Plan,
     dir: WorkDir,
@@ -144,12 +194,16 @@ struct Shared {
     execs: AtomicU64,
     features: AtomicU32,
     stop: AtomicBool,
+    /// Workers still exploring (abandoned ones are not counted).
     running: AtomicUsize,
     /// Workers inside a [`Writing`] guard.
     writing: AtomicUsize,
     seen: Mutex<HashSet<String>>,
     found: Mutex<Vec<FoundEntry>>,
     notes: Mutex<Vec<String>>,
+    causes: Mutex<RootCauses>,
+    queue: queue::Queue,
+    threads: supervise::Threads,
     start: Instant,
     deadline: Instant,
 }
@@ -175,6 +229,28 @@ pub fn options_line(o: &Options) -> String {
     format!("--sched {sched} --ra {ra}{inject}{stress}")
 }
 
+/// The options [`options_line`] printed, read back; `Err` names the word
+/// it does not understand.
+pub fn parse_options_line(line: &str) -> Result<Options, String> {
+    let mut o = Options::default();
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut i = 0;
+    while i < words.len() {
+        let value = words.get(i + 1).copied().ok_or_else(|| format!("{} has no value", words[i]))?;
+        match (words[i], value) {
+            ("--sched", "topdown") => o.sched = Sched::TopDown,
+            ("--sched", "bottomup") => o.sched = Sched::BottomUp,
+            ("--ra", "split") => o.ra = Ra::Split,
+            ("--ra", "graph") => o.ra = Ra::Graph,
+            ("--inject", f) => o.inject = Some(Fault::from_name(f).ok_or_else(|| format!("unknown fault {f}"))?),
+            ("--stress-regalloc", n) => o.stress_regalloc = Some(n.parse().map_err(|_| format!("bad --stress-regalloc {n}"))?),
+            (flag, v) => return Err(format!("unknown option {flag} {v}")),
+        }
+        i += 2;
+    }
+    Ok(o)
+}
+
 /// Run a campaign. Returns its summary; errors only when it cannot start.
 pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
     if opts.targets.is_empty() {
@@ -196,31 +272,54 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
         execs: AtomicU64::new(0),
         features: AtomicU32::new(0),
         stop: AtomicBool::new(false),
-        running: AtomicUsize::new(opts.jobs.max(1)),
+        running: AtomicUsize::new(0),
         writing: AtomicUsize::new(0),
         seen: Mutex::new(seen),
         found: Mutex::new(Vec::new()),
         notes: Mutex::new(Vec::new()),
+        causes: Mutex::new(RootCauses::default()),
+        queue: queue::Queue::default(),
+        threads: supervise::Threads::default(),
         opts,
     });
-    spawn_workers(&shared)?;
+    supervise::spawn_workers(&shared)?;
+    supervise::spawn_reducer(&shared);
     let mut display = Display::new(shared.opts.time, shared.opts.terminal, !shared.opts.progress);
-    watch(&shared, &mut display, start);
+    let timeline = watch(&shared, &mut display, start);
     display.finish();
-    let elapsed = start.elapsed().as_secs_f64();
+    Ok(summarize(&shared, &timeline, resumed))
+}
+
+/// The summary of the campaign `shared` ran, `timeline` its executions.
+fn summarize(shared: &Shared, timeline: &Timeline, resumed: usize) -> Summary {
+    let elapsed = shared.start.elapsed().as_secs_f64();
     let execs = shared.execs.load(Ordering::SeqCst);
-    let findings = shared.found.lock().map(|f| f.clone()).unwrap_or_default();
+    let mut findings = shared.found.lock().map(|f| f.clone()).unwrap_or_default();
+    let mut causes = shared.causes.lock().map(|c| c.clone()).unwrap_or_default();
+    for f in &mut findings {
+        f.root_cause = causes.cause_of(&f.signature).map(str::to_string);
+    }
+    let unclassified = findings.iter().filter(|f| f.root_cause.is_none()).count();
+    for f in findings.iter().filter(|f| f.root_cause.is_none()) {
+        causes.join(&format!("signature {}", f.signature), &f.signature, &f.dir);
+    }
     let first_finding_s = findings.iter().map(|f| f.found_s).min_by(f64::total_cmp);
-    Ok(Summary {
+    Summary {
         execs,
         execs_per_sec: if elapsed > 0.0 { execs as f64 / elapsed } else { 0.0 },
         time_s: elapsed,
+        distinct_signatures: findings.len(),
+        distinct_root_causes: causes.groups.len(),
+        root_causes: causes.groups,
+        unclassified,
         findings,
         features: Features(shared.features.load(Ordering::SeqCst)).names(),
         resumed,
         interrupted: INTERRUPTED.load(Ordering::SeqCst),
+        first_finding_window: first_finding_s.map(|t| timeline.window(t, 30.0, elapsed, execs)),
         first_finding_s,
-    })
+        stalled: shared.threads.abandoned(),
+    }
 }
 
 /// The campaign's end: `time` after `start`, or a century after it when
@@ -231,36 +330,14 @@ fn deadline(start: Instant, time: Duration) -> Instant {
     start.checked_add(time).or_else(|| start.checked_add(CENTURY)).unwrap_or(start)
 }
 
-/// Start `opts.jobs` workers (at least one). When the system refuses a
-/// thread, the campaign runs with the workers it got; it fails only when it
-/// got none.
-fn spawn_workers(shared: &Arc<Shared>) -> Result<(), CampaignError> {
-    let wanted = shared.opts.jobs.max(1);
-    for started in 0..wanted {
-        let s = Arc::clone(shared);
-        let spawned = std::thread::Builder::new().name(format!("fuzz-{started}")).spawn(move || {
-            worker(&s);
-            s.running.fetch_sub(1, Ordering::SeqCst);
-        });
-        if let Err(source) = spawned {
-            shared.running.fetch_sub(wanted - started, Ordering::SeqCst);
-            if started == 0 {
-                return Err(CampaignError::Thread { source });
-            }
-            break;
-        }
-    }
-    Ok(())
-}
-
 /// The most the main thread waits after the stop for workers that are
 /// writing a finding (a write takes milliseconds; this bounds a stuck disk).
 const GRACE: Duration = Duration::from_secs(10);
 
-/// A worker's permission to write to the work directory. Taken only before
+/// A thread's permission to write to the work directory. Taken only before
 /// the stop: the count is raised first and the stop flag read after it
 /// (both sequentially consistent), so either the main thread sees the count
-/// and waits, or the worker sees the stop and writes nothing.
+/// and waits, or the thread sees the stop and writes nothing.
 struct Writing<'a>(&'a Shared);
 
 impl<'a> Writing<'a> {
@@ -279,32 +356,43 @@ impl Drop for Writing<'_> {
     }
 }
 
-/// Update the display until the deadline or Ctrl-C, then stop the workers
-/// and wait until none is writing (at most [`GRACE`]); workers still in a
-/// case are left behind.
-fn watch(shared: &Shared, display: &mut Display, start: Instant) {
+/// Update the display and supervise the threads until the deadline or
+/// Ctrl-C, then stop them and wait until none is writing (at most
+/// [`GRACE`]); threads still in a case are left behind. Returns the
+/// executions over time.
+fn watch(shared: &Arc<Shared>, display: &mut Display, start: Instant) -> Timeline {
     let mut stopped_at: Option<Instant> = None;
+    let mut timeline = Timeline::default();
     loop {
         std::thread::sleep(Duration::from_millis(100));
+        if stopped_at.is_none() {
+            supervise::supervise(shared);
+        }
         if let Ok(mut notes) = shared.notes.lock() {
             for n in notes.drain(..) {
                 display.note(&n);
             }
         }
-        display.update(&snapshot(shared, start));
+        let snap = snapshot(shared, start);
+        timeline.record(snap.elapsed.as_secs_f64(), snap.execs);
+        display.update(&snap);
         if shared.running.load(Ordering::SeqCst) == 0 {
-            return;
+            shared.stop.store(true, Ordering::SeqCst);
+            if shared.writing.load(Ordering::SeqCst) == 0 {
+                return timeline;
+            }
         }
         if shared.stopping() && stopped_at.is_none() {
             shared.stop.store(true, Ordering::SeqCst);
             stopped_at = Some(Instant::now());
+            shared.queue.wake_all();
         }
         if stopped_at.is_some() && shared.writing.load(Ordering::SeqCst) == 0 {
-            return;
+            return timeline;
         }
         if stopped_at.is_some_and(|t| t.elapsed() > GRACE) {
             display.note("fuzz: a finding is still being written; leaving it");
-            return;
+            return timeline;
         }
     }
 }
@@ -313,21 +401,27 @@ fn snapshot(shared: &Shared, start: Instant) -> Snapshot {
     Snapshot {
         execs: shared.execs.load(Ordering::Relaxed),
         findings: shared.found.lock().map(|f| f.len()).unwrap_or(0),
+        root_causes: shared.causes.lock().map(|c| c.groups.len()).unwrap_or(0),
         features: Features(shared.features.load(Ordering::Relaxed)),
         elapsed: start.elapsed(),
         total: shared.opts.time,
+        stalled: shared.threads.abandoned(),
+        slowest: shared.threads.slowest(),
+        queued: shared.queue.len(),
     }
 }
 
-/// Run cases until told to stop. A case that ends after the stop is
-/// abandoned: the campaign's time is over and the main thread may be gone.
-fn worker(shared: &Shared) {
+/// Run cases until told to stop or abandoned. A case that ends after the
+/// stop, or after the supervisor gave this worker up, is thrown away.
+fn worker(shared: &Shared, clock: &crate::stage::Clock) {
     let targets = &shared.opts.targets;
-    while !shared.stopping() {
+    while !shared.stopping() && !clock.is_abandoned() {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let target = targets[(k % targets.len() as u64) as usize];
+        clock.begin_case(k);
         let out = case::run_case(shared.opts.seed, k, target, &shared.plan);
-        if shared.stopping() {
+        clock.enter(crate::stage::Stage::Idle);
+        if shared.stopping() || clock.is_abandoned() {
             return;
         }
         shared.features.fetch_or(out.features.0, Ordering::Relaxed);
@@ -338,13 +432,17 @@ fn worker(shared: &Shared) {
     }
 }
 
-/// Write a finding if its signature is new, then reduce it.
+/// Write a finding if its signature is new and queue it for
+/// classification and reduction; count it against its root cause if not.
 fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
     let sig = f.signature();
     let found_s = shared.start.elapsed().as_secs_f64();
     let Some(writing) = Writing::enter(shared) else { return };
     let fresh = shared.seen.lock().map(|mut s| s.insert(sig.clone())).unwrap_or(false);
     if !fresh {
+        if let Ok(mut c) = shared.causes.lock() {
+            c.hit(&sig);
+        }
         return;
     }
     let opts = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
@@ -356,28 +454,20 @@ fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
         }
     };
     note(shared, format!("fuzz: new finding {sig}\n      -> {}", dir.display()));
-    let mut entry = FoundEntry {
+    let entry = FoundEntry {
         signature: sig.clone(),
         kind: f.kind_name(),
         target: f.target.clone(),
         minimized_instructions: f.source.as_ref().map(|p| p.op_count()).unwrap_or(0),
         dir: dir.display().to_string(),
         found_s,
+        root_cause: None,
     };
     if let Ok(mut found) = shared.found.lock() {
-        found.push(entry.clone());
+        found.push(entry);
     }
     drop(writing);
-    if shared.opts.reduce && case::reproducible(&f) {
-        if let Some(n) = minimize(shared, &f, &opts, &seeds, &sig, &dir) {
-            entry.minimized_instructions = n;
-            if let Ok(mut found) = shared.found.lock() {
-                if let Some(e) = found.iter_mut().find(|e| e.signature == sig) {
-                    *e = entry;
-                }
-            }
-        }
-    }
+    shared.queue.push(queue::Job { finding: f, options: opts, seeds, signature: sig, dir });
 }
 
 fn note(shared: &Shared, msg: String) {
@@ -386,62 +476,18 @@ fn note(shared: &Shared, msg: String) {
     }
 }
 
-/// Reduce the finding's source with `schedra reduce`'s default predicate
-/// ([`SameFailure`]: the same failure, proven without the fault when the
-/// finding is) and test budget, under the fewest registers that keep the
-/// failure ([`fewest_registers`]); then, when the finding is attributable
-/// to the injected fault, go on with [`SameFailure::attributable`] (any
-/// failure the fault causes). Writes `min.ir` with the failure it keeps and
-/// the options that reproduce it; returns its instruction count. The
-/// campaign's deadline (or Ctrl-C) ends the reduction early.
-fn minimize(shared: &Shared, f: &Finding, opts: &Options, seeds: &[u64], sig: &str, dir: &std::path::Path) -> Option<usize> {
-    let src = f.source.as_ref()?;
-    let oracle = if f.kind == oracle::Kind::Violation { Oracle::Verify } else { Oracle::Both };
-    let check = Check { options: *opts, verify: shared.plan.vopts, oracle, seeds: seeds.to_vec() };
-    let same = SameFailure::of(src, &check)?;
-    let (opts, same) = fewest_registers(src, &check, same);
-    let ropts = ReduceOptions { time_limit: Some(Duration::from_secs(120)), ..ReduceOptions::default() };
-    let mut reduced = reduce::reduce(src, &mut |p| !shared.stopping() && same.is_interesting(p), &ropts).ok()?.program;
-    if let Some(any) = same.attributable() {
-        if let Ok(r) = reduce::reduce(&reduced, &mut |p| !shared.stopping() && any.is_interesting(p), &ropts) {
-            reduced = r.program;
-        }
-    }
-    let check = Check { options: opts, ..check };
-    let kept = failure(&reduced, &check).map(|k| format!("{}: {}", k.kind, k.message.lines().next().unwrap_or_default())).unwrap_or_default();
-    let line = options_line(&opts);
-    let text = format!("# {sig}\n# keeps: {kept}\n# reproduce: schedra verify min.ir {line}\n# reduce: schedra reduce case.ir {line}\n{}", schedra_ir::print::print(&reduced));
-    let _writing = Writing::enter(shared)?;
-    shared.dir.write_min(dir, &text).ok()?;
-    Some(reduced.op_count())
-}
-
-/// The compile options to reduce under: `check`'s, or with the smallest
-/// `--stress-regalloc` count of [`case::STRESS_REGS`] (below the finding's
-/// own, if it has one) under which `src` still fails. Fewer registers make
-/// a spill with fewer live values, so spill faults reduce to a handful of
-/// instructions instead of the register file's size. When the finding is
-/// attributable to the injected fault (proven without it), any failure that
-/// stays attributable will do: the same fault often shows first as another
-/// kind under another register count (a `clobber` at 12 is a `latency` at
-/// 4). Otherwise the failure must be the same.
-fn fewest_registers(src: &schedra_ir::Program, check: &Check, same: SameFailure) -> (Options, SameFailure) {
-    let current = check.options.stress_regalloc.unwrap_or(u16::MAX);
-    for &n in case::STRESS_REGS.iter().filter(|&&n| n < current) {
-        let c = Check { options: Options { stress_regalloc: Some(n), ..check.options }, ..check.clone() };
-        if let Some(s) = SameFailure::of(src, &c) {
-            let keeps = if same.requires_own() { s.requires_own() } else { s.expected == same.expected };
-            if keeps {
-                return (c.options, s);
-            }
-        }
-    }
-    (check.options, same)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_lines_read_back() {
+        let o = Options { sched: Sched::BottomUp, ra: Ra::Graph, inject: Some(Fault::SchedStuckReady), stress_regalloc: Some(4) };
+        assert_eq!(parse_options_line(&options_line(&o)), Ok(o));
+        assert_eq!(parse_options_line(""), Ok(Options::default()));
+        assert!(parse_options_line("--ra wild").is_err());
+        assert!(parse_options_line("--inject").is_err());
+    }
 
     #[test]
     fn deadline_never_overflows() {

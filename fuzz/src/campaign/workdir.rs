@@ -1,8 +1,9 @@
 //! The campaign's work directory: one sub-directory per finding, named
 //! `<kind>-<target>-<hash of signature>`, holding `signature.txt`,
 //! `case.ir` (the source), `out.s` (the machine program), `report.json` and
-//! `report.txt` (the verifier's report or the failure message) and, once
-//! reduced, `min.ir`.
+//! `report.txt` (the verifier's report or the failure message), once
+//! classified `root-cause.txt` (its root-cause key) and, once reduced,
+//! `min.ir`.
 //!
 //! Invariant: a finding directory appears complete or not at all (written
 //! under a temporary name, then renamed), so a campaign stopped at any
@@ -73,6 +74,13 @@ impl WorkDir {
         let _ = fs::remove_dir_all(&dir);
         fs::rename(&tmp, &dir)?;
         Ok(dir)
+    }
+
+    /// Write (replacing) the small file `name` in a finding's directory.
+    pub fn write_note(&self, dir: &Path, name: &str, text: &str) -> io::Result<()> {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        fs::write(&tmp, text)?;
+        fs::rename(tmp, dir.join(name))
     }
 
     /// Add the minimized source to a finding's directory.

@@ -86,11 +86,18 @@ impl Drop for CommandTest {
 /// Wait for `c` up to `timeout`, polling with a growing pause; kill it on
 /// timeout. True iff it exited with status 0.
 fn wait(c: &mut std::process::Child, timeout: Duration) -> bool {
+    wait_for(c, timeout).is_some_and(|s| s.success())
+}
+
+/// Wait for `c` (spawned in its own process group) up to `timeout`; kill
+/// its whole group on timeout. Its exit status, or `None` when it was
+/// killed at the timeout (or could not be waited for).
+pub(crate) fn wait_for(c: &mut std::process::Child, timeout: Duration) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
     let mut pause = Duration::from_micros(50);
     loop {
         match c.try_wait() {
-            Ok(Some(status)) => return status.success(),
+            Ok(Some(status)) => return Some(status),
             Ok(None) if start.elapsed() < timeout => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(1));
@@ -102,7 +109,7 @@ fn wait(c: &mut std::process::Child, timeout: Duration) -> bool {
                 let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
                 let _ = c.kill();
                 let _ = c.wait();
-                return false;
+                return None;
             }
         }
     }

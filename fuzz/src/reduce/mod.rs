@@ -25,6 +25,8 @@
 //! The default predicate, "fails the same way" (and, with an injected fault,
 //! stays attributable to it), is in [`interesting`]; the
 //! outside-command predicate (`--test 'CMD {}'`) in [`command`]; the
+//! predicate of a `timeout` finding ("a child process still runs it at the
+//! deadline") in [`hang`]; the
 //! terminal progress bar and the diff in [`report`].
 
 pub mod canon;
@@ -32,6 +34,7 @@ pub mod cfg;
 pub mod command;
 pub mod ddmin;
 mod driver;
+pub mod hang;
 pub mod insts;
 pub mod interesting;
 pub mod operands;
