@@ -11,6 +11,7 @@
 
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
+pub mod abi;
 pub mod gen8;
 pub mod opcache;
 mod optable;
@@ -271,6 +272,9 @@ pub struct Target {
     pub implicit_regs: &'static [Reg],
     /// The target's rules that do not fit the tables.
     pub rules: &'static (dyn Rules + Sync),
+    /// The shader ABI the front end lowers stage inputs and outputs
+    /// through; `None` for a target without one.
+    pub abi: Option<&'static abi::Abi>,
     /// Name → position in [`Target::ops`], built on the first [`Target::op`]
     /// call (a target is `static`, so once per process).
     pub op_index: OpIndex,
