@@ -75,6 +75,10 @@ impl SourceMap {
     }
 }
 
+/// Macros defined for GLSL ES shaders, as glmark2 defines them when it
+/// builds its shaders (precision qualifiers for its "or default" macros).
+pub const ES_DEFINES: [(&str, &str); 2] = [("MEDIUMP_OR_DEFAULT", "mediump"), ("HIGHP_OR_DEFAULT", "highp")];
+
 fn glsl_stage(s: Stage) -> naga::ShaderStage {
     match s {
         Stage::Vertex => naga::ShaderStage::Vertex,
@@ -111,7 +115,14 @@ pub fn parse(lang: Lang, bytes: &[u8], stage: Option<Stage>) -> Result<Parsed, F
             let parsed_text = rewrite.as_ref().map_or_else(|| t.clone(), |r| r.text.clone());
             let map = SourceMap { text: parsed_text, rewrite };
             let mut fe = naga::front::glsl::Frontend::default();
-            match fe.parse(&naga::front::glsl::Options::from(glsl_stage(stage)), &map.text) {
+            let mut opts = naga::front::glsl::Options::from(glsl_stage(stage));
+            if map.rewrite.is_some() {
+                // glmark2 defines these precision macros before compiling
+                for (k, v) in ES_DEFINES {
+                    opts.defines.insert(k.to_string(), v.to_string());
+                }
+            }
+            match fe.parse(&opts, &map.text) {
                 Ok(m) => (m, map),
                 Err(errs) => {
                     let first = errs.errors.first();

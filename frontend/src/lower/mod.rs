@@ -87,7 +87,7 @@ pub fn lower(parsed: &Parsed, target: &'static Target, req: &Request) -> Result<
         outputs: None,
         loc: (1, 1),
     };
-    let fr = Frame { func: &ep.function, info: parsed.info.get_entry_point(ei), inst: 0, args: Vec::new(), exprs: HashMap::new(), result: None, entry: true };
+    let fr = Frame { func: &ep.function, info: parsed.info.get_entry_point(ei), inst: 0, args: Vec::new(), exprs: HashMap::new(), result: None, returns: Vec::new(), entry: true };
     let info = &parsed.info;
     let out = lw.run(fr, info);
     let loc = lw.loc;
@@ -135,7 +135,10 @@ enum Flow {
     Normal,
     Break,
     Continue,
+    /// `return` here: the state is live, the result in `Frame::result`.
     Return,
+    /// Every path has returned (its edges are in `Frame::returns`).
+    Returned,
 }
 
 struct Frame<'f> {
@@ -145,6 +148,8 @@ struct Frame<'f> {
     args: Vec<Ev>,
     exprs: HashMap<Handle<naga::Expression>, Ev>,
     result: Option<Vec<Val>>,
+    /// Returns taken under conditions: (end block, environment, result).
+    returns: Vec<(usize, Env, Vec<Val>)>,
     entry: bool,
 }
 
@@ -175,7 +180,8 @@ impl<'a> Lower<'a> {
         }
         self.locals(&mut fr)?;
         let body = &fr.func.body;
-        self.block(&mut fr, body, info)?;
+        let flow = self.block(&mut fr, body, info)?;
+        self.outputs = self.finish_function(&mut fr, flow)?;
         self.write_outputs()
     }
 
@@ -234,11 +240,7 @@ impl<'a> Lower<'a> {
                     Some(h) => Some(self.value(fr, *h)?),
                     None => None,
                 };
-                if fr.entry {
-                    self.outputs = v;
-                } else {
-                    fr.result = v;
-                }
+                fr.result = v;
                 Ok(Flow::Return)
             }
             S::Kill => Err(format!("`discard` is not supported on target {}", self.b.target.name)),
@@ -270,15 +272,12 @@ impl<'a> Lower<'a> {
         }
         self.instances += 1;
         let func = &self.m.functions[f];
-        let mut fr = Frame { func, info: &info[f], inst: self.instances, args, exprs: HashMap::new(), result: None, entry: false };
+        let mut fr = Frame { func, info: &info[f], inst: self.instances, args, exprs: HashMap::new(), result: None, returns: Vec::new(), entry: false };
         self.depth += 1;
         self.locals(&mut fr)?;
         let flow = self.block(&mut fr, &func.body, info);
         self.depth -= 1;
-        match flow? {
-            Flow::Normal | Flow::Return => Ok(fr.result),
-            _ => Err("`break` or `continue` outside a loop".into()),
-        }
+        self.finish_function(&mut fr, flow?)
     }
 
     fn branch(&mut self, fr: &mut Frame<'a>, c: Cond, accept: &'a naga::Block, reject: &'a naga::Block, info: &'a naga::valid::ModuleInfo) -> R<Flow> {
@@ -290,38 +289,95 @@ impl<'a> Lower<'a> {
         let (nz, z) = self.b.branch(w)?;
         let (ta, tr) = if pos { (nz, z) } else { (z, nz) };
         let before = self.env.clone();
-        self.b.cur = ta;
-        let fa = self.block(fr, accept, info)?;
-        let (end_a, env_a) = (self.b.cur, std::mem::replace(&mut self.env, before));
-        self.b.cur = tr;
-        let fb = self.block(fr, reject, info)?;
-        let end_b = self.b.cur;
-        if !matches!((fa, fb), (Flow::Normal, Flow::Normal)) {
-            return Err("`break`, `continue` or `return` under a condition not known at compile time (the lowering unrolls loops and inlines calls)".into());
+        let mut live = Vec::new();
+        for (start, arm) in [(ta, accept), (tr, reject)] {
+            self.env = before.clone();
+            self.b.cur = start;
+            match self.block(fr, arm, info)? {
+                Flow::Normal => live.push((self.b.cur, std::mem::take(&mut self.env), Vec::new())),
+                Flow::Return => {
+                    let result = fr.result.take().unwrap_or_default();
+                    fr.returns.push((self.b.cur, std::mem::take(&mut self.env), result));
+                }
+                Flow::Returned => {}
+                Flow::Break | Flow::Continue => return Err("`break` or `continue` under a condition not known at compile time (the lowering unrolls loops)".into()),
+            }
         }
+        match live.len() {
+            0 => Ok(Flow::Returned),
+            1 => {
+                let (b, env, _) = live.pop().ok_or("no live side")?;
+                self.b.cur = b;
+                self.env = env;
+                Ok(Flow::Normal)
+            }
+            _ => {
+                let (env, _) = self.merge(live)?;
+                self.env = env;
+                Ok(Flow::Normal)
+            }
+        }
+    }
+
+    /// Join the edges (end block, environment, values): one new block, each
+    /// variable component and value component that differs between edges
+    /// moved into one fresh register on every edge. The join is current.
+    fn merge(&mut self, edges: Vec<(usize, Env, Vec<Val>)>) -> R<(Env, Vec<Val>)> {
         let join = self.b.block();
-        let mut merged = std::mem::take(&mut self.env);
-        for (root, va) in env_a {
-            // a variable of a call inlined on one side only is dead here
-            let Some(vb) = merged.get(&root).cloned() else { continue };
-            let mut out = Vec::with_capacity(va.len());
-            for (x, y) in va.into_iter().zip(vb) {
-                if x == y {
+        let first = edges.first().ok_or("a join without edges")?;
+        let mut env = Env::new();
+        let roots: Vec<Root> = first.1.keys().filter(|r| edges.iter().all(|e| e.1.contains_key(*r))).cloned().collect();
+        let mut lists: Vec<(Option<Root>, Vec<Vec<Val>>)> = roots.into_iter().map(|r| (Some(r.clone()), edges.iter().map(|e| e.1[&r].clone()).collect())).collect();
+        lists.push((None, edges.iter().map(|e| e.2.clone()).collect()));
+        let mut values = Vec::new();
+        for (root, sides) in lists {
+            let n = sides.iter().map(Vec::len).min().unwrap_or(0);
+            let mut out = Vec::with_capacity(n);
+            for k in 0..n {
+                let x = sides[0][k].clone();
+                if sides.iter().all(|s| s[k] == x) {
                     out.push(x);
                     continue;
                 }
                 let d = self.b.vreg();
-                self.b.mov_into(end_a, &d, x)?;
-                self.b.mov_into(end_b, &d, y)?;
+                for (e, s) in edges.iter().zip(&sides) {
+                    self.b.mov_into(e.0, &d, s[k].clone())?;
+                }
                 out.push(Operand::Virt(d));
             }
-            merged.insert(root, out);
+            match root {
+                Some(r) => {
+                    env.insert(r, out);
+                }
+                None => values = out,
+            }
         }
-        self.env = merged;
-        self.b.jump(end_a, join);
-        self.b.jump(end_b, join);
+        for e in &edges {
+            self.b.jump(e.0, join);
+        }
         self.b.cur = join;
-        Ok(Flow::Normal)
+        Ok((env, values))
+    }
+
+    /// The end of a function instance: the returns taken under conditions
+    /// and the fall-through (`flow`) joined into one block.
+    fn finish_function(&mut self, fr: &mut Frame<'a>, flow: Flow) -> R<Option<Vec<Val>>> {
+        match flow {
+            Flow::Normal | Flow::Return => {}
+            Flow::Returned => {}
+            Flow::Break | Flow::Continue => return Err("`break` or `continue` outside a loop".into()),
+        }
+        if fr.returns.is_empty() {
+            return Ok(fr.result.take());
+        }
+        let mut edges = std::mem::take(&mut fr.returns);
+        if !matches!(flow, Flow::Returned) {
+            edges.push((self.b.cur, std::mem::take(&mut self.env), fr.result.take().unwrap_or_default()));
+        }
+        let has_value = edges.iter().any(|e| !e.2.is_empty());
+        let (env, values) = self.merge(edges)?;
+        self.env = env;
+        Ok(has_value.then_some(values))
     }
 
     fn unroll(&mut self, fr: &mut Frame<'a>, body: &'a naga::Block, cont: &'a naga::Block, break_if: Option<Handle<naga::Expression>>, info: &'a naga::valid::ModuleInfo) -> R<Flow> {
@@ -329,10 +385,13 @@ impl<'a> Lower<'a> {
             match self.block(fr, body, info)? {
                 Flow::Break => return Ok(Flow::Normal),
                 Flow::Return => return Ok(Flow::Return),
+                Flow::Returned => return Ok(Flow::Returned),
                 Flow::Normal | Flow::Continue => {}
             }
-            if let Flow::Return = self.block(fr, cont, info)? {
-                return Ok(Flow::Return);
+            match self.block(fr, cont, info)? {
+                Flow::Return => return Ok(Flow::Return),
+                Flow::Returned => return Ok(Flow::Returned),
+                _ => {}
             }
             if let Some(h) = break_if {
                 match self.cond(fr, h)? {
