@@ -5,10 +5,12 @@
 //! Modules: [`parse`] (file → validated naga module), [`glsl_es`] (the ES
 //! 1.00 → GLSL 450 rewrite), [`layout`] (the entry point's interface on a
 //! target's ABI), [`lower`] (naga IR → source form), [`types`] (types as
-//! scalar lists), [`error`] (located errors).
+//! scalar lists), [`check`] (the independent evaluator the lowering is
+//! compared with), [`error`] (located errors).
 
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod error;
 pub mod glsl_es;
 pub mod layout;
