@@ -481,6 +481,31 @@ fn dotp(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// Beyond this magnitude `sin` and `cos` are undefined (NaN) here: GLSL
+/// bounds their error only on [-π, π], and a single-precision reduction to
+/// that range (the lowering's, on targets without a sine op) keeps the
+/// argument's phase only while the multiple of 2π is exact (k < 2^16).
+const TRIG_RANGE: f32 = 65536.0;
+
+/// `min` that keeps a NaN (an undefined result stays undefined; GLSL
+/// leaves `min` of a NaN undefined).
+fn nan_min(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else {
+        x.min(y)
+    }
+}
+
+/// `max` that keeps a NaN.
+fn nan_max(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else {
+        x.max(y)
+    }
+}
+
 /// GLSL's built-ins by their definitions.
 fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> {
     let n = a.len();
@@ -490,12 +515,12 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
     let len = |v: &[f32]| dotp(v, v).sqrt();
     Ok(match fun {
         F::Abs => map(&f32::abs),
-        F::Min => map2(&f32::min),
-        F::Max => map2(&f32::max),
-        F::Clamp => (0..n).map(|i| a[i].max(at(b, i)).min(at(c, i))).collect(),
+        F::Min => map2(&nan_min),
+        F::Max => map2(&nan_max),
+        F::Clamp => (0..n).map(|i| nan_min(nan_max(a[i], at(b, i)), at(c, i))).collect(),
         F::Saturate => map(&|x| x.clamp(0.0, 1.0)),
-        F::Sin => map(&f32::sin),
-        F::Cos => map(&f32::cos),
+        F::Sin => map(&|x| if x.abs() > TRIG_RANGE { f32::NAN } else { x.sin() }),
+        F::Cos => map(&|x| if x.abs() > TRIG_RANGE { f32::NAN } else { x.cos() }),
         F::Floor => map(&f32::floor),
         F::Ceil => map(&f32::ceil),
         F::Trunc => map(&f32::trunc),
@@ -568,8 +593,10 @@ pub fn close(a: u32, b: u32) -> bool {
 }
 
 /// Compare the evaluator's effects with the lowered program's: `Err` names
-/// the first disagreement.
-pub fn compare(expected: &Effects, got: &Effects) -> Result<(), String> {
+/// the first disagreement; `Ok` counts the words compared where the
+/// evaluator's result is defined (not NaN).
+pub fn compare(expected: &Effects, got: &Effects) -> Result<usize, String> {
+    let mut defined = 0;
     for (ch, es) in &expected.channels {
         let gs = got.channels.get(ch).ok_or_else(|| format!("no effects on channel {ch}"))?;
         if gs.len() != es.len() {
@@ -579,17 +606,18 @@ pub fn compare(expected: &Effects, got: &Effects) -> Result<(), String> {
             if e.len() != g.len() || e.iter().zip(g).any(|(a, b)| !close(*a, *b)) {
                 return Err(format!("channel {ch} effect {i}: {g:08x?}, expected {e:08x?}"));
             }
+            defined += e.iter().filter(|w| !f32::from_bits(**w).is_nan()).count();
         }
     }
     if got.channels.keys().any(|k| !expected.channels.contains_key(k)) {
         return Err("effects on a channel the shader does not write".into());
     }
-    Ok(())
+    Ok(defined)
 }
 
 /// Lower `parsed`'s entry point for `target`, run it on `seed` with the
-/// source interpreter and compare with the evaluator.
-pub fn check(parsed: &crate::parse::Parsed, target: &'static Target, req: &crate::lower::Request, seed: u64) -> R<()> {
+/// source interpreter and compare with the evaluator ([`compare`]'s count).
+pub fn check(parsed: &crate::parse::Parsed, target: &'static Target, req: &crate::lower::Request, seed: u64) -> R<usize> {
     let ei = crate::lower::entry_index(&parsed.module, req).map_err(|e| e.to_string())?;
     let layout = crate::layout::layout(&parsed.module, &parsed.module.entry_points[ei], target).map_err(|e| e.to_string())?;
     let p = crate::lower::lower(parsed, target, req).map_err(|e| e.to_string())?;

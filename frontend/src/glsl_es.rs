@@ -22,7 +22,7 @@
 //! - `varying T x;` → `layout(location=K) out` (vertex) / `in` (fragment);
 //! - `uniform sampler2D s;` → a `texture2D s` and a `sampler s_schedra_smp`
 //!   with bindings; `texture2D(s,` → `texture(sampler2D(s,s_schedra_smp),`
-//!   (likewise `samplerCube`/`textureCube`, `texture2DProj`);
+//!   (likewise `samplerCube`/`textureCube`, `texture2DProj`, `texture2DLod`);
 //! - `uniform T x;` → `layout(binding=K) uniform U_schedraK { T x; };`;
 //! - `gl_FragColor` → `schedra_FragColor`, declared `layout(location=0) out vec4`.
 
@@ -278,10 +278,11 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
                     None => out.push_str(s),
                 }
             }
-            Tok::Ident(f @ ("texture2D" | "textureCube" | "texture2DProj")) if next_ident(i + 1).is_some_and(|(_, t)| t == Tok::Other("(")) => {
+            Tok::Ident(f @ ("texture2D" | "textureCube" | "texture2DProj" | "texture2DLod")) if next_ident(i + 1).is_some_and(|(_, t)| t == Tok::Other("(")) => {
                 let (func, comb) = match *f {
                     "texture2D" => ("texture", "sampler2D"),
                     "textureCube" => ("texture", "samplerCube"),
+                    "texture2DLod" => ("textureLod", "sampler2D"),
                     _ => ("textureProj", "sampler2D"),
                 };
                 // texture2D ( s , → texture(sampler2D(s,s_smp),
@@ -351,7 +352,9 @@ mod tests {
     fn comments_are_left_alone() {
         let src = "/* attribute varying\n uniform */ varying vec4 c; // attribute\nvoid main() { gl_FragColor = c; }";
         let r = rewrite(src, true);
-        assert!(r.text.starts_with("/* attribute varying\n"));
+        let first = r.text.split('\n').next().unwrap_or("");
+        assert!(first.ends_with("/* attribute varying"), "{first}");
+        assert!(r.text.contains("\n uniform */ layout"), "{}", r.text);
         assert!(r.text.contains("layout(location=0) in vec4 c; // attribute"), "{}", r.text);
     }
 

@@ -54,8 +54,12 @@ fn real_shaders_lower_and_agree_with_the_evaluator() {
                 failures.push(format!("{p} {}: invalid lowered program: {e}", t.name));
                 continue;
             }
-            let bad: Vec<String> = (0..10u64).filter_map(|seed| check::check(&parsed, t, &req, seed).err().map(|e| format!("seed {seed}: {e}"))).collect();
-            if bad.is_empty() {
+            let results: Vec<Result<usize, String>> = (0..10u64).map(|seed| check::check(&parsed, t, &req, seed).map_err(|e| format!("seed {seed}: {e}"))).collect();
+            let bad: Vec<String> = results.iter().filter_map(|r| r.clone().err()).collect();
+            let defined: usize = results.iter().filter_map(|r| r.as_ref().ok()).sum();
+            if bad.is_empty() && defined == 0 {
+                failures.push(format!("{p} {}: no defined output on 10 seeds", t.name));
+            } else if bad.is_empty() {
                 checked += 1;
             } else {
                 failures.push(format!("{p} {}: {}", t.name, bad[0]));

@@ -18,7 +18,9 @@
 //!   integral;
 //! - `sin` without a sine op: reduction to [-π, π] by `x - 2π·floor(x/2π + 1/2)`
 //!   (2π in two parts), then the odd Taylor polynomial of degree 15
-//!   (error below 1e-6 on [-π, π]); `cos(x) = sin(x + π/2)`;
+//!   (error below 1e-6 on [-π, π]; the reduced argument is clamped to
+//!   [-π, π], so beyond |x| = 2^16, where the reduction loses the phase, the
+//!   result stays in [-1, 1]); `cos(x) = sin(x + π/2)`;
 //! - `exp(x) = exp2(x·log2 e)`, `log(x) = log2(x)·ln 2`, `pow(x, y) =
 //!   exp2(y·log2 x)`, `sqrt(x) = recip(rsqrt(x))`.
 
@@ -324,6 +326,9 @@ pub fn sin(b: &mut Builder, x: Val) -> R {
     let r = sub(b, x, hi)?;
     let lo = mul(b, k, fimm(TWO_PI_LO))?;
     let r = sub(b, r, lo)?;
+    // past the range where the reduction is exact, keep the result bounded
+    let r = max(b, r, fimm(-std::f32::consts::PI))?;
+    let r = min(b, r, fimm(std::f32::consts::PI))?;
     let r2 = mul(b, r.clone(), r.clone())?;
     // odd Taylor coefficients 1/(2n+1)!, n = 7 down to 1, Horner in r^2
     let coeffs = [-1.0 / 1_307_674_368_000.0f64, 1.0 / 6_227_020_800.0, -1.0 / 39_916_800.0, 1.0 / 362_880.0, -1.0 / 5040.0, 1.0 / 120.0, -1.0 / 6.0];
