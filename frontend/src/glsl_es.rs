@@ -17,7 +17,7 @@
 //! errors point into the file the user wrote.
 //!
 //! Substitutions (tokens outside comments; preprocessor lines are kept):
-//! - `precision <q> <type>;` → blanks;
+//! - `precision <q> <type>;` and the qualifiers `highp mediump lowp` → blanks;
 //! - `attribute T x;` → `layout(location=K) in T x;` (K in declaration order);
 //! - `varying T x;` → `layout(location=K) out` (vertex) / `in` (fragment);
 //! - `uniform sampler2D s;` → a `texture2D s` and a `sampler s_schedra_smp`
@@ -119,6 +119,8 @@ fn tokens<'a>(line: &'a str, in_comment: &mut bool) -> Vec<Tok<'a>> {
     out
 }
 
+const SPACES: &str = "        ";
+
 /// The suffix naming the sampler paired with a combined-sampler texture.
 pub const SAMPLER_SUFFIX: &str = "_schedra_smp";
 /// The name `gl_FragColor` becomes.
@@ -184,6 +186,13 @@ fn is_precision(s: &str) -> bool {
 
 /// Rewrite the tokens of one line into `out`, recording column anchors.
 fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashSet<String>, out: &mut String, anc: &mut Vec<(u32, u32)>) {
+    // precision qualifiers mean nothing to the lowering (every value is a
+    // 32-bit word) and naga rejects them in several positions: blanked
+    let blanked: Vec<Tok> = toks.iter().map(|t| match t {
+        Tok::Ident(q) if is_precision(q) => Tok::Space(&SPACES[..q.len()]),
+        other => other.clone(),
+    }).collect();
+    let toks = &blanked[..];
     let mut orig_col = 1u32;
     let mut i = 0;
     // Index of the `;` that closes a uniform block opened on this line.

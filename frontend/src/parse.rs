@@ -75,9 +75,10 @@ impl SourceMap {
     }
 }
 
-/// Macros defined for GLSL ES shaders, as glmark2 defines them when it
-/// builds its shaders (precision qualifiers for its "or default" macros).
-pub const ES_DEFINES: [(&str, &str); 2] = [("MEDIUMP_OR_DEFAULT", "mediump"), ("HIGHP_OR_DEFAULT", "highp")];
+/// Macros defined for GLSL ES shaders: glmark2 defines its "or default"
+/// precision macros when it builds its shaders; precision means nothing to
+/// the lowering, so they expand to nothing.
+pub const ES_DEFINES: [(&str, &str); 2] = [("MEDIUMP_OR_DEFAULT", ""), ("HIGHP_OR_DEFAULT", "")];
 
 fn glsl_stage(s: Stage) -> naga::ShaderStage {
     match s {
