@@ -22,7 +22,8 @@
 //! - `varying T x;` → `layout(location=K) out` (vertex) / `in` (fragment);
 //! - `uniform sampler2D s;` → a `texture2D s` and a `sampler s_schedra_smp`
 //!   with bindings; `texture2D(s,` → `texture(sampler2D(s,s_schedra_smp),`
-//!   (likewise `samplerCube`/`textureCube`, `texture2DProj`, `texture2DLod`);
+//!   (likewise `samplerCube`/`textureCube`, `texture2DProj`, `texture2DLod`;
+//!   in a vertex shader `texture2D(s, uv)` reads level 0: `textureLod(…, uv,0.0)`);
 //! - `uniform T x;` → `layout(binding=K) uniform U_schedraK { T x; };`;
 //! - `gl_FragColor` → `schedra_FragColor`, declared `layout(location=0) out vec4`.
 
@@ -197,6 +198,8 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
     let mut i = 0;
     // Index of the `;` that closes a uniform block opened on this line.
     let mut close_block_at: Option<usize> = None;
+    // Indices of `)` closing a vertex-stage sample that gains an explicit LOD.
+    let mut lod_at: Vec<usize> = Vec::new();
     let next_ident = |from: usize| toks.iter().enumerate().skip(from).find(|(_, t)| !matches!(t, Tok::Space(_))).map(|(k, t)| (k, t.clone()));
     while i < toks.len() {
         let t = &toks[i];
@@ -288,7 +291,16 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
                 }
             }
             Tok::Ident(f @ ("texture2D" | "textureCube" | "texture2DProj" | "texture2DLod")) if next_ident(i + 1).is_some_and(|(_, t)| t == Tok::Other("(")) => {
+                // a vertex shader has no derivatives: its samples read level 0
+                let implicit = matches!(*f, "texture2D" | "textureCube") && !fragment;
+                if implicit {
+                    if let Some(close) = closing_paren(toks, i) {
+                        lod_at.push(close);
+                    }
+                }
                 let (func, comb) = match *f {
+                    _ if implicit && *f == "texture2D" => ("textureLod", "sampler2D"),
+                    _ if implicit => ("textureLod", "samplerCube"),
                     "texture2D" => ("texture", "sampler2D"),
                     "textureCube" => ("texture", "samplerCube"),
                     "texture2DLod" => ("textureLod", "sampler2D"),
@@ -309,6 +321,7 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
                     _ => out.push_str(func),
                 }
             }
+            Tok::Other(")") if lod_at.contains(&i) => out.push_str(",0.0)"),
             Tok::Other(";") if close_block_at == Some(i) => {
                 out.push_str("; };");
                 close_block_at = None;
@@ -318,6 +331,24 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
         orig_col += width;
         i += 1;
     }
+}
+
+/// The index of the `)` closing the call whose name is at `name`, on this line.
+fn closing_paren(toks: &[Tok], name: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate().skip(name + 1) {
+        match t {
+            Tok::Other("(") => depth += 1,
+            Tok::Other(")") => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn tok_str<'a>(t: &Tok<'a>) -> &'a str {
@@ -355,6 +386,13 @@ mod tests {
         let line4 = r.text.split('\n').nth(3).unwrap_or("");
         let col = line4.find("uv)").map_or(0, |c| c as u32 + 1);
         assert_eq!(r.original(4, col), "  gl_FragColor = texture2D(tex, uv);".find("uv").map_or(0, |c| c as u32 + 1));
+    }
+
+    #[test]
+    fn vertex_samples_read_level_zero() {
+        let src = "uniform sampler2D h;\nattribute vec2 uv;\nvoid main() { gl_Position = vec4(texture2D(h, uv * (2.0)).x); }";
+        let r = rewrite(src, false);
+        assert!(r.text.contains("textureLod(sampler2D(h,h_schedra_smp), uv * (2.0),0.0)"), "{}", r.text);
     }
 
     #[test]
