@@ -411,6 +411,9 @@ impl<'a> Eval<'a> {
             let (ar, ac) = crate::types::shape(&lt);
             let (br, bc) = crate::types::shape(&rt);
             if am || bm {
+                if a.len() != ar * ac || b.len() != br * bc {
+                    return Err("a matrix product of values of the wrong size".into());
+                }
                 if am && matches!(rt, TypeInner::Scalar(_)) || bm && matches!(lt, TypeInner::Scalar(_)) {
                     let (mtx, s) = if am { (&a, b[0]) } else { (&b, a[0]) };
                     return Ok(mtx.iter().map(|x| x * s).collect());
@@ -548,7 +551,7 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
         F::Cross if n == 3 && b.len() == 3 => vec![a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]],
         F::Reflect => {
             let d = dotp(b, a);
-            (0..n).map(|i| a[i] - 2.0 * d * b[i]).collect()
+            (0..n).map(|i| a[i] - 2.0 * d * at(b, i)).collect()
         }
         F::Refract => {
             let (d, eta) = (dotp(b, a), at(c, 0));
@@ -556,7 +559,7 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
             if k < 0.0 {
                 vec![0.0; n]
             } else {
-                (0..n).map(|i| eta * a[i] - (eta * d + k.sqrt()) * b[i]).collect()
+                (0..n).map(|i| eta * a[i] - (eta * d + k.sqrt()) * at(b, i)).collect()
             }
         }
         F::FaceForward => {
@@ -576,6 +579,9 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
             .collect(),
         F::Transpose => {
             let (rows, cols) = crate::types::shape(ty);
+            if a.len() != rows * cols {
+                return Err("a transpose of a value of the wrong size".into());
+            }
             (0..rows).flat_map(|r| (0..cols).map(move |c| (r, c))).map(|(r, c)| a[c * rows + r]).collect()
         }
         other => return Err(format!("built-in {other:?}")),

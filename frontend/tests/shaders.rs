@@ -160,3 +160,14 @@ fn glsl_keywords_in_arbitrary_order_never_panic() {
         let _ = schedra_frontend::lower_file("x.vert", src.as_bytes(), t, None, None);
     });
 }
+
+#[test]
+fn unrolling_is_bounded() {
+    // Nested loops whose unrolled body would exceed the instruction limit
+    // stop with a located error instead of running away.
+    let src = "@fragment fn main(@location(0) x: f32) -> @location(0) vec4<f32> {\n var s = x;\n for (var i = 0; i < 200; i++) {\n  for (var j = 0; j < 200; j++) {\n   for (var k = 0; k < 200; k++) { s = s * 1.01 + x; }\n  }\n }\n return vec4<f32>(s);\n}\n";
+    let t = schedra_ir::target::by_name("r600").expect("r600");
+    let e = schedra_frontend::lower_file("big.wgsl", src.as_bytes(), t, None, None).expect_err("too big");
+    assert!(e.message.contains("exceeds"), "{e}");
+    assert!(e.line >= 3, "{e}");
+}

@@ -180,6 +180,11 @@ impl Builder {
         Operand::Virt(d)
     }
 
+    /// Instructions so far.
+    pub fn inst_count(&self) -> usize {
+        self.blocks.iter().map(|b| b.insts.len()).sum()
+    }
+
     /// The finished blocks; the current block ends with `end`.
     pub fn finish(mut self) -> Vec<Block> {
         let cur = self.cur;

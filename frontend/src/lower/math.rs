@@ -200,6 +200,9 @@ pub fn call(b: &mut Builder, fun: F, a: Vec<Val>, a1: Option<Vec<Val>>, a2: Opti
         }
         F::Transpose => {
             let (rows, cols) = shape(ty);
+            if a.len() != rows * cols {
+                return Err("a transpose of a value of the wrong size".into());
+            }
             let mut out = Vec::new();
             for r in 0..rows {
                 for c in 0..cols {
@@ -221,6 +224,9 @@ pub fn matmul(b: &mut Builder, a: &[Val], at: &TypeInner, c: &[Val], ct: &TypeIn
     let cv = matches!(ct, TypeInner::Vector { .. });
     let (ar, ac) = shape(at);
     let (cr, cc) = shape(ct);
+    if a.len() != ar * ac || c.len() != cr * cc {
+        return Err("a matrix product of values of the wrong size".into());
+    }
     let col = |m: &[Val], rows: usize, j: usize| m[j * rows..(j + 1) * rows].to_vec();
     if am && cv {
         // (M v)_r = sum_c M[c][r] v[c]

@@ -38,6 +38,9 @@ use std::collections::HashMap;
 
 /// The most iterations a loop is unrolled to.
 pub const MAX_ITERATIONS: usize = 256;
+/// The most instructions a lowered program may have (unrolling and
+/// inlining stop with an error beyond it).
+pub const MAX_INSTRUCTIONS: usize = 200_000;
 /// The deepest call nesting inlined.
 const MAX_DEPTH: u32 = 32;
 
@@ -209,6 +212,9 @@ impl<'a> Lower<'a> {
     fn block(&mut self, fr: &mut Frame<'a>, block: &'a naga::Block, info: &'a naga::valid::ModuleInfo) -> R<Flow> {
         for (st, span) in block.span_iter() {
             self.at(*span);
+            if self.b.inst_count() > MAX_INSTRUCTIONS {
+                return Err(format!("the lowered program exceeds {MAX_INSTRUCTIONS} instructions (loops are unrolled, calls inlined)"));
+            }
             match self.stmt(fr, st, info)? {
                 Flow::Normal => {}
                 other => return Ok(other),
