@@ -12,10 +12,7 @@ pub fn size_of(module: &Module, t: &TypeInner) -> usize {
         TypeInner::Scalar(_) | TypeInner::Atomic(_) => 1,
         TypeInner::Vector { size, .. } => *size as usize,
         TypeInner::Matrix { columns, rows, .. } => *columns as usize * *rows as usize,
-        TypeInner::Array { base, size, .. } => match size {
-            naga::ArraySize::Constant(n) => n.get() as usize * size_of(module, &module.types[*base].inner),
-            _ => 0,
-        },
+        TypeInner::Array { base, size: naga::ArraySize::Constant(n), .. } => n.get() as usize * size_of(module, &module.types[*base].inner),
         TypeInner::Struct { members, .. } => members.iter().map(|m| size_of(module, &module.types[m.ty].inner)).sum(),
         _ => 0,
     }

@@ -39,7 +39,7 @@ pub enum Cond {
 
 impl Cond {
     /// The negation.
-    pub fn not(self) -> Cond {
+    pub fn negate(self) -> Cond {
         match self {
             Cond::Const(b) => Cond::Const(!b),
             Cond::Word(v, p) => Cond::Word(v, !p),

@@ -611,8 +611,8 @@ impl<'a> Lower<'a> {
             X::Unary { op, expr } => {
                 let ev = self.get(fr, *expr)?;
                 match (op, ev) {
-                    (naga::UnaryOperator::LogicalNot, Ev::Cond(cs)) => Ok(Ev::Cond(cs.into_iter().map(Cond::not).collect())),
-                    (naga::UnaryOperator::LogicalNot, Ev::Val(v)) => Ok(Ev::Cond(v.into_iter().map(|x| arith::truth(x).not()).collect())),
+                    (naga::UnaryOperator::LogicalNot, Ev::Cond(cs)) => Ok(Ev::Cond(cs.into_iter().map(Cond::negate).collect())),
+                    (naga::UnaryOperator::LogicalNot, Ev::Val(v)) => Ok(Ev::Cond(v.into_iter().map(|x| arith::truth(x).negate()).collect())),
                     (naga::UnaryOperator::Negate, _) => {
                         let v = self.value(fr, *expr)?;
                         vals(v.into_iter().map(|x| arith::neg(&mut self.b, x)).collect::<R<_>>()?)
@@ -764,9 +764,9 @@ impl<'a> Lower<'a> {
             Ok(match op {
                 B::Less => arith::lt(b, x, y)?,
                 B::Greater => arith::lt(b, y, x)?,
-                B::LessEqual => arith::lt(b, y, x)?.not(),
-                B::GreaterEqual => arith::lt(b, x, y)?.not(),
-                B::Equal => arith::ne(b, x, y)?.not(),
+                B::LessEqual => arith::lt(b, y, x)?.negate(),
+                B::GreaterEqual => arith::lt(b, x, y)?.negate(),
+                B::Equal => arith::ne(b, x, y)?.negate(),
                 _ => arith::ne(b, x, y)?,
             })
         };
