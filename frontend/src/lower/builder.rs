@@ -40,6 +40,7 @@ pub struct Builder {
     pub cur: usize,
     next_vreg: u32,
     consts: HashMap<(usize, u32), Val>,
+    loads: HashMap<(usize, u64), Val>,
     /// Instructions inserted at the start of the entry block (outside
     /// inputs loaded on first use), in order.
     prelude: usize,
@@ -56,6 +57,7 @@ impl Builder {
             cur: 0,
             next_vreg: 0,
             consts: HashMap::new(),
+            loads: HashMap::new(),
             prelude: 0,
             span: Span::default(),
         }
@@ -183,6 +185,21 @@ impl Builder {
     /// Instructions so far.
     pub fn inst_count(&self) -> usize {
         self.blocks.iter().map(|b| b.insts.len()).sum()
+    }
+
+    /// `d = op N` in the current block, once per block: an outside input
+    /// read where it is used (it is a pure function of N).
+    pub fn load_here(&mut self, opcode: &'static str, index: u32) -> Val {
+        let key = (self.cur, index as u64 | (opcode.as_ptr() as u64) << 32);
+        if let Some(v) = self.loads.get(&key) {
+            return v.clone();
+        }
+        let d = self.vreg();
+        let span = self.span;
+        self.push(self.cur, Inst { opcode: SmolStr::new_static(opcode), dest: Some(Operand::Virt(d.clone())), srcs: vec![Operand::Imm(Imm::int(index as i64))], span });
+        let v = Operand::Virt(d);
+        self.loads.insert(key, v.clone());
+        v
     }
 
     /// The finished blocks; the current block ends with `end`.

@@ -428,7 +428,17 @@ impl<'a> Lower<'a> {
     fn read(&mut self, p: &Place) -> R<Vec<Val>> {
         if let Root::Uniform(g) = p.root {
             let (_, srcs) = self.layout.uniforms.iter().find(|(h, _)| *h == g).cloned().ok_or("a uniform outside the layout")?;
-            return (p.offset..p.offset + p.len).map(|i| srcs.get(i).copied().ok_or_else(|| "uniform component out of range".to_string()).map(|s| self.fetch(s))).collect();
+            // a uniform load is an emitted expression: its uses are in this
+            // block or blocks it dominates, so an index op may load it here
+            let mut out = Vec::with_capacity(p.len);
+            for i in p.offset..p.offset + p.len {
+                let s = srcs.get(i).copied().ok_or_else(|| "uniform component out of range".to_string())?;
+                out.push(match s {
+                    Source::Op(op, n) => self.b.load_here(op, n),
+                    Source::Reg(_) => self.fetch(s),
+                });
+            }
+            return Ok(out);
         }
         if !self.env.contains_key(&p.root) {
             let init = self.initial(&p.root)?;
