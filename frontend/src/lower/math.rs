@@ -4,7 +4,7 @@
 //! column c); a scalar argument beside a vector is broadcast. Sums (dot
 //! products, matrix products) add left to right.
 
-use super::arith::{self, Cond};
+use super::arith;
 use super::builder::{fimm, Builder, Val};
 use crate::types::shape;
 use naga::{MathFunction as F, TypeInner};
@@ -255,6 +255,5 @@ pub fn matmul(b: &mut Builder, a: &[Val], at: &TypeInner, c: &[Val], ct: &TypeIn
         }
         return Ok(Some(out));
     }
-    let _ = Cond::Const(true);
     Ok(None)
 }

@@ -29,7 +29,7 @@ mod math;
 use crate::error::FrontError;
 use crate::layout::{self, Layout, Source};
 use crate::parse::Parsed;
-use crate::types::{element, pointee, shape, size_of};
+use crate::types::{element, pointee, size_of};
 use arith::Cond;
 use builder::{fimm, Builder, Val};
 use naga::{BinaryOperator as B, Expression as X, Handle, Module, ScalarKind, Statement as S, TypeInner};
@@ -783,9 +783,6 @@ impl<'a> Lower<'a> {
         match op {
             B::Less | B::Greater | B::LessEqual | B::GreaterEqual | B::Equal | B::NotEqual => {
                 let cs = pairs.map(|(x, y)| cmp(b, x, y)).collect::<R<Vec<_>>>()?;
-                if matches!(op, B::Equal | B::NotEqual) && cs.len() > 1 && shape(&lt).0 > 1 && matches!(lt, TypeInner::Vector { .. }) && !matches!(self.ty(fr, l), TypeInner::Vector { .. }) {
-                    return Ok(Ev::Cond(cs));
-                }
                 Ok(Ev::Cond(cs))
             }
             _ => {
@@ -808,7 +805,6 @@ impl<'a> Lower<'a> {
                         other => Err(format!("operator {other:?} is not supported")),
                     }
                 };
-                let _ = rt;
                 Ok(Ev::Val(pairs.map(|(x, y)| f(b, x, y)).collect::<R<_>>()?))
             }
         }
