@@ -2,6 +2,15 @@
 //! 450 and GLSL ES 1.00) parsed and validated by naga, then lowered to a
 //! target's source form.
 //!
+//! Why naga with a rewrite for ES 1.00: naga (pure Rust, part of wgpu)
+//! parses and type-checks WGSL, SPIR-V and GLSL 440–460 into one typed IR,
+//! so one lowering serves all three languages. It rejects GLSL ES 1.00 as
+//! glmark2 and kmscube write it only for spellings (`attribute`,
+//! `varying`, `gl_FragColor`, `texture2D`, combined samplers, uniforms
+//! without bindings, precision), which [`glsl_es`] rewrites line for line;
+//! a second GLSL parser would duplicate naga's type checking, and the C++
+//! alternatives (glslang, shaderc) cannot emit SPIR-V for ES 1.00 either.
+//!
 //! Modules: [`parse`] (file → validated naga module), [`glsl_es`] (the ES
 //! 1.00 → GLSL 450 rewrite), [`layout`] (the entry point's interface on a
 //! target's ABI), [`lower`] (naga IR → source form), [`types`] (types as
