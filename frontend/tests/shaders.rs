@@ -145,6 +145,10 @@ fn arbitrary_text_never_panics_the_front_end() {
         for path in ["x.wgsl", "x.frag", "x.vert", "x.spv"] {
             let _ = schedra_frontend::lower_file(path, bytes, t, None, None);
         }
+        // SPIR-V with a valid header (magic, version 1.0, generator, bound, schema)
+        let mut spv: Vec<u8> = [0x0723_0203u32, 0x0001_0000, 0, 64, 0].iter().flat_map(|w| w.to_le_bytes()).collect();
+        spv.extend_from_slice(&bytes[..bytes.len() / 4 * 4]);
+        let _ = schedra_frontend::lower_file("x.spv", &spv, t, None, None);
     });
 }
 
@@ -170,4 +174,57 @@ fn unrolling_is_bounded() {
     let e = schedra_frontend::lower_file("big.wgsl", src.as_bytes(), t, None, None).expect_err("too big");
     assert!(e.message.contains("exceeds"), "{e}");
     assert!(e.line >= 3, "{e}");
+}
+
+#[test]
+fn mutated_spirv_never_panics_the_front_end() {
+    // Words of a valid module overwritten at chosen places reach deep into
+    // the SPIR-V parser and the lowering.
+    let text = std::fs::read_to_string(shaders_dir().join("cel-fragment.wgsl")).expect("readable");
+    let module = naga::front::wgsl::parse_str(&text).expect("parses");
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all()).validate(&module).expect("valid");
+    let words = naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None).expect("SPIR-V");
+    bolero::check!().with_max_len(64).with_iterations(2000).for_each(|edits: &[u8]| {
+        let t = schedra_ir::target::by_name("gen8").expect("gen8");
+        let mut w = words.clone();
+        for e in edits.chunks(4) {
+            if let [i, j, v, x] = e {
+                let k = (usize::from(*i) << 8 | usize::from(*j)) % w.len();
+                w[k] = u32::from(*v) << 8 | u32::from(*x);
+            }
+        }
+        let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let _ = schedra_frontend::lower_file("x.spv", &bytes, t, None, None);
+    });
+}
+
+static LOWERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[test]
+fn mutated_wgsl_never_panics_the_lowering() {
+    // Characters of the project's shaders overwritten: many mutants still
+    // parse and validate, and reach the lowering with unusual constructs.
+    const CHARS: &[u8] = b"0123456789.+-*/()<>=!xyzw,;{} ";
+    let texts: Vec<String> = files(&shaders_dir()).iter().map(|f| std::fs::read_to_string(f).expect("readable")).collect();
+    bolero::check!().with_max_len(32).with_iterations(3000).for_each(|edits: &[u8]| {
+        let Some((first, rest)) = edits.split_first() else { return };
+        let mut text = texts[usize::from(*first) % texts.len()].clone().into_bytes();
+        for e in rest.chunks(3) {
+            if let [i, j, c] = e {
+                let k = (usize::from(*i) << 8 | usize::from(*j)) % text.len();
+                text[k] = CHARS[usize::from(*c) % CHARS.len()];
+            }
+        }
+        for t in schedra_ir::target::all() {
+            if let Ok(p) = schedra_frontend::lower_file("x.wgsl", &text, t, None, None) {
+                LOWERED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // what lowers is a valid source-form program
+                if let Err(e) = schedra_ir::validate::validate(&p) {
+                    panic!("{}: {e}\n{}", t.name, String::from_utf8_lossy(&text));
+                }
+            }
+        }
+    });
+    // the property reached the lowering (mutants that still parse)
+    assert!(LOWERED.load(std::sync::atomic::Ordering::Relaxed) > 0);
 }
