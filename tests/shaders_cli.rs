@@ -22,6 +22,15 @@ fn lower_prints_a_valid_source_form() {
 }
 
 #[test]
+fn a_glsl_file_takes_its_stage_from_the_flag() {
+    let ok = schedra(&["verify", "corpus/shaders/cel.glsl", "--target", "r600", "--stage", "fragment"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    let no = schedra(&["lower", "corpus/shaders/cel.glsl", "--target", "r600"]);
+    assert_eq!(no.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&no.stderr).starts_with("corpus/shaders/cel.glsl:1:1:"));
+}
+
+#[test]
 fn compile_and_verify_take_shaders() {
     let c = schedra(&["compile", "corpus/shaders/lit-vertex.wgsl", "--target", "v3d71", "--ra", "graph"]);
     assert_eq!(c.status.code(), Some(0), "{}", String::from_utf8_lossy(&c.stderr));

@@ -14,7 +14,7 @@ fn shaders_dir() -> PathBuf {
 }
 
 fn files(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir).expect("corpus/shaders exists").flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|e| e != "md")).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir).expect("corpus/shaders exists").flatten().map(|e| e.path()).filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "wgsl")).collect();
     v.sort();
     v
 }
@@ -60,6 +60,19 @@ fn own_wgsl_shaders_lower_compile_and_prove() {
     }
     // lit-vertex: v3d71, r600; cel-fragment: all three; textured: gen8
     assert_eq!(total, 4 * (2 + 3 + 1));
+}
+
+#[test]
+fn glsl_shaders_lower_compile_and_prove() {
+    // desktop GLSL 450 as naga reads it, and ES 1.00 in a `.glsl` file
+    let dir = shaders_dir();
+    let a = parse::parse(parse::Lang::Glsl, &std::fs::read(dir.join("phong-450.frag")).expect("readable"), Some(schedra_ir::Stage::Fragment)).expect("GLSL 450 parses");
+    let b = parse::parse(parse::Lang::Glsl, &std::fs::read(dir.join("cel.glsl")).expect("readable"), Some(schedra_ir::Stage::Fragment)).expect("ES in .glsl parses");
+    assert!(a.source.rewrite.is_none() && b.source.rewrite.is_some());
+    assert_eq!(prove_everywhere("phong-450.frag", &a) + prove_everywhere("cel.glsl", &b), 2 * 4 * 3);
+    let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+    let e = schedra_frontend::lower_file("cel.glsl", &std::fs::read(dir.join("cel.glsl")).expect("readable"), t, None, None).expect_err("no stage");
+    assert!(e.message.contains("--stage"), "{e}");
 }
 
 #[test]
