@@ -9,7 +9,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/schedra
 FUZZ_TIME ?= 30s
 TARGETS := v3d71 gen8 r600
 
-.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench shaderdb fuzz coverage coverage-campaign clean
+.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench shaderdb shaderdb-real fuzz coverage coverage-campaign clean
 
 ## Install what is missing: Z3's C library (Debian libz3-dev).
 deps:
@@ -51,6 +51,14 @@ bench: deps
 ## shader-db style totals, mode comparison and obligation split over the corpus.
 shaderdb: build
 	scripts/shaderdb.sh $(BIN)
+
+## shader-db over real shaders (GLSL, WGSL, SPIR-V): every complete shader of
+## SHADERS lowered and compiled on every target that runs its stage, in all
+## four modes, each verified; totals, the per-target lowered/proven counts,
+## the reasons for what does not lower, and per-shader lines.
+SHADERS ?= ../shared/real/glmark2 ../shared/real/kmscube
+shaderdb-real: build
+	SHADERDB_SHADERS="$(SHADERS)" scripts/shaderdb.sh $(BIN)
 
 ## Overnight: every cargo-fuzz target on all cores, FUZZ_SECONDS each
 ## (default 2h each, 8h for the four targets), seeded from corpus/.

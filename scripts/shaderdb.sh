@@ -15,6 +15,14 @@
 #
 # Usage: scripts/shaderdb.sh [BIN]   (default target/release/schedra, or $BIN)
 #        SHADERDB_RAW=FILE keeps the raw per-shader table (TSV).
+#        SHADERDB_SHADERS="DIR..." measures the shaders in those directories
+#        (.vert .frag .wgsl .spv; GLSL files holding a `$NAME$` placeholder
+#        are templates and skipped) instead of the corpus: each is lowered and
+#        compiled for every target; one the front end rejects for a target
+#        (its stage, a texture, an unsupported construct: status 2) is counted
+#        as not lowered there, with the reason, and a section per target
+#        counts shaders lowered and proven in all four modes, followed by the
+#        per-shader shader-db lines.
 # A shader that fails to compile counts as "failed" and is left out of totals.
 
 set -euo pipefail
@@ -26,20 +34,55 @@ RAW=${SHADERDB_RAW:-$(mktemp)}
 trap '[ -n "${SHADERDB_RAW:-}" ] || rm -f "$RAW"' EXIT
 MODES="split/topdown split/bottomup graph/topdown graph/bottomup"
 
+REAL=${SHADERDB_SHADERS:-}
+UNSUPPORTED=$(mktemp)
+LINES=$(mktemp)
+trap '[ -n "${SHADERDB_RAW:-}" ] || rm -f "$RAW"; rm -f "$UNSUPPORTED" "$LINES"' EXIT
+
+# The inputs: corpus files, or "target<TAB>file" pairs for real shaders.
+inputs() {
+  local d f t
+  if [ -z "$REAL" ]; then
+    for f in corpus/*/*.ir; do
+      case "$f" in corpus/bugzoo/*) continue;; esac
+      printf -- '-\t%s\n' "$f"
+    done
+    return
+  fi
+  for d in $REAL; do
+    [ -d "$d" ] || { echo "shaderdb.sh: $d is not a directory" >&2; exit 2; }
+    for f in "$d"/*.vert "$d"/*.frag "$d"/*.wgsl "$d"/*.spv; do
+      [ -f "$f" ] || continue
+      case "$f" in *.vert|*.frag) grep -q '\$[A-Z_]*\$' "$f" && continue;; esac
+      for t in $("$BIN" targets | awk '/^[a-z0-9]+ / { print $1 }'); do printf '%s\t%s\n' "$t" "$f"; done
+    done
+  done
+}
+
 # One raw line per (mode, shader):
 # mode target file inst cycles spills fills maxlive nops verdict total syntactic smt
+# (for real shaders the file column is target:file, one shader per target)
 collect() {
-  local f mode ra sched stats json
-  for f in corpus/*/*.ir; do
-    case "$f" in corpus/bugzoo/*) continue;; esac
+  local f mode ra sched stats json t key rc
+  local -a targ
+  while IFS=$'\t' read -r t f; do
+    targ=(); key=$f
+    if [ "$t" != "-" ]; then targ=(--target "$t"); key="$t:$f"; fi
     for mode in $MODES; do
       ra=${mode%/*}; sched=${mode#*/}
-      if ! stats=$("$BIN" compile "$f" --ra "$ra" --sched "$sched" --stats -o /dev/null 2>&1); then
-        printf '%s\t%s\t%s\tfailed\n' "$mode" "$(basename "$(dirname "$f")")" "$f"
+      rc=0
+      stats=$("$BIN" compile "$f" "${targ[@]}" --ra "$ra" --sched "$sched" --stats -o /dev/null 2>&1) || rc=$?
+      if [ "$rc" = 2 ] && [ "$t" != "-" ]; then
+        printf '%s\t%s\t%s\n' "$t" "$f" "${stats#*: }" >>"$UNSUPPORTED"
+        break
+      fi
+      if [ "$rc" != 0 ]; then
+        printf '%s\t%s\t%s\tfailed\n' "$mode" "${t/#-/$(basename "$(dirname "$f")")}" "$key"
         continue
       fi
-      json=$("$BIN" verify "$f" --ra "$ra" --sched "$sched" --json 2>/dev/null || true)
-      awk -v mode="$mode" -v file="$f" -v json="$json" '
+      [ "$t" = "-" ] || printf '%s %s\n' "$mode" "$(grep ' shader: ' <<<"$stats")" >>"$LINES"
+      json=$("$BIN" verify "$f" "${targ[@]}" --ra "$ra" --sched "$sched" --json 2>/dev/null || true)
+      awk -v mode="$mode" -v file="$key" -v json="$json" '
         / shader: / {
           target = $3
           for (i = 5; i < NF; i += 2) { v = $i; k = $(i + 1); sub(/,$/, "", k); val[k] = v }
@@ -53,7 +96,7 @@ collect() {
             verdict, tot, syn, smt
         }' <<<"$stats"
     done
-  done
+  done < <(inputs)
 }
 
 collect >"$RAW"
@@ -126,6 +169,31 @@ awk -F'\t' -v modes="$MODES" '
         printf "| %s | %s | %d | %d | %d | %d | %s |\n", tg, M[j], n[k], a[k], s[k], z[k], share(s[k], a[k]) }
       printf "| **%s** | all four | %d | %d | %d | %d | **%s** |\n", tg, tn[tg], ta[tg], ts[tg], tz[tg], share(ts[tg], ta[tg]) }
     printf "| **all** | all four | %d | %d | %d | %d | **%s** |\n", N, A, S, Z, share(S, A) }' "$RAW"
+
+if [ -n "$REAL" ]; then
+  echo
+  echo "## Real shaders: lowered and proven per target"
+  echo
+  echo "| target | lowered | proven in all four modes | not lowered |"
+  echo "| --- | ---: | ---: | ---: |"
+  awk -F'\t' -v unsup="$UNSUPPORTED" '
+    FNR == NR { u[$1]++; if (!($1 in seen)) { seen[$1] = 1; T_[++nt] = $1 }; next }
+    { split($3, kf, ":"); t = kf[1]; if (!(t in seen)) { seen[t] = 1; T_[++nt] = t }
+      if (!($3 in any)) { any[$3] = 1; low[t]++ }
+      if ($4 == "failed" || $10 != "proven") bad[$3] = 1; files[$3] = t }
+    END { for (f in files) if (!(f in bad)) good[files[f]]++
+      for (x = 1; x <= nt; x++) { t = T_[x]; printf "| %s | %d | %d | %d |\n", t, low[t], good[t], u[t] } }' "$UNSUPPORTED" "$RAW"
+  echo
+  echo "Not lowered (target: reason, shaders):"
+  echo
+  awk -F'\t' '{ r = $3; sub(/^[0-9]+:[0-9]+: /, "", r); n[$1 ": " r]++ } END { for (k in n) printf "- %s: %d\n", k, n[k] }' "$UNSUPPORTED" | sort
+  echo
+  echo "## Per-shader lines (shader-db format, mode first)"
+  echo
+  echo '```'
+  cat "$LINES"
+  echo '```'
+fi
 
 # The exit status says whether every shader compiled and was proven in every
 # mode (make run uses this as its corpus gate).

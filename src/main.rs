@@ -38,6 +38,8 @@ enum Command {
     Reduce(cmd::reduce::Args),
     /// List the targets and their descriptions.
     Targets(cmd::targets::Args),
+    /// Lower a shader (WGSL, SPIR-V, GLSL) to a target's source form.
+    Lower(cmd::lower::Args),
 }
 
 fn main() {
@@ -64,6 +66,7 @@ fn main() {
         Command::Fuzz(a) => cmd::fuzz::main(a),
         Command::Reduce(a) => cmd::reduce::main(a),
         Command::Targets(a) => cmd::targets::main(a),
+        Command::Lower(a) => cmd::lower::main(a),
     };
     std::process::exit(code);
 }

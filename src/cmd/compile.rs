@@ -28,6 +28,9 @@ pub struct Args {
     /// Write the shader-db statistics line to standard error.
     #[arg(long)]
     pub stats: bool,
+    /// `--stage`, `--entry` for shader files.
+    #[command(flatten)]
+    pub shader: input::ShaderArgs,
 }
 
 /// One line per fault: name, target, history, and `hangs` for the faults
@@ -51,7 +54,7 @@ pub fn main(args: Args) -> i32 {
         Ok(t) => t,
         Err(e) => return input::bad(e),
     };
-    let src = match input::load_source(file, default) {
+    let src = match input::load_source_or_shader(file, default, &args.shader) {
         Ok(p) => p,
         Err(e) => return input::bad(e),
     };

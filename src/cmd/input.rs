@@ -73,3 +73,49 @@ pub fn load_checked(path: &str, target: Option<&str>) -> Result<Program, String>
     }
     Ok(p)
 }
+
+/// `--stage` and `--entry` for commands that take shaders (cli.md "Real shaders").
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ShaderArgs {
+    /// The shader's stage (`vertex`, `fragment`, `compute`): for `.glsl`
+    /// files, or to choose among entry points.
+    #[arg(long)]
+    pub stage: Option<String>,
+    /// The entry point of a shader with several.
+    #[arg(long)]
+    pub entry: Option<String>,
+}
+
+/// Whether `path` is a shader to lower (by extension) rather than the text format.
+pub fn is_shader(path: &str) -> bool {
+    schedra_frontend::is_shader_path(path)
+}
+
+/// Lower the shader at `path` for `target`: the validated source-form
+/// program, parsed back from its printed text, and that text.
+pub fn load_shader(path: &str, target: Option<&'static Target>, args: &ShaderArgs) -> Result<(Program, String), String> {
+    let Some(target) = target else { return Err(format!("{path}:1:1: a shader needs `--target`")) };
+    let stage = match args.stage.as_deref() {
+        None => None,
+        Some("vertex") => Some(schedra_ir::Stage::Vertex),
+        Some("fragment") => Some(schedra_ir::Stage::Fragment),
+        Some("compute") => Some(schedra_ir::Stage::Compute),
+        Some(other) => return Err(format!("unknown stage `{other}` (known: vertex, fragment, compute)")),
+    };
+    let bytes = read(path)?;
+    let p = schedra_frontend::lower_file(path, &bytes, target, stage, args.entry.as_deref()).map_err(|e| e.with_path(path))?;
+    let text = schedra_ir::print::print(&p);
+    let lowered = format!("{path} (lowered)");
+    let back = schedra_ir::parse::parse(text.as_bytes(), Some(target)).map_err(|e| e.at(&lowered).to_string())?;
+    schedra_ir::validate::validate(&back).map_err(|e| e.at(&lowered).to_string())?;
+    Ok((back, text))
+}
+
+/// A source-form program from `path`: a shader (by extension) lowered for
+/// `target`, or a text-format file parsed and validated.
+pub fn load_source_or_shader(path: &str, target: Option<&'static Target>, args: &ShaderArgs) -> Result<Program, String> {
+    if is_shader(path) {
+        return load_shader(path, target, args).map(|(p, _)| p);
+    }
+    load_source(path, target)
+}

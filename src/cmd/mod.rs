@@ -6,6 +6,7 @@ pub mod flags;
 pub mod fmt;
 pub mod fuzz;
 pub mod input;
+pub mod lower;
 pub mod out;
 pub mod reduce;
 pub mod run;

@@ -36,6 +36,9 @@ pub struct Args {
     /// How to compile SRC when no OUT is given.
     #[command(flatten)]
     pub compiler: super::flags::CompilerFlags,
+    /// `--stage`, `--entry` for a shader SRC.
+    #[command(flatten)]
+    pub shader: input::ShaderArgs,
 }
 
 /// The text of `path`; bytes that are not UTF-8 are bad input located at
@@ -81,13 +84,20 @@ pub fn main(args: Args) -> i32 {
     if args.src == "-" && args.out.as_deref() == Some("-") {
         return input::bad("verify: `-` (standard input) can stand for one of the two files only");
     }
-    let src_text = match read_text(&args.src) {
-        Ok(t) => t,
-        Err(e) => return input::bad(e),
-    };
-    let src = match parse(&args.src, &src_text, default) {
-        Ok(p) => p,
-        Err(e) => return input::bad(e),
+    let (src, src_text) = if input::is_shader(&args.src) {
+        match input::load_shader(&args.src, default, &args.shader) {
+            Ok(x) => x,
+            Err(e) => return input::bad(e),
+        }
+    } else {
+        let src_text = match read_text(&args.src) {
+            Ok(t) => t,
+            Err(e) => return input::bad(e),
+        };
+        match parse(&args.src, &src_text, default) {
+            Ok(p) => (p, src_text),
+            Err(e) => return input::bad(e),
+        }
     };
     if let Err(e) = input::require_source(&args.src, &src) {
         return input::bad(e);

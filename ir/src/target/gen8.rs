@@ -4,6 +4,7 @@
 //! scheduler table in Mesa's `intel/compiler`; register rules from
 //! `brw_eu_validate.c` (r127 on overlapping sends, EOT payload in g112–g127).
 
+use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi};
 use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -61,12 +62,31 @@ pub static GEN8: Target = Target {
     inputs: &[PhysReg::one(0), PhysReg::one(1), PhysReg { base: 2, size: 2 }, PhysReg { base: 4, size: 2 }, PhysReg::one(6)],
     end: ProgramEnd::LastOp("send.eot"),
     rules: &Gen8Rules,
+    abi: Some(&ABI),
 };
 
 /// First register of the end-of-thread payload range.
 pub const EOT_FIRST: Reg = 112;
 /// The register that an overlapping send may not return into.
 pub const R127: Reg = 127;
+
+/// The shader ABI (fragment only): push constants and then varyings arrive
+/// one component per register from g2 up to g103; a texture sample takes its
+/// (u, v) in g104-g105 and returns four components in g106-g109; the colour
+/// outputs go out as one `send.eot` of g112 onwards.
+pub static ABI: Abi = Abi {
+    vertex: None,
+    fragment: Some(StageAbi {
+        uniform: Fetch::Registers,
+        input: Fetch::Registers,
+        first_reg: 2,
+        last_reg: 103,
+        align: 1,
+        uniforms_first: true,
+        output: Emit::Payload { op: "send.eot", first: EOT_FIRST, max: 16 },
+    }),
+    texture: Some(TexAbi { op: "send.tex", coord: 104, result: 106 }),
+};
 
 /// The rules of Broadwell that do not fit the tables.
 pub struct Gen8Rules;

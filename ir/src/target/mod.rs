@@ -16,6 +16,7 @@
 
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
+pub mod abi;
 pub use clock::{Clock, ReadWindow};
 
 mod clock;
@@ -340,6 +341,9 @@ pub struct Target {
     pub end: ProgramEnd,
     /// The target's rules that do not fit the tables.
     pub rules: &'static (dyn Rules + Sync),
+    /// The shader ABI the front end lowers stage inputs and outputs
+    /// through; `None` for a target without one.
+    pub abi: Option<&'static abi::Abi>,
     /// Name → position in [`Target::ops`], built on the first [`Target::op`]
     /// call (a target is `static`, so once per process).
     pub op_index: OpIndex,

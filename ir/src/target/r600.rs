@@ -9,6 +9,7 @@
 //! `d = scratch_read N` in the `cf` slot model the scratch (spill) path;
 //! `scratch_read`'s result lands 2 cycles after issue.
 
+use super::abi::{Abi, Emit, Fetch, StageAbi};
 use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -63,6 +64,27 @@ pub static R600: Target = Target {
     inputs: &[PhysReg::one(4), PhysReg::one(5), PhysReg::one(6), PhysReg::one(7), PhysReg::one(8), PhysReg::one(9), PhysReg::one(10), PhysReg::one(11)],
     end: ProgramEnd::Plain,
     rules: &R600Rules,
+    abi: Some(&ABI),
+};
+
+/// The shader ABI: vertex attributes arrive from R1.x on and fragment inputs
+/// from R0.x on, each variable in its own GPR; uniforms (the constant
+/// cache) follow in the next GPRs; every output component is one
+/// `export N` (vertex: position is export 0, location L is export L + 1;
+/// fragment: location L is export L). No texture fetch is modelled.
+pub static ABI: Abi = Abi {
+    vertex: Some(StageAbi { first_reg: 4, output: Emit::Indexed { op: "export", position: 0, first_location: 1 }, ..FRAGMENT }),
+    fragment: Some(FRAGMENT),
+    texture: None,
+};
+const FRAGMENT: StageAbi = StageAbi {
+    uniform: Fetch::Registers,
+    input: Fetch::Registers,
+    first_reg: 0,
+    last_reg: 511,
+    align: 4,
+    uniforms_first: false,
+    output: Emit::Indexed { op: "export", position: 0, first_location: 0 },
 };
 
 /// The rules of R600 that do not fit the tables.

@@ -11,6 +11,7 @@
 //! access), and neither may `tlbw` (TLB access) — a rule from the real chip
 //! that is stricter than the spec's minimum.
 
+use super::abi::{Abi, Emit, Fetch, StageAbi};
 use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
@@ -78,6 +79,26 @@ pub static V3D71: Target = Target {
     inputs: &[PhysReg::one(1), PhysReg::one(2), PhysReg::one(3)],
     end: ProgramEnd::Marker { marker: "thrsw", delay_slots: 2, untouchable: END_UNTOUCHABLE },
     rules: &V3d71Rules,
+    abi: Some(&ABI),
+};
+
+/// The shader ABI: uniforms from the uniform stream (`ldunif N`),
+/// attributes and varyings through `ldvary N` (the corpus's vertex shaders
+/// read attributes the same way), every output component through `tlbw` in
+/// order; no texture unit is modelled.
+pub static ABI: Abi = Abi {
+    vertex: Some(STAGE),
+    fragment: Some(STAGE),
+    texture: None,
+};
+const STAGE: StageAbi = StageAbi {
+    uniform: Fetch::Op("ldunif"),
+    input: Fetch::Op("ldvary"),
+    first_reg: 0,
+    last_reg: 0,
+    align: 1,
+    uniforms_first: true,
+    output: Emit::PerScalar("tlbw"),
 };
 
 /// The registers the thread-end delay slots may not touch: the fragment

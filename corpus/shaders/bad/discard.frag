@@ -1,0 +1,7 @@
+varying float a;
+void main()
+{
+    if (a < 0.5)
+        discard;
+    gl_FragColor = vec4(a);
+}

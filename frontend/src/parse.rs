@@ -1,0 +1,157 @@
+//! Reading a shader file into a validated naga module: the language from the
+//! file's extension (`.wgsl`, `.spv`, `.vert` `.frag` `.comp` `.glsl`), GLSL
+//! ES 1.00 first rewritten by [`crate::glsl_es`], and every parser or
+//! validator error turned into one [`FrontError`] at the line and column of
+//! the file the user wrote.
+//!
+//! Invariant: [`parse`] never panics; on success the module has passed
+//! naga's validator, so every expression has a resolved type in the
+//! returned [`naga::valid::ModuleInfo`].
+
+use crate::error::FrontError;
+use crate::glsl_es;
+use schedra_ir::Stage;
+
+/// The languages a shader file can be in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    /// WGSL text.
+    Wgsl,
+    /// SPIR-V binary.
+    Spirv,
+    /// GLSL text (desktop 450, or ES 1.00 rewritten).
+    Glsl,
+}
+
+/// The language and (for GLSL) the stage a file extension names.
+pub fn lang_of(path: &str) -> Option<(Lang, Option<Stage>)> {
+    let ext = std::path::Path::new(path).extension()?.to_str()?;
+    Some(match ext {
+        "wgsl" => (Lang::Wgsl, None),
+        "spv" => (Lang::Spirv, None),
+        "vert" => (Lang::Glsl, Some(Stage::Vertex)),
+        "frag" => (Lang::Glsl, Some(Stage::Fragment)),
+        "comp" => (Lang::Glsl, Some(Stage::Compute)),
+        "glsl" => (Lang::Glsl, None),
+        _ => return None,
+    })
+}
+
+/// A validated module with its type information.
+pub struct Parsed {
+    /// The module.
+    pub module: naga::Module,
+    /// The validator's analysis (types of every expression).
+    pub info: naga::valid::ModuleInfo,
+    /// Maps a byte span of the parsed text to (line, col) in the user's file.
+    pub source: SourceMap,
+}
+
+/// What is needed to turn a naga span into a location in the user's file.
+pub struct SourceMap {
+    /// The text naga parsed (empty for SPIR-V).
+    pub text: String,
+    /// The ES rewrite, when one was applied.
+    pub rewrite: Option<glsl_es::Rewrite>,
+}
+
+impl SourceMap {
+    /// The 1-based (line, col) of a naga span in the user's file (1:1 when
+    /// the span is unknown).
+    pub fn locate(&self, span: naga::Span) -> (u32, u32) {
+        if self.text.is_empty() || span == naga::Span::UNDEFINED {
+            return (1, 1);
+        }
+        let r = span.to_range().unwrap_or(0..0);
+        if r.start > self.text.len() {
+            return (1, 1);
+        }
+        let loc = span.location(&self.text);
+        let (line, col) = (loc.line_number.max(1), loc.line_position.max(1));
+        match &self.rewrite {
+            Some(rw) => (line, rw.original(line, col)),
+            None => (line, col),
+        }
+    }
+}
+
+/// Macros defined for GLSL ES shaders: glmark2 defines its "or default"
+/// precision macros when it builds its shaders; precision means nothing to
+/// the lowering, so they expand to nothing.
+pub const ES_DEFINES: [(&str, &str); 2] = [("MEDIUMP_OR_DEFAULT", ""), ("HIGHP_OR_DEFAULT", "")];
+
+fn glsl_stage(s: Stage) -> naga::ShaderStage {
+    match s {
+        Stage::Vertex => naga::ShaderStage::Vertex,
+        Stage::Fragment => naga::ShaderStage::Fragment,
+        Stage::Compute => naga::ShaderStage::Compute,
+    }
+}
+
+/// Parse and validate `bytes` as `lang`. GLSL needs a stage (`stage`).
+pub fn parse(lang: Lang, bytes: &[u8], stage: Option<Stage>) -> Result<Parsed, FrontError> {
+    let text = |b: &[u8]| std::str::from_utf8(b).map(str::to_string).map_err(|e| FrontError::at(1, 1, format!("not UTF-8 text: {e}")));
+    let (module, source) = match lang {
+        Lang::Wgsl => {
+            let t = text(bytes)?;
+            match naga::front::wgsl::parse_str(&t) {
+                Ok(m) => (m, SourceMap { text: t, rewrite: None }),
+                Err(e) => {
+                    let (l, c) = e.location(&t).map_or((1, 1), |l| (l.line_number, l.line_position));
+                    return Err(FrontError::at(l, c, e.message().to_string()));
+                }
+            }
+        }
+        Lang::Spirv => {
+            let opts = naga::front::spv::Options { adjust_coordinate_space: false, strict_capabilities: false, block_ctx_dump_prefix: None };
+            match naga::front::spv::parse_u8_slice(bytes, &opts) {
+                Ok(m) => (m, SourceMap { text: String::new(), rewrite: None }),
+                Err(e) => return Err(FrontError::at(1, 1, format!("SPIR-V: {e}"))),
+            }
+        }
+        Lang::Glsl => {
+            let t = text(bytes)?;
+            let Some(stage) = stage else { return Err(FrontError::at(1, 1, "a `.glsl` file needs `--stage vertex|fragment|compute`".into())) };
+            let rewrite = glsl_es::is_es(&t).then(|| glsl_es::rewrite(&t, stage == Stage::Fragment));
+            let parsed_text = rewrite.as_ref().map_or_else(|| t.clone(), |r| r.text.clone());
+            let map = SourceMap { text: parsed_text, rewrite };
+            let mut fe = naga::front::glsl::Frontend::default();
+            let mut opts = naga::front::glsl::Options::from(glsl_stage(stage));
+            if map.rewrite.is_some() {
+                // glmark2 defines these precision macros before compiling
+                for (k, v) in ES_DEFINES {
+                    opts.defines.insert(k.to_string(), v.to_string());
+                }
+            }
+            match fe.parse(&opts, &map.text) {
+                Ok(m) => (m, map),
+                Err(errs) => {
+                    let first = errs.errors.first();
+                    let (l, c) = first.map_or((1, 1), |e| map.locate(e.meta));
+                    let msg = first.map_or_else(|| "GLSL parse error".to_string(), |e| e.kind.to_string());
+                    return Err(FrontError::at(l, c, msg));
+                }
+            }
+        }
+    };
+    let mut v = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+    match v.validate(&module) {
+        Ok(info) => Ok(Parsed { module, info, source }),
+        Err(e) => {
+            let (l, c) = e.spans().next().map_or((1, 1), |(s, _)| source.locate(*s));
+            Err(FrontError::at(l, c, format!("invalid shader: {}", error_chain(e.as_inner()))))
+        }
+    }
+}
+
+/// An error and its sources, joined with `: `.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(x) = cur {
+        s.push_str(": ");
+        s.push_str(&x.to_string());
+        cur = x.source();
+    }
+    s
+}
