@@ -35,6 +35,7 @@ fn variant(base: &'static Target, name: &'static str, ops: &'static [OpDesc], cl
         inputs: base.inputs,
         end: base.end,
         rules: base.rules,
+        abi: base.abi,
         op_index: OpIndex::new(),
     }))
 }
