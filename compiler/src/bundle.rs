@@ -289,6 +289,7 @@ fn emit(
         bundles.push(Bundle {
             ops: ops_here,
             span: Default::default(),
+            wait: 0,
         });
     }
     bundles

@@ -208,6 +208,7 @@ mod tests {
             .map(|ops| Bundle {
                 ops,
                 span: Span::default(),
+                wait: 0,
             })
             .collect();
         let block = Block {

@@ -402,7 +402,7 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
             out.extend(value_ops().flat_map(|v| v.iter().copied()));
             Shape::Effect(channel)
         }
-        Sem::ThreadSwitch => Shape::Nothing,
+        Sem::ThreadSwitch | Sem::TexBarrier => Shape::Nothing,
         sem => {
             let zero = terms.zero();
             let mut args: Vec<Term> = Vec::new();

@@ -55,7 +55,7 @@ impl Alloc {
 
 fn op(slot: &'static str, opcode: &str, dest: Option<Operand>, srcs: Vec<Operand>) -> Bundle {
     let inst = Inst { opcode: SmolStr::new(opcode), dest, srcs, span: Default::default() };
-    Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span: Default::default() }
+    Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span: Default::default(), wait: 0 }
 }
 
 /// Lower `p` (source form) naively; `None` when it does not fit.

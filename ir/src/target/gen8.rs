@@ -4,7 +4,7 @@
 //! scheduler table in Mesa's `intel/compiler`; register rules from
 //! `brw_eu_validate.c` (r127 on overlapping sends, EOT payload in g112–g127).
 
-use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Dest, OpClass, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
@@ -12,7 +12,7 @@ const R: K = K::Reg;
 const ALU: &[&str] = &["alu"];
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], latency: u32) -> OpDesc {
-    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots: ALU, latency, sfu: false, header_is_dest: false, machine_only: false }
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots: ALU, latency, sfu: false, header_is_dest: false, machine_only: false, class: OpClass::Other, unknown_landing: false }
 }
 const fn math(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[R], 22) }
@@ -44,6 +44,7 @@ pub static GEN8: Target = Target {
     summary: "Intel Broadwell fragment EU: one alu slot, g0-g127 (g0-g1 reserved), interlocked, multi-register values, r127 and EOT rules",
     regs: RegFile { naming: RegNaming::Numbered("g"), count: 128 },
     interlocked: true,
+    waits: None,
     slots: ALU,
     default_stage: Stage::Fragment,
     ops: &OPS,

@@ -12,6 +12,7 @@
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
 pub mod gen8;
+pub mod kepler;
 pub mod opcache;
 mod optable;
 pub mod r600;
@@ -19,11 +20,11 @@ pub mod v3d71;
 
 /// Every target schedra knows, in a stable order.
 pub fn all() -> &'static [&'static Target] {
-    static ALL: [&Target; 3] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600];
+    static ALL: [&Target; 4] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &kepler::KEPLER];
     &ALL
 }
 
-/// The target with this name (`v3d71`, `gen8`, `r600`).
+/// The target with this name (`v3d71`, `gen8`, `r600`, `kepler`).
 pub fn by_name(name: &str) -> Option<&'static Target> {
     all().iter().copied().find(|t| t.name == name)
 }
@@ -113,6 +114,8 @@ pub enum Sem {
     Sub,
     /// (a & 0xffffff) * (b & 0xffffff), low 32 bits
     UMul24,
+    /// a * b, low 32 bits (wrapping)
+    Mul,
     /// a & b
     And,
     /// a | b
@@ -157,6 +160,10 @@ pub enum Sem {
     Output(&'static str, bool),
     /// thread switch (no dataflow meaning; v3d71 end-of-program marker)
     ThreadSwitch,
+    /// texture barrier: the next bundle waits until at most N (the op's
+    /// index operand) of the unknown-landing ops issued before it are still
+    /// in flight (kepler `texbar`); no dataflow meaning
+    TexBarrier,
 }
 
 impl Sem {
@@ -164,7 +171,7 @@ impl Sem {
     pub fn commutative(self) -> bool {
         matches!(
             self,
-            Sem::FAdd | Sem::FMul | Sem::FMin | Sem::FMax | Sem::Add | Sem::UMul24 | Sem::And | Sem::Or | Sem::Xor
+            Sem::FAdd | Sem::FMul | Sem::FMin | Sem::FMax | Sem::Add | Sem::UMul24 | Sem::Mul | Sem::And | Sem::Or | Sem::Xor
         )
     }
     /// Whether the op reads nothing but its index operand and the outside
@@ -172,6 +179,62 @@ impl Sem {
     pub fn is_outside_input(self) -> bool {
         matches!(self, Sem::Uniform | Sem::Const | Sem::Varying)
     }
+}
+
+impl Sem {
+    /// Whether the op computes on IEEE-754 single words (its type is F32).
+    pub fn is_float(self) -> bool {
+        matches!(self, Sem::FAdd | Sem::FSub | Sem::FMul | Sem::FMin | Sem::FMax | Sem::FMad | Sem::Recip | Sem::Rsqrt | Sem::Exp2 | Sem::Log2 | Sem::Sin | Sem::Cos)
+    }
+}
+
+/// The issue class of an opcode, as Mesa's nouveau codegen classes its
+/// operations (`OPCLASS_*`): target rules that pair or space ops by kind
+/// (kepler's dual issue) read it. Targets without such rules use
+/// [`OpClass::Other`] everywhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpClass {
+    /// No class (targets whose rules do not look at classes).
+    Other,
+    /// Float or integer arithmetic (add, mul, fma).
+    Arith,
+    /// Minimum and maximum (Mesa's compare class, MIN/MAX only).
+    MinMax,
+    /// Bitwise logic and shifts.
+    Logic,
+    /// Integer multiply.
+    IMul,
+    /// Register copy.
+    Mov,
+    /// Special-function unit (reciprocal, square root, exp, log, sin, cos).
+    Sfu,
+    /// A load from a constant, attribute or local memory.
+    Load,
+    /// Fragment input interpolation.
+    Interp,
+    /// Texture sample.
+    Tex,
+    /// Texture barrier.
+    TexBar,
+    /// A store to an output or to local memory.
+    Store,
+}
+
+/// Timing data of a core whose machine form encodes its waits (kepler):
+/// each bundle states how many cycles the next one waits, results of
+/// unknown-landing ops (textures) arrive inside a window the program
+/// cannot know, and barrier ops wait for them. The generic passes read
+/// these numbers, never the target's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitClock {
+    /// The largest `wait N` a bundle may carry (the next bundle issues
+    /// N + 1 cycles after it).
+    pub max_wait: u8,
+    /// An unknown-landing op issued at cycle c lands at a cycle in
+    /// `c + landing.0 ..= c + landing.1`.
+    pub landing: (u32, u32),
+    /// Two SFU ops issue at least this many cycles apart.
+    pub sfu_spacing: u32,
 }
 
 /// Kind of one operand position of an opcode, in source order.
@@ -240,8 +303,14 @@ pub struct OpDesc {
     /// A `send` whose message header is its own destination: its source and
     /// destination overlap (gen8's r127 rule applies).
     pub header_is_dest: bool,
-    /// Exists only in the machine form (`thrsw`).
+    /// Exists only in the machine form (`thrsw`, `texbar`).
     pub machine_only: bool,
+    /// The issue class (read by target rules that pair ops by kind).
+    pub class: OpClass,
+    /// The result lands at a time the program cannot know, inside the
+    /// target's [`WaitClock::landing`] window; `latency` is its earliest
+    /// landing. Only barrier ops ([`Sem::TexBarrier`]) make it safe to use.
+    pub unknown_landing: bool,
 }
 
 /// A target: one GPU core's model.
@@ -254,6 +323,9 @@ pub struct Target {
     pub regs: RegFile,
     /// Reads wait for pending writes (gen8) instead of seeing old contents.
     pub interlocked: bool,
+    /// The encoded-wait timing of the machine form (kepler); `None` when
+    /// bundles issue one cycle apart and nops are empty bundles.
+    pub waits: Option<&'static WaitClock>,
     /// Slot names of a bundle, in printing order.
     pub slots: &'static [&'static str],
     /// Stage when a program names none.

@@ -9,7 +9,7 @@
 //! `d = scratch_read N` in the `cf` slot model the scratch (spill) path;
 //! `scratch_read`'s result lands 2 cycles after issue.
 
-use super::{Dest, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Dest, OpClass, OpDesc, OperandKind as K, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
@@ -20,7 +20,7 @@ const CF: &[&str] = &["cf"];
 pub const CHANNELS: &[&str] = &["x", "y", "z", "w"];
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], slots: &'static [&'static str]) -> OpDesc {
-    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots, latency: 1, sfu: false, header_is_dest: false, machine_only: false }
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots, latency: 1, sfu: false, header_is_dest: false, machine_only: false, class: OpClass::Other, unknown_landing: false }
 }
 const fn trans(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[V], T) }
@@ -50,6 +50,7 @@ pub static R600: Target = Target {
     summary: "AMD R600-Evergreen VLIW5: x/y/z/w/t ALU slots + cf, R0.x-R127.w, parallel reads per group, bank-swizzle read ports, 4 literals",
     regs: RegFile { naming: RegNaming::Channels("R", CHANNELS), count: 512 },
     interlocked: false,
+    waits: None,
     slots: &["x", "y", "z", "w", "t", "cf"],
     default_stage: Stage::Vertex,
     ops: &OPS,
