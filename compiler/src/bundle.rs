@@ -256,7 +256,22 @@ fn bundle_block(
         }
     }
     let marker = end_marker_of(target, term)?;
-    let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker.map(|(m, _)| m));
+    let Some(clock) = target.waits else {
+        let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker.map(|(m, _)| m));
+        tally.end_block(target.interlocked, term);
+        return Ok(bundles);
+    };
+    // Encoded waits: the schedule's order becomes bundles with barriers
+    // and waits, which are what the statistics count.
+    let mut unused = stats::Tally::default();
+    let bundles = emit((target, &mut unused, &mut ws.order), (ops, best.0, best.1), marker.map(|(m, _)| m));
+    let bundles = crate::waits::encode(target, clock, bundles, opts);
+    tally.encoded();
+    tally.block();
+    for b in &bundles {
+        let ops = b.ops.iter().map(|o| (target.op(&o.inst.opcode), &o.inst));
+        tally.timed_bundle(clock, ops, b.wait);
+    }
     tally.end_block(target.interlocked, term);
     Ok(bundles)
 }
@@ -353,6 +368,7 @@ fn schedule_block(
 ) -> Result<(Schedule, Option<usize>), CompileError> {
     let mut s = match schedule_alone(&mut ws.sched, target, ops) {
         Some(s) => s?,
+        None if target.waits.is_some() && opts.post == crate::Post::Peephole => in_order(ops)?,
         None => {
             build_graph_in(&mut ws.graph, &mut ws.scratch, (target, ops), &hints.pinned, opts);
             schedule_in(&mut ws.sched, target, ops, &ws.graph)?
@@ -361,6 +377,18 @@ fn schedule_block(
     let at =
         end_marker_of(target, term)?.map(|(m, k)| place_end_marker(target, ops, &mut s, m, k, opts));
     Ok((s, at))
+}
+
+/// The ops in their order, each alone in its first slot (the peephole
+/// mode's starting point: no list scheduling).
+fn in_order(ops: &[LoweredOp]) -> Result<Schedule, CompileError> {
+    let mut s = Schedule::default();
+    for (i, o) in ops.iter().enumerate() {
+        let slot = o.slots.first().copied().ok_or_else(|| CompileError::Unsupported(format!("`{}` has no slot", o.inst.opcode)))?;
+        s.push([(i, slot)]);
+        s.cycle_of.push(i);
+    }
+    Ok(s)
 }
 
 /// The registers a block's terminator reads (a `brnz` condition).

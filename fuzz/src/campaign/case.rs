@@ -69,7 +69,7 @@ pub const STRESS_REGS: [u16; 8] = [2, 3, 4, 5, 6, 8, 12, 16];
 pub fn options(u: &mut Unstructured, inject: Option<Fault>) -> Options {
     let b = u.arbitrary::<u8>().unwrap_or(0);
     let stress_regalloc = (b & 0b1100 == 0b1100).then(|| STRESS_REGS[((b >> 4) & 7) as usize]);
-    Options { sched: if b & 1 == 0 { Sched::TopDown } else { Sched::BottomUp }, ra: if b & 2 == 0 { Ra::Split } else { Ra::Graph }, inject, stress_regalloc }
+    Options { sched: if b & 1 == 0 { Sched::TopDown } else { Sched::BottomUp }, ra: if b & 2 == 0 { Ra::Split } else { Ra::Graph }, inject, stress_regalloc, post: Default::default() }
 }
 
 /// Generate and check case `index` of the campaign `seed` on `target`.

@@ -1,0 +1,327 @@
+//! Encoded waits and texture barriers, for a target whose machine form
+//! states its stalls (`Target::waits`, kepler): one block's scheduled
+//! bundles, in issue order → the same ops with barriers inserted, pairs
+//! formed and every bundle's `wait` computed.
+//!
+//! Algorithm (Mesa's SchedDataCalculator and `insertTextureBarriers` in
+//! spirit, see `shared/research/kepler.md`):
+//! 1. Groups: the non-empty bundles in order; the empty ones were the list
+//!    scheduler's nop cycles, which the waits replace. In the peephole mode
+//!    ([`Post::Peephole`]) the ops first move as nouveau's `PostRADualIssue`
+//!    moves them ([`peephole`]): for each op whose successor cannot pair
+//!    with it, the first later op that can, and that commutes with every op
+//!    it passes, moves up behind it.
+//! 2. Barriers ([`barriers`]): walking the groups with the unknown-landing
+//!    ops in flight (in issue order, the order they land in), a group that
+//!    reads or writes a destination of one of them is preceded by a barrier
+//!    whose level is the number of later ones in flight — the weakest level
+//!    that covers it. A block ends with a level-0 barrier if any is in
+//!    flight (every write lands within its block).
+//! 3. Waits ([`timed`]): a scoreboard holds, per register, the cycle its
+//!    last write lands, and the cycle the next SFU op may issue. Each group
+//!    issues at the first cycle after the previous one at which its sources
+//!    have landed, its writes land after the register's last write, and
+//!    the SFU timer allows it; two neighbouring single ops that may
+//!    dual-issue and are ready at the same cycle become a pair (Mesa's sched
+//!    byte 0x04; a pair is never extended). The gap to the previous bundle is
+//!    that bundle's wait, with `{ }` nops after it when the gap is longer
+//!    than the target's `max_wait`. The terminator issues once every write
+//!    has landed and one cycle before the SFU timer allows an SFU op
+//!    (the next block's first bundle comes a cycle after it).
+//!
+//! Invariant: in the result every read of a fixed-latency result happens at
+//! or after its landing, every read or overwrite of an unknown-landing
+//! result follows a barrier that covers it, two writes to one register land
+//! in issue order, SFU ops issue at least `sfu_spacing` cycles apart, and no
+//! write is in flight at the terminator's cycle — counting a barrier's stall
+//! as zero, which only the hardware can lengthen.
+
+use crate::{Fault, Options, Post};
+use schedra_ir::target::{Dest, OpDesc, Sem, WaitClock};
+use schedra_ir::{Bundle, Imm, Inst, Op, Operand, Reg, SmolStr, Target};
+
+/// The bundles of one block with texture barriers and encoded waits (see
+/// the module doc); `bundles` are the scheduled bundles in issue order.
+pub fn encode(target: &'static Target, clock: &WaitClock, bundles: Vec<Bundle>, opts: &Options) -> Vec<Bundle> {
+    let mut groups: Vec<Vec<Op>> = bundles.into_iter().filter(|b| !b.ops.is_empty()).map(|b| b.ops).collect();
+    if opts.post == Post::Peephole {
+        groups = peephole(target, groups);
+    }
+    let groups = barriers(target, groups, opts);
+    timed(target, clock, groups, opts)
+}
+
+/// The op's description on `target`.
+fn desc(target: &Target, op: &Op) -> Option<&'static OpDesc> {
+    target.op(&op.inst.opcode)
+}
+
+/// The registers an op reads.
+fn reads(inst: &Inst) -> impl Iterator<Item = Reg> + '_ {
+    inst.srcs.iter().filter_map(Operand::phys).flat_map(|p| p.regs())
+}
+
+/// The registers an op writes.
+fn writes(d: &OpDesc, inst: &Inst) -> Vec<Reg> {
+    match d.dest {
+        Dest::Explicit => inst.dest.iter().filter_map(Operand::phys).flat_map(|p| p.regs()).collect(),
+        Dest::Implicit(r) => vec![r],
+        Dest::None => Vec::new(),
+    }
+}
+
+/// Whether `b` may issue in the slot after `a`'s in one bundle: the
+/// target's bundle rule holds for the pair in slot order and each has its
+/// own slot.
+fn pairable(target: &Target, a: &Op, b: &Op) -> bool {
+    let (Some(da), Some(db)) = (desc(target, a), desc(target, b)) else { return false };
+    let (Some(first), Some(second)) = (target.slots.first(), target.slots.get(1)) else { return false };
+    da.slots.contains(first) && db.slots.contains(second) && target.rules.bundle_ok(&[(da, &a.inst), (db, &b.inst)]).is_ok()
+}
+
+/// Whether two ops may trade places: no register one writes is read or
+/// written by the other, neither is an unknown-landing op or a barrier,
+/// and not both touch memory or outputs.
+fn commute(target: &Target, a: &Op, b: &Op) -> bool {
+    let (Some(da), Some(db)) = (desc(target, a), desc(target, b)) else { return false };
+    let fixed = |d: &OpDesc| d.unknown_landing || d.sem == Sem::TexBarrier;
+    let memory = |d: &OpDesc| matches!(d.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::Output(..));
+    if fixed(da) || fixed(db) || (memory(da) && memory(db)) {
+        return false;
+    }
+    let (wa, wb) = (writes(da, &a.inst), writes(db, &b.inst));
+    let clash = |w: &[Reg], other: &Inst, ow: &[Reg]| w.iter().any(|r| ow.contains(r) || reads(other).any(|x| x == *r));
+    !clash(&wa, &b.inst, &wb) && !clash(&wb, &a.inst, &wa)
+}
+
+/// nouveau's `PostRADualIssue` on the block's ops in order (see the module
+/// doc); every group of the result holds one op.
+pub fn peephole(target: &Target, groups: Vec<Vec<Op>>) -> Vec<Vec<Op>> {
+    let mut ops: Vec<Op> = groups.into_iter().flatten().collect();
+    let mut i = 0;
+    while i + 1 < ops.len() {
+        let (Some(a), Some(next)) = (ops.get(i), ops.get(i + 1)) else { break };
+        if !pairable(target, a, next) {
+            let mut found = None;
+            for c in i + 2..ops.len() {
+                let Some(check) = ops.get(c) else { break };
+                let passes = ops.get(i + 1..c).unwrap_or(&[]).iter().all(|x| commute(target, x, check));
+                if !passes {
+                    break;
+                }
+                if pairable(target, a, check) {
+                    found = Some(c);
+                    break;
+                }
+            }
+            if let Some(c) = found {
+                let moved = ops.remove(c);
+                ops.insert(i + 1, moved);
+            }
+        }
+        i += 1;
+    }
+    ops.into_iter().map(|o| vec![o]).collect()
+}
+
+/// The target's barrier op with level `level`.
+fn barrier_op(target: &Target, level: usize) -> Option<Op> {
+    let d = target.ops.iter().find(|o| o.sem == Sem::TexBarrier)?;
+    let slot = *d.slots.first()?;
+    let inst = Inst { opcode: SmolStr::new_static(d.name), dest: None, srcs: vec![Operand::Imm(Imm::int(level as i64))], span: Default::default() };
+    Some(Op { slot: SmolStr::new_static(slot), inst })
+}
+
+/// Insert the barriers (see the module doc). This is the decision point
+/// of the fault `KeplerTexWaw`: a barrier guards only reads of a texture
+/// destination, not writes to it.
+pub fn barriers(target: &Target, groups: Vec<Vec<Op>>, opts: &Options) -> Vec<Vec<Op>> {
+    let guard_writes = !opts.has(Fault::KeplerTexWaw);
+    let mut out = Vec::with_capacity(groups.len() + 2);
+    let mut flying: Vec<Vec<Reg>> = Vec::new();
+    for g in groups {
+        let touches = |regs: &Vec<Reg>| {
+            g.iter().any(|op| {
+                let w = desc(target, op).map(|d| writes(d, &op.inst)).unwrap_or_default();
+                reads(&op.inst).any(|r| regs.contains(&r)) || (guard_writes && w.iter().any(|r| regs.contains(r)))
+            })
+        };
+        if let Some(j) = flying.iter().rposition(touches) {
+            out.extend(barrier_op(target, flying.len() - 1 - j).map(|b| vec![b]));
+            flying.drain(..=j);
+        }
+        for op in &g {
+            if let Some(d) = desc(target, op).filter(|d| d.unknown_landing) {
+                flying.push(writes(d, &op.inst));
+            }
+        }
+        out.push(g);
+    }
+    if !flying.is_empty() {
+        out.extend(barrier_op(target, 0).map(|b| vec![b]));
+    }
+    out
+}
+
+/// The scoreboard of [`timed`].
+#[derive(Default)]
+struct Board {
+    /// Per register, the cycle its last fixed-latency write lands.
+    land: Vec<u64>,
+    /// The first cycle the next SFU op may issue.
+    sfu: u64,
+}
+
+impl Board {
+    fn land(&self, r: Reg) -> u64 {
+        self.land.get(usize::from(r)).copied().unwrap_or(0)
+    }
+
+    fn set(&mut self, r: Reg, c: u64) {
+        let i = usize::from(r);
+        if self.land.len() <= i {
+            self.land.resize(i + 1, 0);
+        }
+        if let Some(x) = self.land.get_mut(i) {
+            *x = c;
+        }
+    }
+
+    /// The latency an op's wait is computed from: its own, except under the
+    /// fault `KeplerWaitDefault` (the decision point), where loads and
+    /// interpolations with a longer latency are taken to have the
+    /// default 9.
+    fn latency(d: &OpDesc, opts: &Options) -> u64 {
+        let l = u64::from(d.latency.max(1));
+        if opts.has(Fault::KeplerWaitDefault) && matches!(d.sem, Sem::Varying | Sem::ScratchRead) {
+            return l.min(9);
+        }
+        l
+    }
+
+    /// The first cycle from `from` at which `ops` may issue together.
+    fn earliest(&self, target: &Target, clock: &WaitClock, ops: &[Op], from: u64, opts: &Options) -> u64 {
+        let mut at = from;
+        for op in ops {
+            let Some(d) = desc(target, op) else { continue };
+            for r in reads(&op.inst) {
+                at = at.max(self.land(r));
+            }
+            if !d.unknown_landing {
+                let l = Self::latency(d, opts);
+                for r in writes(d, &op.inst) {
+                    at = at.max((self.land(r) + 1).saturating_sub(l));
+                }
+            }
+            if d.sfu {
+                at = at.max(self.sfu);
+            }
+        }
+        let _ = clock;
+        at
+    }
+
+    /// Record `ops` issuing at `at`.
+    fn commit(&mut self, target: &Target, clock: &WaitClock, ops: &[Op], at: u64, opts: &Options) {
+        for op in ops {
+            let Some(d) = desc(target, op) else { continue };
+            if !d.unknown_landing {
+                let l = Self::latency(d, opts);
+                for r in writes(d, &op.inst) {
+                    self.set(r, at + l);
+                }
+            }
+            if d.sfu {
+                self.sfu = at + u64::from(clock.sfu_spacing);
+            }
+        }
+    }
+
+    /// The cycle by which every write has landed.
+    fn quiet(&self) -> u64 {
+        self.land.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// Put a gap of `gap` stall cycles after the last bundle of `out`: its
+/// wait, then nops (each costs one cycle plus its own wait).
+fn pad(out: &mut [Bundle], extra: &mut Vec<Bundle>, mut gap: u64, max: u64) {
+    let Some(last) = out.last_mut() else { return };
+    let w = gap.min(max);
+    last.wait = w as u8;
+    gap -= w;
+    while gap > 0 {
+        let w = (gap - 1).min(max);
+        extra.push(Bundle { ops: Vec::new(), span: Default::default(), wait: w as u8 });
+        gap -= 1 + w;
+    }
+}
+
+/// The bundles with their waits (see the module doc, step 3). This is
+/// the decision point of the faults `KeplerDualRaw` (a pair is formed
+/// although the second op reads what the first writes) and
+/// `KeplerDualAfterTex` (a pair is formed with an unknown-landing op
+/// first).
+pub fn timed(target: &Target, clock: &WaitClock, groups: Vec<Vec<Op>>, opts: &Options) -> Vec<Bundle> {
+    let max = u64::from(clock.max_wait);
+    let mut board = Board::default();
+    let mut out: Vec<Bundle> = Vec::with_capacity(groups.len());
+    let (mut from, mut last) = (0u64, None::<u64>);
+    let mut it = groups.into_iter().peekable();
+    while let Some(mut ops) = it.next() {
+        let at = board.earliest(target, clock, &ops, from, opts);
+        if let ([a], Some([b])) = (ops.as_slice(), it.peek().map(Vec::as_slice)) {
+            let ready = board.earliest(target, clock, std::slice::from_ref(b), from, opts) <= at;
+            let sfu_pair = desc(target, a).is_some_and(|d| d.sfu) && desc(target, b).is_some_and(|d| d.sfu);
+            if ready && !sfu_pair && (pairable(target, a, b) || faulty_pair(target, a, b, opts)) {
+                if let Some(mut b) = it.next().and_then(|g| g.into_iter().next()) {
+                    if let (Some(s0), Some(s1)) = (target.slots.first(), target.slots.get(1)) {
+                        if let Some(a) = ops.first_mut() {
+                            a.slot = SmolStr::new_static(s0);
+                        }
+                        b.slot = SmolStr::new_static(s1);
+                    }
+                    ops.push(b);
+                }
+            }
+        }
+        let mut extra = Vec::new();
+        if let Some(prev) = last {
+            pad(&mut out, &mut extra, at - prev - 1, max);
+        }
+        out.append(&mut extra);
+        board.commit(target, clock, &ops, at, opts);
+        out.push(Bundle { ops, span: Default::default(), wait: 0 });
+        (from, last) = (at + 1, Some(at));
+    }
+    if let Some(prev) = last {
+        let term = from.max(board.quiet()).max(board.sfu.saturating_sub(1));
+        let mut extra = Vec::new();
+        pad(&mut out, &mut extra, term - prev - 1, max);
+        out.append(&mut extra);
+    }
+    out
+}
+
+/// Whether an injected fault pairs `a` and `b` although the target's
+/// rule refuses them: `KeplerDualRaw` when `b` reads what `a` writes (and
+/// the pair is otherwise legal), `KeplerDualAfterTex` when `a` is an
+/// unknown-landing op and `b` could issue in the second slot.
+fn faulty_pair(target: &Target, a: &Op, b: &Op, opts: &Options) -> bool {
+    let (Some(da), Some(db)) = (desc(target, a), desc(target, b)) else { return false };
+    let Some(second) = target.slots.get(1) else { return false };
+    if !db.slots.contains(second) {
+        return false;
+    }
+    let wa = writes(da, &a.inst);
+    if opts.has(Fault::KeplerDualRaw) && reads(&b.inst).any(|r| wa.contains(&r)) {
+        let wb = writes(db, &b.inst);
+        let renamed = Inst { srcs: b.inst.srcs.iter().map(|s| if s.phys().is_some_and(|p| p.regs().any(|r| wa.contains(&r))) { Operand::Imm(Imm::int(0)) } else { s.clone() }).collect(), ..b.inst.clone() };
+        return !wb.iter().any(|r| wa.contains(r)) && target.rules.bundle_ok(&[(da, &a.inst), (db, &renamed)]).is_ok();
+    }
+    if opts.has(Fault::KeplerDualAfterTex) && da.unknown_landing {
+        let wb = writes(db, &b.inst);
+        return !wb.iter().any(|r| wa.contains(r)) && !reads(&b.inst).any(|r| wa.contains(&r));
+    }
+    false
+}
