@@ -20,7 +20,7 @@ fn combos() -> Vec<Options> {
     let mut v = Vec::new();
     for ra in [Ra::Split, Ra::Graph] {
         for sched in [Sched::TopDown, Sched::BottomUp] {
-            v.push(Options { sched, ra, inject: None, stress_regalloc: None });
+            v.push(Options { sched, ra, inject: None, stress_regalloc: None, post: Default::default() });
         }
     }
     v
