@@ -175,7 +175,7 @@ fn rule_break(p: &Program) -> Option<String> {
 }
 
 fn with(ra: Ra, inject: Option<schedra_compiler::Fault>) -> Options {
-    Options { sched: Sched::TopDown, ra, inject, stress_regalloc: None }
+    Options { sched: Sched::TopDown, ra, inject, stress_regalloc: None, post: Default::default() }
 }
 
 #[test]
