@@ -207,17 +207,16 @@ impl Board {
             for r in reads(&op.inst) {
                 at = at.max(self.land(r));
             }
-            if !d.unknown_landing {
-                let l = Self::latency(d, opts);
-                for r in writes(d, &op.inst) {
-                    at = at.max((self.land(r) + 1).saturating_sub(l));
-                }
+            // Writes land after the register's last write: an
+            // unknown-landing result at its earliest landing.
+            let l = if d.unknown_landing { u64::from(clock.landing.0.max(1)) } else { Self::latency(d, opts) };
+            for r in writes(d, &op.inst) {
+                at = at.max((self.land(r) + 1).saturating_sub(l));
             }
             if d.sfu {
                 at = at.max(self.sfu);
             }
         }
-        let _ = clock;
         at
     }
 

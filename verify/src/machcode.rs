@@ -90,6 +90,9 @@ pub struct MachCode {
     /// Whether the target encodes its waits (`Target::waits`): its
     /// unknown-landing results land only when a barrier waits for them.
     pub waits: bool,
+    /// The earliest an unknown-landing result lands after its issue
+    /// (`WaitClock::landing.0`; 0 without encoded waits).
+    pub min_landing: u64,
     blocks: Vec<MachBlock>,
     /// Per bundle, its ops.
     bundles: Vec<Span>,
@@ -120,7 +123,7 @@ impl MachCode {
     pub fn of(p: &Program) -> MachCode {
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
         let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
-        let mut c = MachCode { interlocked: p.target.interlocked, waits: p.target.waits.is_some(), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
+        let mut c = MachCode { interlocked: p.target.interlocked, waits: p.target.waits.is_some(), min_landing: p.target.waits.map_or(0, |c| u64::from(c.landing.0)), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
         c.descs.reserve(n);
         c.desc_spans.reserve(nb);
         let mut ops = OpCache::new(p.target);

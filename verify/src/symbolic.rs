@@ -1229,6 +1229,12 @@ impl<'a> Machine<'a> {
             let id = self.run.writes.len();
             self.settled(reg, cycle, &op.at, true);
             if unknown {
+                // A fixed-latency write to the register still in flight at
+                // the result's earliest landing may land before or after it.
+                let earliest = cycle + self.code.min_landing.max(1);
+                if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land >= earliest) {
+                    self.run.issues.push(TimingIssue::Unsettled { at: op.at.clone(), reg, write: w.id, tex: false, overwrite: true });
+                }
                 self.s.uncovered.push(id);
                 self.s.unsettled.push(Unsettled { reg, until: u64::MAX, write: id, tex: true });
             } else if let Some(other) = self.s.pending.iter().find(|o| o.reg == reg && o.land == land) {
