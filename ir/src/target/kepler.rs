@@ -205,6 +205,11 @@ impl Rules for KeplerRules {
     fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
         Ok(())
     }
+    fn edge_imms(&self) -> &'static [u32] {
+        // ±2^19 at and past the 20-bit range; 1.0 and its neighbours with
+        // the low 12 bits set; the smallest float step the encoding keeps.
+        &[524_287, -524_288i32 as u32, 524_288, -524_289i32 as u32, 0x3f80_0000, 0x3f80_0001, 0x3f80_1000, 0x3f7f_f000, 0x3dcc_cccd, 0x0000_1000]
+    }
 }
 
 #[cfg(test)]

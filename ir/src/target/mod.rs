@@ -421,4 +421,9 @@ pub trait Rules {
     fn ends_thread(&self, _op: &OpDesc) -> bool {
         false
     }
+    /// Immediate words at the edges of the target's immediate rule (just
+    /// inside and just outside it), for generators to try; default none.
+    fn edge_imms(&self) -> &'static [u32] {
+        &[]
+    }
 }
