@@ -324,3 +324,106 @@ fn faulty_pair(target: &Target, a: &Op, b: &Op, opts: &Options) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedra_ir::target::kepler::{CLOCK, KEPLER};
+    use schedra_ir::PhysReg;
+
+    fn op(slot: &'static str, name: &str, dest: Option<u16>, srcs: &[u16]) -> Op {
+        let inst = Inst {
+            opcode: SmolStr::new(name),
+            dest: dest.map(|r| Operand::Phys(PhysReg::one(r))),
+            srcs: srcs.iter().map(|&r| Operand::Phys(PhysReg::one(r))).collect(),
+            span: Default::default(),
+        };
+        Op { slot: SmolStr::new_static(slot), inst }
+    }
+    fn ipa(d: u16) -> Op {
+        let mut o = op("i0", "ipa", Some(d), &[]);
+        o.inst.srcs.push(Operand::Imm(Imm::int(0)));
+        o
+    }
+    fn names(bs: &[Bundle]) -> Vec<String> {
+        bs.iter()
+            .map(|b| {
+                let ops: Vec<String> = b.ops.iter().map(|o| match o.inst.srcs.first().and_then(Operand::imm) {
+                    Some(i) if o.inst.opcode == "texbar" => format!("texbar {}", i.bits),
+                    _ => o.inst.opcode.to_string(),
+                }).collect();
+                format!("{} w{}", ops.join("+"), b.wait)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn waits_cover_latencies_and_the_block_end() {
+        let groups = vec![vec![ipa(1)], vec![op("i0", "fadd", Some(2), &[1, 1])]];
+        let out = timed(&KEPLER, &CLOCK, groups, &Options::default());
+        // ipa lands at 15: the fadd issues at 15 (wait 14), lands at 24,
+        // and the terminator waits for it (wait 8 after cycle 15).
+        assert_eq!(names(&out), ["ipa w14", "fadd w8"]);
+    }
+
+    #[test]
+    fn long_gaps_become_nops() {
+        let groups = vec![vec![op("i0", "ld.attr", Some(1), &[])], vec![op("i0", "mov", Some(2), &[1])]];
+        let mut groups = groups;
+        if let Some(o) = groups.first_mut().and_then(|g| g.first_mut()) {
+            o.inst.srcs.push(Operand::Imm(Imm::int(0)));
+        }
+        let mut clock = CLOCK;
+        clock.max_wait = 10;
+        let out = timed(&KEPLER, &clock, groups, &Options::default());
+        // 23 stall cycles with at most 10 per bundle: w10, then a nop
+        // (1 + 10) and a nop (1 + 1): the mov issues at 24.
+        assert_eq!(names(&out), ["ld.attr w10", " w10", " w1", "mov w8"]);
+    }
+
+    #[test]
+    fn barriers_take_the_weakest_level_and_guard_writes() {
+        let tex = |d, s| op("i0", "tex", Some(d), &[s]);
+        let groups = vec![vec![tex(1, 9)], vec![tex(2, 9)], vec![tex(3, 9)], vec![op("i0", "fadd", Some(4), &[2, 2])], vec![op("i0", "mov", Some(3), &[9])]];
+        let out = barriers(&KEPLER, groups.clone(), &Options::default());
+        let text: Vec<String> = out.iter().map(|g| names(&[Bundle { ops: g.clone(), span: Default::default(), wait: 0 }]).join("")).collect();
+        assert_eq!(text, ["tex w0", "tex w0", "tex w0", "texbar 1 w0", "fadd w0", "texbar 0 w0", "mov w0"]);
+        let faulty = barriers(&KEPLER, groups, &Options { inject: Some(Fault::KeplerTexWaw), ..Options::default() });
+        let text: Vec<String> = faulty.iter().map(|g| names(&[Bundle { ops: g.clone(), span: Default::default(), wait: 0 }]).join("")).collect();
+        assert_eq!(text, ["tex w0", "tex w0", "tex w0", "texbar 1 w0", "fadd w0", "mov w0", "texbar 0 w0"]);
+    }
+
+    #[test]
+    fn ready_neighbours_pair_and_dependent_ones_do_not() {
+        let groups = vec![vec![op("i0", "fadd", Some(1), &[5, 6])], vec![op("i0", "fmul", Some(2), &[5, 6])], vec![op("i0", "fadd", Some(3), &[2, 2])]];
+        let out = timed(&KEPLER, &CLOCK, groups.clone(), &Options::default());
+        assert_eq!(names(&out), ["fadd+fmul w8", "fadd w8"]);
+        assert_eq!(out.first().map(|b| b.ops.iter().map(|o| o.slot.to_string()).collect::<Vec<_>>()), Some(vec!["i0".to_string(), "i1".to_string()]));
+        let raw = vec![vec![op("i0", "fadd", Some(1), &[5, 6])], vec![op("i0", "fmul", Some(2), &[1, 6])]];
+        assert_eq!(names(&timed(&KEPLER, &CLOCK, raw.clone(), &Options::default())), ["fadd w8", "fmul w8"]);
+        let faulty = timed(&KEPLER, &CLOCK, raw, &Options { inject: Some(Fault::KeplerDualRaw), ..Options::default() });
+        assert_eq!(names(&faulty), ["fadd+fmul w8"]);
+    }
+
+    #[test]
+    fn sfu_ops_are_spaced() {
+        let groups = vec![vec![op("i0", "rcp", Some(1), &[5])], vec![op("i0", "rsq", Some(2), &[5])]];
+        let out = timed(&KEPLER, &CLOCK, groups, &Options::default());
+        // rsq waits for the SFU timer (4 cycles): wait 3; the block ends
+        // when rsq's result lands (cycle 13).
+        assert_eq!(names(&out), ["rcp w3", "rsq w8"]);
+    }
+
+    #[test]
+    fn the_peephole_moves_a_pairable_op_up() {
+        // fadd r1; fadd r2 = r1 + r1 (cannot pair); fmul r3 (independent)
+        // moves up behind the first.
+        let groups = vec![vec![op("i0", "fadd", Some(1), &[5, 6])], vec![op("i0", "fadd", Some(2), &[1, 1])], vec![op("i0", "fmul", Some(3), &[5, 6])]];
+        let order: Vec<String> = peephole(&KEPLER, groups).into_iter().flatten().map(|o| o.inst.dest.and_then(|d| d.phys()).map_or(0, |p| p.base).to_string()).collect();
+        assert_eq!(order, ["1", "3", "2"]);
+        // It does not move an op past one it depends on.
+        let blocked = vec![vec![op("i0", "fadd", Some(1), &[5, 6])], vec![op("i0", "fadd", Some(2), &[1, 1])], vec![op("i0", "fmul", Some(3), &[2, 6])]];
+        let order: Vec<String> = peephole(&KEPLER, blocked).into_iter().flatten().map(|o| o.inst.dest.and_then(|d| d.phys()).map_or(0, |p| p.base).to_string()).collect();
+        assert_eq!(order, ["1", "2", "3"]);
+    }
+}
