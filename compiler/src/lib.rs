@@ -12,6 +12,10 @@
 //!    bundles, latencies, delayed writes, thread end (`lower` turns the
 //!    allocated ops into machine ops; `phys_live` answers which physical
 //!    registers are live out of a block, for copy forwarding).
+//!    On a target with encoded waits (kepler) `waits` then inserts the
+//!    texture barriers and computes each bundle's `wait` (and, with
+//!    `--post peephole`, the list scheduler is replaced by nouveau's
+//!    dual-issue peephole on the allocated order).
 //! 5. `stats` — shader-db style statistics.
 //!
 //! The boundary between allocation and bundling is the *allocated program*:
