@@ -21,9 +21,11 @@
 //!    last write lands, and the cycle the next SFU op may issue. Each group
 //!    issues at the first cycle after the previous one at which its sources
 //!    have landed, its writes land after the register's last write, and
-//!    the SFU timer allows it; two neighbouring single ops that may
-//!    dual-issue and are ready at the same cycle become a pair (Mesa's sched
-//!    byte 0x04; a pair is never extended). The gap to the previous bundle is
+//!    the SFU timer allows it; a single op and a later single op that may
+//!    dual-issue with it and is ready at the same cycle become a pair
+//!    (Mesa's sched byte 0x04; a pair is never extended): in the peephole
+//!    mode only the next op, as Mesa's calculator does; in the list mode any
+//!    of the next few that commutes with the ops it passes. The gap to the previous bundle is
 //!    that bundle's wait, with `{ }` nops after it when the gap is longer
 //!    than the target's `max_wait`. The terminator issues once every write
 //!    has landed and one cycle before the SFU timer allows an SFU op
@@ -266,14 +268,12 @@ pub fn timed(target: &Target, clock: &WaitClock, groups: Vec<Vec<Op>>, opts: &Op
     let mut board = Board::default();
     let mut out: Vec<Bundle> = Vec::with_capacity(groups.len());
     let (mut from, mut last) = (0u64, None::<u64>);
-    let mut it = groups.into_iter().peekable();
-    while let Some(mut ops) = it.next() {
+    let mut queue: std::collections::VecDeque<Vec<Op>> = groups.into();
+    while let Some(mut ops) = queue.pop_front() {
         let at = board.earliest(target, clock, &ops, from, opts);
-        if let ([a], Some([b])) = (ops.as_slice(), it.peek().map(Vec::as_slice)) {
-            let ready = board.earliest(target, clock, std::slice::from_ref(b), from, opts) <= at;
-            let sfu_pair = desc(target, a).is_some_and(|d| d.sfu) && desc(target, b).is_some_and(|d| d.sfu);
-            if ready && !sfu_pair && (pairable(target, a, b) || faulty_pair(target, a, b, opts)) {
-                if let Some(mut b) = it.next().and_then(|g| g.into_iter().next()) {
+        if let [a] = ops.as_slice() {
+            if let Some(k) = partner(target, clock, (&board, from, at), a, &queue, opts) {
+                if let Some(mut b) = queue.remove(k).and_then(|g| g.into_iter().next()) {
                     if let (Some(s0), Some(s1)) = (target.slots.first(), target.slots.get(1)) {
                         if let Some(a) = ops.first_mut() {
                             a.slot = SmolStr::new_static(s0);
@@ -300,6 +300,32 @@ pub fn timed(target: &Target, clock: &WaitClock, groups: Vec<Vec<Op>>, opts: &Op
         out.append(&mut extra);
     }
     out
+}
+
+/// How many later groups the list mode looks through for an op to pair.
+const PARTNER_WINDOW: usize = 8;
+
+/// The index in `queue` of the single op that pairs with `a` issuing at
+/// `at`: ready by then, not an SFU op after an SFU op, allowed in the
+/// second slot by the target's rule (or by an injected fault). The peephole
+/// mode looks only at the next group (Mesa's calculator pairs neighbours);
+/// the list mode also at the next [`PARTNER_WINDOW`] groups, taking an op
+/// that commutes with every op it passes.
+fn partner(target: &Target, clock: &WaitClock, (board, from, at): (&Board, u64, u64), a: &Op, queue: &std::collections::VecDeque<Vec<Op>>, opts: &Options) -> Option<usize> {
+    let window = if opts.post == Post::List { PARTNER_WINDOW } else { 1 };
+    let sfu = |o: &Op| desc(target, o).is_some_and(|d| d.sfu);
+    for (k, g) in queue.iter().enumerate().take(window) {
+        let [b] = g.as_slice() else { return None };
+        let passes = queue.iter().take(k).all(|x| x.iter().all(|o| commute(target, o, b)));
+        if !passes {
+            continue;
+        }
+        let ready = board.earliest(target, clock, std::slice::from_ref(b), from, opts) <= at;
+        if ready && !(sfu(a) && sfu(b)) && (pairable(target, a, b) || faulty_pair(target, a, b, opts)) {
+            return Some(k);
+        }
+    }
+    None
 }
 
 /// Whether an injected fault pairs `a` and `b` although the target's
@@ -403,6 +429,15 @@ mod tests {
         assert_eq!(names(&timed(&KEPLER, &CLOCK, raw.clone(), &Options::default())), ["fadd w8", "fmul w8"]);
         let faulty = timed(&KEPLER, &CLOCK, raw, &Options { inject: Some(Fault::KeplerDualRaw), ..Options::default() });
         assert_eq!(names(&faulty), ["fadd+fmul w8"]);
+    }
+
+    #[test]
+    fn the_list_mode_pairs_past_a_commuting_op_and_the_peephole_mode_does_not() {
+        let groups = vec![vec![op("i0", "fadd", Some(1), &[5, 6])], vec![op("i0", "fadd", Some(2), &[1, 1])], vec![op("i0", "fmul", Some(3), &[5, 6])]];
+        let list = timed(&KEPLER, &CLOCK, groups.clone(), &Options::default());
+        assert_eq!(names(&list), ["fadd+fmul w8", "fadd w8"]);
+        let peep = timed(&KEPLER, &CLOCK, groups, &Options { post: Post::Peephole, ..Options::default() });
+        assert_eq!(names(&peep), ["fadd w8", "fadd+fmul w8"]);
     }
 
     #[test]
