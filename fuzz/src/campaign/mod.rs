@@ -160,7 +160,7 @@ impl Shared {
     }
 }
 
-/// The `--sched/--ra/--inject/--stress-regalloc` flags that reproduce `o`.
+/// The `--sched/--ra/--inject/--stress-regalloc/--post` flags that reproduce `o`.
 pub fn options_line(o: &Options) -> String {
     let sched = match o.sched {
         Sched::TopDown => "topdown",
@@ -172,7 +172,8 @@ pub fn options_line(o: &Options) -> String {
     };
     let inject = o.inject.map(|f| format!(" --inject {f}")).unwrap_or_default();
     let stress = o.stress_regalloc.map(|n| format!(" --stress-regalloc {n}")).unwrap_or_default();
-    format!("--sched {sched} --ra {ra}{inject}{stress}")
+    let post = if o.post == schedra_compiler::Post::Peephole { " --post peephole" } else { "" };
+    format!("--sched {sched} --ra {ra}{inject}{stress}{post}")
 }
 
 /// Run a campaign. Returns its summary; errors only when it cannot start.
