@@ -113,7 +113,7 @@ fn corpus_bases(rejected: &mut usize) -> Vec<Base> {
         let Ok(src) = schedra_ir::parse::parse(&text, None) else { continue };
         for (ra, sched) in MODES {
             let label = format!("{} --ra {ra:?} --sched {sched:?}", path.display());
-            match base(label, src.clone(), &Options { ra, sched, inject: None, stress_regalloc: None }) {
+            match base(label, src.clone(), &Options { ra, sched, inject: None, stress_regalloc: None, post: Default::default() }) {
                 Some(b) => out.push(b),
                 None => *rejected += 1,
             }
@@ -131,7 +131,7 @@ fn generated_bases(per_target: usize, rejected: &mut usize) -> Vec<Base> {
             let mut u = Unstructured::new(&data);
             let Ok(case) = GeneratedCase::for_target(&mut u, target) else { continue };
             let (ra, sched) = MODES[i % 4];
-            match base(format!("generated {} #{i}", target.name), case.program, &Options { ra, sched, inject: None, stress_regalloc: None }) {
+            match base(format!("generated {} #{i}", target.name), case.program, &Options { ra, sched, inject: None, stress_regalloc: None, post: Default::default() }) {
                 Some(b) => out.push(b),
                 None => *rejected += 1,
             }

@@ -31,7 +31,7 @@ PAR=2
 OUT=$PWD/bugzoo-runs
 FAULTS=""
 REPORT_ONLY=0
-ALL_TARGETS="v3d71 gen8 r600"
+ALL_TARGETS="v3d71 gen8 r600 kepler"
 
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -133,7 +133,7 @@ fn each_case_is_proven_without_its_fault_in_every_mode() {
         for stress_regalloc in stresses {
             for sched in [Sched::TopDown, Sched::BottomUp] {
                 for ra in [Ra::Split, Ra::Graph] {
-                    let o = Options { sched, ra, inject: None, stress_regalloc };
+                    let o = Options { sched, ra, inject: None, stress_regalloc, post: Default::default() };
                     let report = check(p, &o).unwrap_or_else(|e| panic!("{name}: {o:?}: {e}"));
                     assert_eq!(report.verdict, Verdict::Proven, "{name}: {o:?}: {:?}", report.violations.first());
                 }

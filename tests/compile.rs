@@ -20,7 +20,7 @@ fn combos() -> Vec<Options> {
     let mut v = Vec::new();
     for ra in [Ra::Split, Ra::Graph] {
         for sched in [Sched::TopDown, Sched::BottomUp] {
-            v.push(Options { sched, ra, inject: None, stress_regalloc: None });
+            v.push(Options { sched, ra, inject: None, stress_regalloc: None, post: Default::default() });
         }
     }
     v
@@ -175,7 +175,7 @@ fn rule_break(p: &Program) -> Option<String> {
 }
 
 fn with(ra: Ra, inject: Option<schedra_compiler::Fault>) -> Options {
-    Options { sched: Sched::TopDown, ra, inject, stress_regalloc: None }
+    Options { sched: Sched::TopDown, ra, inject, stress_regalloc: None, post: Default::default() }
 }
 
 #[test]

@@ -22,7 +22,7 @@ mod shaders;
 use shaders::{load, root, shaders};
 
 fn stressed(n: u16, sched: Sched, ra: Ra) -> Options {
-    Options { sched, ra, inject: None, stress_regalloc: Some(n) }
+    Options { sched, ra, inject: None, stress_regalloc: Some(n), post: Default::default() }
 }
 
 #[test]

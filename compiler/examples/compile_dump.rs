@@ -54,7 +54,7 @@ fn main() {
                         None => println!("== {path} {sched:?} {ra:?} {inject:?}"),
                         Some(n) => println!("== {path} {sched:?} {ra:?} {inject:?} stress {n}"),
                     }
-                    let opts = Options { sched, ra, inject, stress_regalloc };
+                    let opts = Options { sched, ra, inject, stress_regalloc, post: Default::default() };
                     match compile(&p, &opts) {
                         Ok(c) => {
                             print!("{}", schedra_ir::print::print(&c.program));

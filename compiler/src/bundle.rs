@@ -25,6 +25,7 @@ use crate::phys_live::PhysLive;
 use crate::sched_post::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
 use crate::{stats, CompileError, Fault, Options, Stats};
 use schedra_ir::SmolStr;
+use schedra_ir::target::Clock;
 use schedra_ir::{
     Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind, Terminator,
 };
@@ -255,7 +256,23 @@ fn bundle_block(
         }
     }
     let marker = end_marker_of(target, term)?;
-    let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker);
+    let Clock::EncodedWaits { .. } = target.clock else {
+        let bundles = emit((target, tally, &mut ws.order), (ops, best.0, best.1), marker);
+        tally.end_block(target.clock, term);
+        return Ok(bundles);
+    };
+    // Encoded waits: the schedule's order becomes bundles with barriers
+    // and waits, which are what the statistics count.
+    let timing = target.wait_timing();
+    let mut unused = stats::Tally::default();
+    let bundles = emit((target, &mut unused, &mut ws.order), (ops, best.0, best.1), marker);
+    let bundles = crate::waits::encode(target, timing, bundles, opts);
+    tally.encoded();
+    tally.block();
+    for b in &bundles {
+        let ops = b.ops.iter().map(|o| (target.op(&o.inst.opcode), &o.inst));
+        tally.timed_bundle(timing, ops, b.wait);
+    }
     tally.end_block(target.clock, term);
     Ok(bundles)
 }
@@ -288,6 +305,7 @@ fn emit(
         bundles.push(Bundle {
             ops: ops_here,
             span: Default::default(),
+            wait: 0,
         });
     }
     bundles
@@ -365,6 +383,7 @@ fn schedule_block(
 ) -> Result<(Schedule, Option<usize>), CompileError> {
     let mut s = match schedule_alone(&mut ws.sched, target, ops) {
         Some(s) => s?,
+        None if matches!(target.clock, Clock::EncodedWaits { .. }) && opts.post == crate::Post::Peephole => in_order(ops)?,
         None => {
             build_graph_in(&mut ws.graph, &mut ws.scratch, (target, ops), &hints.pinned, opts);
             ws.sched.inject(opts);
@@ -373,6 +392,18 @@ fn schedule_block(
     };
     let at = end_marker_of(target, term)?.map(|m| place_end_marker(target, ops, &mut s, m, opts));
     Ok((s, at))
+}
+
+/// The ops in their order, each alone in its first slot (the peephole
+/// mode's starting point: no list scheduling).
+fn in_order(ops: &[LoweredOp]) -> Result<Schedule, CompileError> {
+    let mut s = Schedule::default();
+    for (i, o) in ops.iter().enumerate() {
+        let slot = o.slots.first().copied().ok_or_else(|| CompileError::Unsupported(format!("`{}` has no slot", o.inst.opcode)))?;
+        s.push([(i, slot)]);
+        s.cycle_of.push(i);
+    }
+    Ok(s)
 }
 
 /// The registers a block's terminator reads (a `brnz` condition).

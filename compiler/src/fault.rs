@@ -36,6 +36,17 @@ pub enum Fault {
     /// an op ahead of it stops the search for good: the compiler loops
     /// forever (without allocating) on those blocks.
     SchedStuckReady,
+    /// kepler waits: a pair is formed although the second op reads what
+    /// the first writes.
+    KeplerDualRaw,
+    /// kepler barriers: a texture barrier guards only reads of a texture
+    /// destination, not later writes to it.
+    KeplerTexWaw,
+    /// kepler waits: the wait after a 24-cycle `ld.attr` (or local load)
+    /// or a 15-cycle `ipa` is computed from the default latency 9.
+    KeplerWaitDefault,
+    /// kepler waits: a pair is formed with a `tex` in its first slot.
+    KeplerDualAfterTex,
 }
 
 impl Fault {
@@ -53,6 +64,10 @@ impl Fault {
             SchedIgnoreWar,
             RaSplitPreallocated,
             SpillNoReserve,
+            KeplerDualRaw,
+            KeplerTexWaw,
+            KeplerWaitDefault,
+            KeplerDualAfterTex,
         ]
     }
     /// Every fault that makes the compiler loop forever on some inputs:
@@ -79,6 +94,10 @@ impl Fault {
             RaSplitPreallocated => "ra-split-preallocated",
             SpillNoReserve => "spill-no-reserve",
             SchedStuckReady => "sched-stuck-ready",
+            KeplerDualRaw => "kepler-dual-raw",
+            KeplerTexWaw => "kepler-tex-waw",
+            KeplerWaitDefault => "kepler-wait-default",
+            KeplerDualAfterTex => "kepler-dual-after-tex",
         }
     }
     /// The target whose programs the fault corrupts (`None`: any target).
@@ -90,6 +109,7 @@ impl Fault {
             }
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
+            KeplerDualRaw | KeplerTexWaw | KeplerWaitDefault | KeplerDualAfterTex => Some("kepler"),
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve | SchedStuckReady => None,
         }
     }
@@ -113,6 +133,10 @@ impl Fault {
             RaSplitPreallocated => "Mesa lima gpir (seed 000): linear scan must split a live range where a preallocated register's range begins",
             SpillNoReserve => "Mesa lima gpir (seed 000): spill code needs an extra register reserved in the regions where spills happen",
             SchedStuckReady => "Classic list-scheduler hang: a ready-list removal whose cursor stalls on a priority tie, so the placed op is never removed and the scheduler spins (a compiler that loops forever, for the harness's deadlines)",
+            KeplerDualRaw => "Mesa nouveau canDualIssue (nv50_ir_target_nvc0.cpp): not if the second instruction reads what the first writes",
+            KeplerTexWaw => "Mesa nouveau insertTextureBarriers (nv50_ir_lowering_nvc0.cpp): the first uses of a tex result include writes, to guard write-after-write",
+            KeplerWaitDefault => "Mesa nouveau getLatency: LINTERP/PINTERP 15, non-const LOAD/VFETCH 24, everything else 9 (\"TODO: better values\")",
+            KeplerDualAfterTex => "Mesa nouveau canDualIssue: not after a TEXTURE or FLOW instruction (\"the 2nd instruction isn't necessarily executed\")",
         }
     }
     /// The fault with this `--inject` name.

@@ -12,6 +12,10 @@
 //!    bundles, latencies, delayed writes, thread end (`lower` turns the
 //!    allocated ops into machine ops; `phys_live` answers which physical
 //!    registers are live out of a block, for copy forwarding).
+//!    On a target with encoded waits (kepler) `waits` then inserts the
+//!    texture barriers and computes each bundle's `wait` (and, with
+//!    `--post peephole`, the list scheduler is replaced by nouveau's
+//!    dual-issue peephole on the allocated order).
 //! 5. `stats` — shader-db style statistics.
 //!
 //! The boundary between allocation and bundling is the *allocated program*:
@@ -44,6 +48,7 @@ pub mod sched_pre;
 pub mod source_ids;
 pub mod spill;
 pub mod stats;
+pub mod waits;
 #[cfg(test)]
 mod test_corpus;
 
@@ -72,6 +77,19 @@ pub enum Ra {
     Graph,
 }
 
+/// The post-RA mode on a target with encoded waits (kepler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Post {
+    /// The post-RA list scheduler forms the pairs; waits and barriers are
+    /// computed from the result.
+    #[default]
+    List,
+    /// No list scheduling: the allocated order, with neighbours made
+    /// pairable by moving a later op up (nouveau's `PostRADualIssue`
+    /// peephole, seed 001); waits and barriers as for `List`.
+    Peephole,
+}
+
 /// Compiler options.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
@@ -87,6 +105,8 @@ pub struct Options {
     /// cannot be allocated in N registers, [`compile`] doubles N until it
     /// can (at worst the whole file), so a valid program never fails for it.
     pub stress_regalloc: Option<u16>,
+    /// The post-RA mode (only targets with encoded waits have two).
+    pub post: Post,
 }
 
 impl Options {
@@ -115,16 +135,36 @@ pub struct Stats {
     pub sfu_stalls: usize,
     /// Values rematerialised instead of spilled.
     pub remats: usize,
+    /// Issue counts on a target with encoded waits (kepler); `None` on
+    /// other targets.
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub issue: Option<IssueStats>,
+}
+
+/// How the bundles of a program with encoded waits issue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IssueStats {
+    /// Bundles issuing one op (nouveau's `inst_issued1`).
+    pub issued1: usize,
+    /// Dual-issued pairs (`inst_issued2`).
+    pub issued2: usize,
+    /// Cycles spent in encoded waits and texture barriers (barriers
+    /// counted as if every texture result landed at its earliest).
+    pub stall_cycles: usize,
 }
 
 impl Stats {
     /// The shader-db line of cli.md:
     /// `NAME - TARGET shader: 40 inst, 52 cycles, 0 spills, 0 fills, 17 max-live, 3 nops, ...`.
     pub fn shader_db_line(&self, name: &str, target: &str) -> String {
-        format!(
+        let line = format!(
             "{name} - {target} shader: {} inst, {} cycles, {} spills, {} fills, {} max-live, {} nops, {} sfu-stalls, {} remats",
             self.instructions, self.cycles, self.spills, self.fills, self.max_live, self.nops, self.sfu_stalls, self.remats
-        )
+        );
+        match self.issue {
+            Some(i) => format!("{line}, {} issued1, {} issued2, {} stall-cycles", i.issued1, i.issued2, i.stall_cycles),
+            None => line,
+        }
     }
 }
 

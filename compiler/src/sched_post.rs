@@ -373,6 +373,12 @@ struct State {
     cycle_of: Vec<Option<usize>>,
     /// The `sched-stuck-ready` fault is injected (see [`State::unready`]).
     stuck_ready: bool,
+    /// On a target with an SFU spacing (`WaitClock::sfu_spacing`): which
+    /// ops are SFU ops (empty otherwise), the spacing, and the first cycle
+    /// the next SFU op may issue.
+    sfu: Vec<bool>,
+    sfu_spacing: usize,
+    sfu_next: usize,
 }
 
 impl State {
@@ -393,6 +399,22 @@ impl State {
                 self.make_ready(i);
             }
         }
+    }
+
+    /// Track the SFU spacing of `target` for `ops` (nothing on a target
+    /// without one).
+    fn space_sfu(&mut self, target: &Target, ops: &[LoweredOp]) {
+        self.sfu.clear();
+        self.sfu_next = 0;
+        self.sfu_spacing = target.wait_timing().sfu_spacing as usize;
+        if self.sfu_spacing > 0 {
+            self.sfu.extend(ops.iter().map(|o| o.desc.sfu));
+        }
+    }
+
+    /// Whether op `i` is held back at `cycle` by the SFU spacing.
+    fn sfu_blocked(&self, i: usize, cycle: usize) -> bool {
+        cycle < self.sfu_next && self.sfu.get(i).copied().unwrap_or(false)
     }
 
     fn key(&self, i: usize) -> (std::cmp::Reverse<i64>, usize) {
@@ -435,6 +457,9 @@ impl State {
         if let Some(c) = self.cycle_of.get_mut(i) {
             *c = Some(cycle);
         }
+        if self.sfu.get(i).copied().unwrap_or(false) {
+            self.sfu_next = cycle + self.sfu_spacing;
+        }
         for e in g.succs_of(i) {
             let to = e.to;
             if let Some(x) = self.earliest.get_mut(to) {
@@ -455,7 +480,7 @@ impl State {
         self.ready
             .iter()
             .copied()
-            .filter(move |&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64))
+            .filter(move |&i| self.earliest.get(i).is_some_and(|&e| e <= cycle as i64) && !self.sfu_blocked(i, cycle))
             .take(WINDOW)
     }
 }
@@ -497,6 +522,7 @@ pub fn schedule_in(
     own.clear();
     own.extend(ops.iter().map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0)));
     st.reset(g, own);
+    st.space_sfu(target, ops);
     // Every op sits in one bundle; usually fewer bundles than ops.
     let mut s = Schedule {
         members: Vec::with_capacity(ops.len()),
@@ -673,7 +699,7 @@ fn place_alone(
             "dependency cycle in a block".into(),
         ));
     };
-    let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64;
+    let due = st.earliest.get(next).copied().unwrap_or(0) <= cycle as i64 && !st.sfu_blocked(next, cycle);
     if !due && pads(target.clock) {
         return Ok(false);
     }

@@ -78,11 +78,17 @@ impl Landing {
 pub fn machine_stats(prog: &Program) -> Stats {
     let t = prog.target;
     let mut tally = Tally::default();
+    if let Clock::EncodedWaits { .. } = t.clock {
+        tally.encoded();
+    }
     for b in &prog.blocks {
         tally.block();
         for bundle in &b.bundles {
             let ops = bundle.ops.iter().map(|o| (t.op(&o.inst.opcode), &o.inst));
-            tally.bundle(t.clock, ops);
+            match t.clock {
+                Clock::EncodedWaits { .. } => tally.timed_bundle(t.wait_timing(), ops, bundle.wait),
+                _ => tally.bundle(t.clock, ops),
+            }
         }
         tally.end_block(t.clock, &b.term);
     }
@@ -99,6 +105,10 @@ pub struct Tally {
     /// register -> (cycle its latest write lands, written by an SFU op).
     ready: Landing,
     sfu_until: usize,
+    /// Encoded-wait targets: issue counts, and the earliest landing cycle
+    /// of each texture result in flight in the block (in issue order).
+    issue: Option<crate::IssueStats>,
+    tex: Vec<usize>,
 }
 
 impl Tally {
@@ -107,6 +117,62 @@ impl Tally {
     pub fn block(&mut self) {
         self.ready.clear();
         self.sfu_until = 0;
+        self.tex.clear();
+    }
+
+    /// Count issue statistics (a target with encoded waits), even for a
+    /// program with no bundle.
+    pub fn encoded(&mut self) {
+        self.issue.get_or_insert_default();
+    }
+
+    /// Account for one bundle of a target with encoded waits (`clock`):
+    /// it costs one cycle plus its `wait` (stall cycles, SFU stalls while
+    /// an SFU result is in flight); a barrier (`texbar N`) holds the next
+    /// bundle until at most N texture results are in flight, each taken to
+    /// land at its earliest cycle. Counts single ops (`issued1`) and pairs
+    /// (`issued2`).
+    pub fn timed_bundle<'a>(
+        &mut self,
+        clock: &schedra_ir::target::WaitClock,
+        ops: impl Iterator<Item = (Option<&'a OpDesc>, &'a Inst)> + Clone,
+        wait: u8,
+    ) {
+        let mut issue = self.issue.unwrap_or_default();
+        match ops.clone().count() {
+            0 => {}
+            1 => issue.issued1 += 1,
+            _ => issue.issued2 += 1,
+        }
+        let issued = self.clock;
+        // An encoded-waits clock never stalls a bundle; its wait follows.
+        self.bundle(Clock::EncodedWaits { max: u8::MAX }, ops.clone());
+        let mut barrier = None;
+        for (desc, inst) in ops {
+            let Some(d) = desc else { continue };
+            if d.unknown_landing {
+                self.tex.push(issued + clock.landing.0 as usize);
+            }
+            if d.sem == Sem::TexBarrier {
+                let level = inst.srcs.first().and_then(Operand::imm).map_or(0, |i| i.bits as usize);
+                barrier = Some(level);
+            }
+        }
+        let wait = usize::from(wait);
+        self.st.sfu_stalls += wait.min(self.sfu_until.saturating_sub(self.clock));
+        self.clock += wait;
+        issue.stall_cycles += wait;
+        if let Some(n) = barrier {
+            let flying: Vec<usize> = self.tex.iter().copied().filter(|&l| l > issued).collect();
+            let must = flying.len().saturating_sub(n);
+            if let Some(&until) = must.checked_sub(1).and_then(|i| flying.get(i)) {
+                if until > self.clock {
+                    issue.stall_cycles += until - self.clock;
+                    self.clock = until;
+                }
+            }
+        }
+        self.issue = Some(issue);
     }
 
     /// Account for one bundle holding `ops` (each op's description, if the
@@ -159,6 +225,7 @@ impl Tally {
     /// The statistics of everything fed so far.
     pub fn finish(mut self) -> Stats {
         self.st.cycles = self.clock;
+        self.st.issue = self.issue;
         self.st
     }
 }
@@ -220,6 +287,7 @@ mod tests {
             .map(|ops| Bundle {
                 ops,
                 span: Span::default(),
+                wait: 0,
             })
             .collect();
         let block = Block {

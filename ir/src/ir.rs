@@ -212,6 +212,10 @@ pub struct Bundle {
     pub ops: Vec<Op>,
     /// Where the bundle starts.
     pub span: Span,
+    /// On a target with encoded waits (`Target::waits`): the stall after
+    /// this bundle, `wait N` in the text (the next bundle issues N + 1
+    /// cycles later). Always 0 on other targets.
+    pub wait: u8,
 }
 
 /// How a block ends.

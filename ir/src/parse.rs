@@ -399,7 +399,7 @@ fn bundle(c: &mut Cur<'_, '_>, t: &Target) -> Result<Bundle, Located> {
         };
         let inst = machine_inst(c, t)?;
         c.end("`,` or the end of the line")?;
-        return Ok(Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span });
+        return Ok(Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span, wait: 0 });
     }
     let mut ops = Vec::new();
     if !c.eat(b'}') {
@@ -413,8 +413,31 @@ fn bundle(c: &mut Cur<'_, '_>, t: &Target) -> Result<Bundle, Located> {
             }
         }
     }
+    let wait = wait(c, t)?;
     c.end("the end of the line after `}`")?;
-    Ok(Bundle { ops, span })
+    Ok(Bundle { ops, span, wait })
+}
+
+/// An optional `wait N` after a bundle's `}` (targets with encoded waits
+/// only; 0..=the clock's `max_wait`).
+fn wait(c: &mut Cur<'_, '_>, t: &Target) -> Result<u8, Located> {
+    if c.peek_at(0) != Some(Tok::Ident("wait")) {
+        return Ok(0);
+    }
+    let crate::target::Clock::EncodedWaits { max } = t.clock else {
+        return Err(Located::new(c.here(), format!("target {} does not encode waits; expected the end of the line after `}}`", t.name)));
+    };
+    c.i += 1;
+    let span = c.here();
+    let Some(Tok::Imm(n)) = c.peek_at(0) else {
+        return Err(c.expected("the number of cycles after `wait`"));
+    };
+    c.i += 1;
+    let max = u32::from(max);
+    match (n.float, n.bits) {
+        (false, k) if k <= max => Ok(k as u8),
+        _ => Err(Located::new(span, format!("`wait {}` is out of range: a wait is 0 to {max} cycles on target {}", crate::print::imm(n), t.name))),
+    }
 }
 
 /// A machine op; the opcode table says whether the first operand is the
@@ -482,6 +505,23 @@ mod tests {
         let p = parse(s.as_bytes(), None).unwrap();
         assert_eq!(p.blocks[0].insts[0].srcs[0], Operand::Imm(Imm::f32(1.5)));
         assert_eq!(p.blocks[0].term.kind, TermKind::Brnz { cond: Operand::Virt(VirtReg { name: "c".into(), size: None }), nonzero: "b1".into(), zero: "b2".into() });
+    }
+
+    #[test]
+    fn kepler_waits_parse_print_and_are_bounded() {
+        let s = "target kepler\nform machine\nb0:\n    { i0: ipa $r1, 0 } wait 14\n    { i0: fadd $r2, $r1, 0.5 ; i1: fmul $r3, $r1, $r1 }\n    { } wait 31\n    end\n";
+        let p = parse(s.as_bytes(), None).unwrap();
+        let waits: Vec<u8> = p.blocks[0].bundles.iter().map(|b| b.wait).collect();
+        assert_eq!(waits, [14, 0, 31]);
+        let text = crate::print::print(&p);
+        assert!(text.contains("{ i0: ipa $r1, 0 } wait 14\n") && text.contains("$r1 }\n") && text.contains("{ } wait 31\n"), "{text}");
+        assert!(parse(text.as_bytes(), None).unwrap().same_as(&p));
+        let e = err("target kepler\nform machine\nb0:\n    { i0: mov $r1, 0 } wait 40\n    end\n");
+        assert_eq!(e.span, Span::new(4, 29));
+        assert!(e.message.contains("out of range"), "{}", e.message);
+        assert!(err("target kepler\nform machine\nb0:\n { i0: mov $r1, 0 } wait\n end\n").message.contains("number of cycles"));
+        assert!(err("target kepler\nform machine\nb0:\n { i0: mov $r1, 0 } wait -1\n end\n").message.contains("out of range"));
+        assert!(err("target v3d71\nform machine\nb0:\n { add: mov $rf1, 0 } wait 2\n end\n").message.contains("does not encode waits"));
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //! with a `.` or an exponent), non-finite floats and large integers as `0x`
 //! hex, other integers in decimal. Machine ops print their destination as
 //! the first operand; on a single-slot target a bundle of one op in that
-//! slot prints without braces.
+//! slot prints without braces. A bundle's non-zero wait follows its `}` as
+//! `wait N` (`wait 0` is left out).
 
 use crate::ir::*;
 use std::fmt::Write;
@@ -92,11 +93,15 @@ pub fn bundle(p: &Program, b: &Bundle) -> String {
             return machine_inst(p, &op.inst);
         }
     }
+    let wait = match b.wait {
+        0 => String::new(),
+        n => format!(" wait {n}"),
+    };
     if b.ops.is_empty() {
-        return "{ }".to_string();
+        return format!("{{ }}{wait}");
     }
     let ops: Vec<String> = b.ops.iter().map(|o| format!("{}: {}", o.slot, machine_inst(p, &o.inst))).collect();
-    format!("{{ {} }}", ops.join(" ; "))
+    format!("{{ {} }}{wait}", ops.join(" ; "))
 }
 
 /// A terminator line.

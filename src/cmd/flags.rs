@@ -1,10 +1,10 @@
 //! The compiler flags shared by every subcommand that compiles
-//! (`--sched`, `--ra`, `--inject`, `--stress-regalloc`), turned into
+//! (`--sched`, `--ra`, `--inject`, `--stress-regalloc`, `--post`), turned into
 //! [`Options`].
 
-use schedra_compiler::{Fault, Options, Ra, Sched};
+use schedra_compiler::{Fault, Options, Post, Ra, Sched};
 
-/// `--sched topdown|bottomup --ra split|graph --inject FAULT --stress-regalloc N`.
+/// `--sched topdown|bottomup --ra split|graph --inject FAULT --stress-regalloc N --post list|peephole`.
 #[derive(clap::Args, Clone, Debug)]
 pub struct CompilerFlags {
     /// Pre-RA scheduling direction.
@@ -20,6 +20,10 @@ pub struct CompilerFlags {
     /// program needs more), to exercise spill code on small programs.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub stress_regalloc: Option<u16>,
+    /// Post-RA mode on a target with encoded waits (kepler): the list
+    /// scheduler, or nouveau's dual-issue peephole on the allocated order.
+    #[arg(long, value_parser = ["list", "peephole"], default_value = "list")]
+    pub post: String,
 }
 
 impl CompilerFlags {
@@ -35,6 +39,7 @@ impl CompilerFlags {
                 format!("unknown fault `{n}` (known: {})", names.join(", "))
             })?),
         };
-        Ok(Options { sched, ra, inject, stress_regalloc: self.stress_regalloc })
+        let post = if self.post == "peephole" { Post::Peephole } else { Post::List };
+        Ok(Options { sched, ra, inject, stress_regalloc: self.stress_regalloc, post })
     }
 }

@@ -13,7 +13,7 @@ use std::fmt::Write;
 /// Arguments of `schedra targets`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Show only this target (`v3d71`, `gen8`, `r600`).
+    /// Show only this target (`v3d71`, `gen8`, `r600`, `kepler`).
     pub name: Option<String>,
 }
 
@@ -43,6 +43,9 @@ pub fn describe(t: &Target) -> String {
     let _ = writeln!(s, "  registers:      {}-{last} ({} registers)", t.regs.name(0), t.regs.count);
     let _ = writeln!(s, "  slots:          {}", t.slots.join(" "));
     let _ = writeln!(s, "  clock:          {}", t.clock.describe());
+    if let Some(c) = t.waits {
+        let _ = writeln!(s, "  waits:          unknown-landing results arrive {}-{} cycles after issue; SFU ops {} cycles apart", c.landing.0, c.landing.1, c.sfu_spacing);
+    }
     let _ = writeln!(s, "  default stage:  {}", t.default_stage.as_str());
     let _ = writeln!(s, "  sizes:          ALU operands up to {}, values up to {} registers", t.max_alu_size, t.max_value_size);
     let _ = writeln!(s, "  reserved:       {}", regs(t, t.reserved));
@@ -116,6 +119,12 @@ fn op_row(t: &Target, op: &OpDesc) -> String {
     }
     if op.overlap == Overlap::Any && op.dest != Dest::None {
         notes.push("may overlap sources".to_string());
+    }
+    if op.class != schedra_ir::target::OpClass::Other {
+        notes.push(format!("class {:?}", op.class).to_lowercase());
+    }
+    if op.unknown_landing {
+        notes.push("lands at an unknown time".to_string());
     }
     let operands = if operands.is_empty() { "-".to_string() } else { operands.join(", ") };
     format!("{:<20} {:<22} {:<10} {:<14} {:<12} {:>7}  {}", op.name, operands, dest, sizes, op.slots.join(" "), op.latency, notes.join(", "))

@@ -435,6 +435,22 @@ impl Checker<'_> {
                     );
                     self.out.push(Violation::new(Kind::Hazard, label, w.at.bundle, w.at.line, msg));
                 }
+                TimingIssue::Unsettled { at, reg, write, tex, overwrite } => {
+                    let Some(w) = m.writes.get(*write) else { continue };
+                    let r = self.mach.reg_name(*reg);
+                    let msg = match (tex, overwrite) {
+                        (true, false) => format!("`{}` reads ${r} before a texbar waits for `{}` (bundle {}, line {}) that writes it", at.opcode, w.at.opcode, w.at.bundle, w.at.line),
+                        (true, true) => format!("`{}` overwrites ${r} before a texbar waits for `{}` (bundle {}, line {}) that writes it, which may land after it", at.opcode, w.at.opcode, w.at.bundle, w.at.line),
+                        (false, true) => format!("`{}` writes ${r} at a time the program cannot know while `{}` (bundle {}) is still in flight to it: either may land last", at.opcode, w.at.opcode, w.at.bundle),
+                        (false, false) => format!("`{}` reads ${r} while `{}` (bundle {}) may not have landed: a texbar before it stalls for a time the program cannot know", at.opcode, w.at.opcode, w.at.bundle),
+                    };
+                    self.out.push(Violation::new(Kind::Latency, label, at.bundle, at.line, msg));
+                }
+                TimingIssue::InFlight { write, .. } if m.writes.get(*write).is_some_and(|w| w.land == u64::MAX) => {
+                    let Some(w) = m.writes.get(*write) else { continue };
+                    let msg = format!("`{}` (bundle {}) writes ${} and no texbar waits for it before the block ends", w.at.opcode, w.at.bundle, self.mach.reg_name(w.reg));
+                    self.out.push(Violation::new(Kind::Latency, label, end, end_line, msg));
+                }
                 TimingIssue::InFlight { write, end: c } => {
                     let Some(w) = m.writes.get(*write) else { continue };
                     let msg = format!(

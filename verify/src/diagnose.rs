@@ -242,7 +242,9 @@ impl Ctx<'_> {
     fn latency(&self, ev: &ReadEvent, wanted: Term) -> Option<Diagnosis> {
         let ids = self.by_reg.get(&ev.reg)?;
         let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle && w.issue != ev.cycle).min_by_key(|w| w.issue)?;
-        let when = if w.issue < ev.cycle {
+        let when = if w.land == u64::MAX {
+            format!("`{}` issued at cycle {} (bundle {}) lands at a time the program cannot know, and no texbar waits for it", w.at.opcode, w.issue, w.at.bundle)
+        } else if w.issue < ev.cycle {
             format!("`{}` issued at cycle {} (bundle {}) lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
         } else {
             format!("`{}` that writes it issues only at cycle {} (bundle {}) and lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)

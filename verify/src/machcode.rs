@@ -50,6 +50,16 @@ pub struct MachOp {
     pub at: OpAt,
 }
 
+/// When the bundle after a bundle issues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BundleTiming {
+    /// Its encoded wait (the next bundle issues `1 + wait` cycles later).
+    pub wait: u8,
+    /// The level N of a barrier op it holds (`texbar N`): the next bundle
+    /// waits until at most N earlier unknown-landing results are in flight.
+    pub barrier: Option<u32>,
+}
+
 /// The branch condition of a machine block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MachCond {
@@ -81,9 +91,18 @@ pub struct MachCode {
     /// Whether some op of the target has a result that expires (a read
     /// window with a maximum), so reads must be checked against windows.
     pub expiring: bool,
+    /// Whether the target encodes its waits (`Clock::EncodedWaits`): its
+    /// unknown-landing results land only when a barrier waits for them.
+    pub waits: bool,
+    /// The earliest an unknown-landing result lands after its issue
+    /// (`WaitClock::landing.0`; 0 without a wait timing).
+    pub min_landing: u64,
     blocks: Vec<MachBlock>,
     /// Per bundle, its ops.
     bundles: Vec<Span>,
+    /// Per bundle, its timing: the encoded wait and, for a bundle holding
+    /// a barrier op (`texbar N`), its level N.
+    timing: Vec<BundleTiming>,
     ops: Vec<MachOp>,
     args: Vec<MachArg>,
     touched: Vec<PhysReg>,
@@ -120,7 +139,7 @@ impl MachCode {
     pub fn of(p: &Program) -> MachCode {
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
         let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
-        let mut c = MachCode { interlocked: stalls(p.target.clock), expiring: p.target.ops.iter().any(|d| d.window().max.is_some()), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
+        let mut c = MachCode { interlocked: stalls(p.target.clock), expiring: p.target.ops.iter().any(|d| d.window().max.is_some()), waits: matches!(p.target.clock, Clock::EncodedWaits { .. }), min_landing: u64::from(p.target.wait_timing().landing.0), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
         c.descs.reserve(n);
         c.desc_spans.reserve(nb);
         let mut ops = OpCache::new(p.target);
@@ -137,6 +156,8 @@ impl MachCode {
                     let at = OpAt { bundle: bi, op: oi, line: op_line(op.inst.span.line, bundle.span.line), opcode: desc.name };
                     c.push_op(desc, &op.inst, at);
                 }
+                let barrier = c.ops.get(o0..).unwrap_or(&[]).iter().find(|o| o.desc.sem == schedra_ir::target::Sem::TexBarrier).map(|o| o.idx);
+                c.timing.push(BundleTiming { wait: bundle.wait, barrier });
                 c.bundles.push(Span::of(o0, c.ops.len()));
             }
             let cond = match &b.term.kind {
@@ -190,6 +211,14 @@ impl MachCode {
     /// indices (see [`MachCode::ops`]).
     pub fn bundle_ranges<'c>(&'c self, b: &MachBlock) -> impl Iterator<Item = std::ops::Range<usize>> + 'c {
         b.bundles.get(&self.bundles).iter().map(|s| s.range())
+    }
+
+    /// The ops of each bundle of a block with the bundle's timing, in
+    /// order (the ranges of [`MachCode::bundle_ranges`]).
+    pub fn timed_bundles<'c>(&'c self, b: &MachBlock) -> impl Iterator<Item = (std::ops::Range<usize>, BundleTiming)> + 'c {
+        let spans = b.bundles.get(&self.bundles).iter().map(|s| s.range());
+        let timing = self.timing.get(b.bundles.range()).unwrap_or(&[]).iter().copied().chain(std::iter::repeat(BundleTiming::default()));
+        spans.zip(timing)
     }
 
     /// The ops with indices in `r`.

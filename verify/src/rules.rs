@@ -19,7 +19,7 @@ use crate::report::{Kind, Violation};
 use crate::ids::same_name;
 use crate::labels::Labels;
 use crate::machcode::MachCode;
-use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::target::{Clock, Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Block, Bundle, Form, Inst, Op, Operand, PhysReg, Program, Reg, TermKind};
 use std::collections::BTreeSet;
 
@@ -226,6 +226,7 @@ pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
             out.append(&mut scratch.registers);
         }
     }
+    waits(mach, code, &mut out);
     for i in &mach.inputs {
         if !mach.target.regs.contains(i.reg) {
             let label = mach.blocks.first().map(|b| b.label.as_str()).unwrap_or("");
@@ -233,6 +234,50 @@ pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// Kind `slot` problems of the encoded waits: a `wait` on a target that
+/// has none, or past the clock's `max_wait`; and two SFU ops closer than
+/// the target's `sfu_spacing`, counting each bundle's issue cycle from the
+/// waits (a barrier's stall only adds cycles, so the count is the closest
+/// the ops can come). The first bundle after a block's terminator issues
+/// one cycle after it, so a block's last SFU op must be `sfu_spacing`
+/// cycles before that.
+fn waits(mach: &Program, code: &MachCode, out: &mut Vec<Violation>) {
+    let t = mach.target;
+    for (bn, b) in mach.blocks.iter().enumerate() {
+        let mut cycle = 0u64;
+        let mut last_sfu: Option<(u64, usize)> = None;
+        for (bi, bundle) in b.bundles.iter().enumerate() {
+            match t.clock {
+                Clock::EncodedWaits { max } if bundle.wait > max => out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, format!("`wait {}` is out of range: at most {max} on {}", bundle.wait, t.name))),
+                Clock::EncodedWaits { .. } => {}
+                _ if bundle.wait > 0 => out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, format!("`wait {}`: {} does not encode waits", bundle.wait, t.name))),
+                _ => {}
+            }
+            let Clock::EncodedWaits { .. } = t.clock else { continue };
+            let clock = t.wait_timing();
+            let spacing = u64::from(clock.sfu_spacing);
+            for (op, d) in with_descs(mach, code, (bn, bi), bundle) {
+                if !d.is_some_and(|d| d.sfu) {
+                    continue;
+                }
+                if let Some((prev, pb)) = last_sfu.filter(|(prev, _)| cycle < prev + spacing) {
+                    let msg = format!("SFU op `{}` issues {} cycle(s) after the SFU op of bundle {} (cycle {prev}); SFU ops issue at least {spacing} cycles apart", op.inst.opcode, cycle - prev, pb);
+                    out.push(Violation::new(Kind::Slot, &b.label, bi, op_line(op, bundle), msg));
+                }
+                last_sfu = Some((cycle, bi));
+            }
+            cycle += 1 + u64::from(bundle.wait);
+        }
+        if let (Clock::EncodedWaits { .. }, Some((prev, pb))) = (t.clock, last_sfu) {
+            let spacing = u64::from(t.wait_timing().sfu_spacing);
+            if cycle + 1 < prev + spacing {
+                let msg = format!("the SFU op of bundle {pb} (cycle {prev}) is less than {spacing} cycles before the next block's first bundle (cycle {})", cycle + 1);
+                out.push(Violation::new(Kind::Slot, &b.label, b.bundles.len(), b.term.span.line, msg));
+            }
+        }
+    }
 }
 
 /// A bundle with more ops than the target has slots (one op per slot) is
@@ -318,9 +363,23 @@ fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&
     if imms.len() > t.rules.max_bundle_imms() {
         push(format!("{} distinct immediates in one bundle; at most {}", imms.len(), t.rules.max_bundle_imms()));
     }
+    // The bundle rule sees the ops in the target's slot order (kepler's
+    // dual-issue rule is about the op in `i0` and the op in `i1`).
+    if bundle.ops.windows(2).any(|w| slot_index(t, &w[0].slot) > slot_index(t, &w[1].slot)) && known.len() == bundle.ops.len() {
+        let order: Vec<usize> = bundle.ops.iter().map(|o| slot_index(t, &o.slot)).collect();
+        let mut sorted: Vec<(usize, (&'static OpDesc, &'p Inst))> = order.into_iter().zip(known.iter().copied()).collect();
+        sorted.sort_by_key(|(k, _)| *k);
+        known.clear();
+        known.extend(sorted.into_iter().map(|(_, x)| x));
+    }
     if let Err(msg) = t.rules.bundle_ok(known) {
         push(msg);
     }
+}
+
+/// Where `slot` comes in the target's slot list (past the end if absent).
+fn slot_index(t: &schedra_ir::Target, slot: &str) -> usize {
+    t.slots.iter().position(|s| same_name(s.as_bytes(), slot.as_bytes())).unwrap_or(usize::MAX)
 }
 
 /// The registers an op with description `desc` and explicit register

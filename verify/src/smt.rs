@@ -348,6 +348,7 @@ fn integer(sem: Sem, zs: &[BV]) -> Option<BV> {
         Sem::Add => a.bvadd(b),
         Sem::Sub => a.bvsub(b),
         Sem::UMul24 => a.bvand(&mask24).bvmul(b.bvand(&mask24)),
+        Sem::Mul => a.bvmul(b),
         Sem::And => a.bvand(b),
         Sem::Or => a.bvor(b),
         Sem::Xor => a.bvxor(b),

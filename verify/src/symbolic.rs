@@ -408,7 +408,7 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
             out.extend(value_ops().flat_map(|v| v.iter().copied()));
             Shape::Effect(channel)
         }
-        Sem::ThreadSwitch => Shape::Nothing,
+        Sem::ThreadSwitch | Sem::TexBarrier => Shape::Nothing,
         sem => {
             let zero = terms.zero();
             let mut args: Vec<Term> = Vec::new();
@@ -803,7 +803,25 @@ pub enum TimingIssue {
         /// The first write.
         other: WriteId,
     },
-    /// A write still in flight when the block ends.
+    /// A register read or overwritten while a write to it may still be in
+    /// flight at a time the program cannot know: an unknown-landing result
+    /// (kepler `tex`) that no barrier has waited for, or a fixed-latency
+    /// write in flight across a barrier (whose stall is unknown) read before
+    /// it lands.
+    Unsettled {
+        /// The op that reads or overwrites the register.
+        at: OpAt,
+        /// The register.
+        reg: Reg,
+        /// The write that may be in flight.
+        write: WriteId,
+        /// Whether that write is an unknown-landing result.
+        tex: bool,
+        /// Whether the op overwrites the register (else it reads it).
+        overwrite: bool,
+    },
+    /// A write still in flight when the block ends (an unknown-landing
+    /// result no barrier waited for lands at `u64::MAX`).
     InFlight {
         /// The write.
         write: WriteId,
@@ -930,6 +948,21 @@ pub struct MachScratch {
     due: Vec<Pending>,
     ready: RegTable<u64>,
     bundle: BundleScratch,
+    /// Registers whose contents are unsettled until a cycle (see
+    /// [`TimingIssue::Unsettled`]); empty on targets without barriers.
+    unsettled: Vec<Unsettled>,
+    /// The unknown-landing writes no barrier has waited for yet, in issue
+    /// order.
+    uncovered: Vec<WriteId>,
+}
+
+/// A register whose contents are not known until `until`.
+#[derive(Clone, Copy)]
+struct Unsettled {
+    reg: Reg,
+    until: u64,
+    write: WriteId,
+    tex: bool,
 }
 
 /// A write in flight: what landing it needs, copied from its
@@ -1057,6 +1090,42 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// Report a read (or, with `overwrite`, a write) of `reg` at `cycle`
+    /// by the op at `at` while its contents are unsettled.
+    fn settled(&mut self, reg: Reg, cycle: u64, at: &OpAt, overwrite: bool) {
+        if self.s.unsettled.is_empty() {
+            return;
+        }
+        let hit = self.s.unsettled.iter().find(|u| u.reg == reg && u.until > cycle && (!overwrite || u.tex)).copied();
+        if let Some(u) = hit {
+            self.run.issues.push(TimingIssue::Unsettled { at: at.clone(), reg, write: u.write, tex: u.tex, overwrite });
+        }
+    }
+
+    /// After a barrier whose next bundle issues at `cycle` (`level`: how
+    /// many unknown-landing results may stay in flight): the older
+    /// uncovered results land at `cycle`; fixed-latency writes still in
+    /// flight become unsettled until they land (the barrier's stall is
+    /// unknown, so a read before their landing may see either value).
+    fn barrier(&mut self, level: u32, cycle: u64) {
+        let s = &mut *self.s;
+        let k = s.uncovered.len().saturating_sub(level as usize);
+        for id in s.uncovered.drain(..k) {
+            if let Some(w) = s.pending.iter_mut().find(|w| w.id == id) {
+                w.land = cycle;
+            }
+            if let Some(w) = self.run.writes.get_mut(id) {
+                w.land = cycle;
+            }
+            s.unsettled.retain(|u| u.write != id);
+            s.next_land = s.next_land.min(cycle);
+        }
+        s.unsettled.retain(|u| u.until > cycle);
+        for w in s.pending.iter().filter(|w| w.land > cycle && w.land != u64::MAX) {
+            s.unsettled.push(Unsettled { reg: w.reg, until: w.land, write: w.id, tex: false });
+        }
+    }
+
     /// Read one op's operands (into `bundle.args`, and if the run records,
     /// the read behind each into `bundle.arg_reads`).
     fn operands(&mut self, op: &MachOp, cycle: u64) {
@@ -1067,6 +1136,7 @@ impl<'a> Machine<'a> {
             match *a {
                 MachArg::Regs(p) => {
                     for r in p.regs() {
+                        self.settled(r, cycle, &op.at, false);
                         let (term, id) = self.read(r, cycle, &op.at);
                         self.s.bundle.args.push(term);
                         if record {
@@ -1167,6 +1237,7 @@ impl<'a> Machine<'a> {
             Shape::Nothing => return,
         };
         let latency = u64::from(op.desc.latency.max(1));
+        let unknown = op.desc.unknown_landing && self.code.waits;
         let regs = op.dest.into_iter().flat_map(|p| p.regs());
         for (k, reg) in regs.enumerate() {
             let (term, reads) = if matches!(i.shape, Shape::Load(..)) {
@@ -1184,9 +1255,19 @@ impl<'a> Machine<'a> {
                 self.run.write_reads.extend_from_slice(self.s.bundle.word_reads.get(start..end).unwrap_or(&[]));
                 (t, from..self.run.write_reads.len())
             };
-            let land = cycle + latency;
+            let land = if unknown { u64::MAX } else { cycle + latency };
             let id = self.run.writes.len();
-            if let Some(other) = self.s.pending.iter().find(|o| o.reg == reg && o.land == land) {
+            self.settled(reg, cycle, &op.at, true);
+            if unknown {
+                // A fixed-latency write to the register still in flight at
+                // the result's earliest landing may land before or after it.
+                let earliest = cycle + self.code.min_landing.max(1);
+                if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land >= earliest) {
+                    self.run.issues.push(TimingIssue::Unsettled { at: op.at.clone(), reg, write: w.id, tex: false, overwrite: true });
+                }
+                self.s.uncovered.push(id);
+                self.s.unsettled.push(Unsettled { reg, until: u64::MAX, write: id, tex: true });
+            } else if let Some(other) = self.s.pending.iter().find(|o| o.reg == reg && o.land == land) {
                 self.run.issues.push(TimingIssue::SameCycle { write: id, other: other.id });
             }
             let reads = reads.start as u32..reads.end as u32;
@@ -1237,12 +1318,14 @@ pub fn run_machine_into(terms: &mut Terms, code: &MachCode, scratch: &mut MachSc
     scratch.cur.clear();
     scratch.ready.clear();
     scratch.pending.clear();
+    scratch.unsettled.clear();
+    scratch.uncovered.clear();
     scratch.next_land = u64::MAX;
     run.reset_for(code.op_count(block), block.len, entry.regs, record);
     let mut m = Machine { terms, code, at, run, mem: entry.slots.map(|t| (t, None)), s: scratch };
     m.run.entry_slots = entry.slots;
     let mut cycle = 0u64;
-    for ops in code.bundle_ranges(block) {
+    for (ops, timing) in code.timed_bundles(block) {
         if code.interlocked {
             for op in code.ops(ops.clone()) {
                 for r in code.touched(op) {
@@ -1267,7 +1350,10 @@ pub fn run_machine_into(terms: &mut Terms, code: &MachCode, scratch: &mut MachSc
         b.word_reads.clear();
         b.word_ends.clear();
         b.store_reads.clear();
-        cycle += 1;
+        cycle += 1 + u64::from(timing.wait);
+        if let Some(level) = timing.barrier {
+            m.barrier(level, cycle);
+        }
     }
     finish(&mut m, block, cycle);
 }
@@ -1280,6 +1366,7 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
                 cycle = cycle.max(m.s.ready.get(r).unwrap_or(0));
             }
             m.land(cycle);
+            m.settled(r, cycle, &at, false);
             m.run.cond = Some(m.read(r, cycle, &at));
         }
         Some(MachCond::Imm(bits)) => m.run.cond = Some((m.terms.lit(bits), None)),

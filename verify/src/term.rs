@@ -156,7 +156,7 @@ impl std::fmt::Debug for Terms {
 /// Whether the operation is an integer operation with an exact meaning
 /// (folded on literals, bit-vectors in the solver).
 pub fn is_integer(sem: Sem) -> bool {
-    matches!(sem, Sem::Add | Sem::Sub | Sem::UMul24 | Sem::And | Sem::Or | Sem::Xor | Sem::Shl | Sem::Shr)
+    matches!(sem, Sem::Add | Sem::Sub | Sem::UMul24 | Sem::Mul | Sem::And | Sem::Or | Sem::Xor | Sem::Shl | Sem::Shr)
 }
 
 /// The exact value of an integer operation on words (`None` for other
@@ -170,6 +170,7 @@ pub fn eval_integer(sem: Sem, args: &[u32]) -> Option<u32> {
         Sem::Add => a.wrapping_add(b),
         Sem::Sub => a.wrapping_sub(b),
         Sem::UMul24 => (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff),
+        Sem::Mul => a.wrapping_mul(b),
         Sem::And => a & b,
         Sem::Or => a | b,
         Sem::Xor => a ^ b,

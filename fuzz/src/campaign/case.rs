@@ -12,7 +12,8 @@ use crate::gen::{self, Features};
 use crate::mutate;
 use crate::oracle::{self, Finding, Kind};
 use arbitrary::Unstructured;
-use schedra_compiler::{Fault, Options, Ra, Sched};
+use schedra_compiler::{Fault, Options, Post, Ra, Sched};
+use schedra_ir::target::Clock;
 use schedra_ir::{Program, Target};
 use schedra_verify::VerifyOptions;
 
@@ -69,7 +70,18 @@ pub const STRESS_REGS: [u16; 8] = [2, 3, 4, 5, 6, 8, 12, 16];
 pub fn options(u: &mut Unstructured, inject: Option<Fault>) -> Options {
     let b = u.arbitrary::<u8>().unwrap_or(0);
     let stress_regalloc = (b & 0b1100 == 0b1100).then(|| STRESS_REGS[((b >> 4) & 7) as usize]);
-    Options { sched: if b & 1 == 0 { Sched::TopDown } else { Sched::BottomUp }, ra: if b & 2 == 0 { Ra::Split } else { Ra::Graph }, inject, stress_regalloc }
+    Options { sched: if b & 1 == 0 { Sched::TopDown } else { Sched::BottomUp }, ra: if b & 2 == 0 { Ra::Split } else { Ra::Graph }, inject, stress_regalloc, post: if b & 0x80 != 0 { Post::Peephole } else { Post::List } }
+}
+
+/// [`options`] for `target`: the post-RA mode is drawn only on a target
+/// that has two (encoded waits); elsewhere it stays `--post list`, which
+/// is all those targets have.
+pub fn options_for(u: &mut Unstructured, inject: Option<Fault>, target: &Target) -> Options {
+    let o = options(u, inject);
+    match target.clock {
+        Clock::EncodedWaits { .. } => o,
+        _ => Options { post: Post::List, ..o },
+    }
 }
 
 /// Generate and check case `index` of the campaign `seed` on `target`.
@@ -111,7 +123,7 @@ pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Pla
 /// give first; no program when the generator gives up on them.
 fn draw(bytes: &mut gen::SeedStream, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>) -> (Options, Option<(Program, Features)>) {
     let (opts, config) = bytes.draw(HEADER_HINT, |u| {
-        let opts = options(u, plan.inject);
+        let opts = options_for(u, plan.inject, target);
         (opts, fixed.map_or_else(|| gen::Config::swarm(u), |c| Ok(c.clone())))
     });
     let case = config.and_then(|cfg| bytes.draw(cfg.byte_hint(), |u| gen::generate_with_features(u, target, &cfg)));

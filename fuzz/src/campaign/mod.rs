@@ -214,7 +214,7 @@ impl Shared {
     }
 }
 
-/// The `--sched/--ra/--inject/--stress-regalloc` flags that reproduce `o`.
+/// The `--sched/--ra/--inject/--stress-regalloc/--post` flags that reproduce `o`.
 pub fn options_line(o: &Options) -> String {
     let sched = match o.sched {
         Sched::TopDown => "topdown",
@@ -226,7 +226,8 @@ pub fn options_line(o: &Options) -> String {
     };
     let inject = o.inject.map(|f| format!(" --inject {f}")).unwrap_or_default();
     let stress = o.stress_regalloc.map(|n| format!(" --stress-regalloc {n}")).unwrap_or_default();
-    format!("--sched {sched} --ra {ra}{inject}{stress}")
+    let post = if o.post == schedra_compiler::Post::Peephole { " --post peephole" } else { "" };
+    format!("--sched {sched} --ra {ra}{inject}{stress}{post}")
 }
 
 /// The options [`options_line`] printed, read back; `Err` names the word
@@ -482,7 +483,7 @@ mod tests {
 
     #[test]
     fn options_lines_read_back() {
-        let o = Options { sched: Sched::BottomUp, ra: Ra::Graph, inject: Some(Fault::SchedStuckReady), stress_regalloc: Some(4) };
+        let o = Options { sched: Sched::BottomUp, ra: Ra::Graph, inject: Some(Fault::SchedStuckReady), stress_regalloc: Some(4), post: schedra_compiler::Post::List };
         assert_eq!(parse_options_line(&options_line(&o)), Ok(o));
         assert_eq!(parse_options_line(""), Ok(Options::default()));
         assert!(parse_options_line("--ra wild").is_err());

@@ -286,6 +286,13 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// An immediate from the configured classes (any class if none is
     /// configured).
     pub(super) fn imm(&mut self) -> Result<Imm> {
+        // A target whose immediate rule has edges: a quarter of the
+        // immediates are drawn from them (other targets draw nothing here).
+        let edges = self.t.rules.edge_imms();
+        if !edges.is_empty() && self.chance(25)? {
+            let bits = edges.get(self.pick(edges.len())?).copied().unwrap_or(0);
+            return Ok(Imm { bits, float: bits & 0xfff == 0 && bits != 0 });
+        }
         let classes = if self.cfg.imm_classes & 0x1f == 0 { 0x1f } else { self.cfg.imm_classes & 0x1f };
         let n = classes.count_ones() as usize;
         let k = self.pick(n)?;

@@ -57,10 +57,10 @@ fn fmax(a: f32, b: f32) -> u32 {
 pub fn arity(sem: Sem) -> Option<usize> {
     use Sem::*;
     match sem {
-        FAdd | FSub | FMul | FMin | FMax | Add | Sub | UMul24 | And | Or | Xor | Shl | Shr => Some(2),
+        FAdd | FSub | FMul | FMin | FMax | Add | Sub | UMul24 | Mul | And | Or | Xor | Shl | Shr => Some(2),
         FMad => Some(3),
         Mov | Recip | Rsqrt | Exp2 | Log2 | Sin | Cos => Some(1),
-        Uniform | Const | Varying | Texture | ScratchRead | ScratchWrite | Output(..) | ThreadSwitch => None,
+        Uniform | Const | Varying | Texture | ScratchRead | ScratchWrite | Output(..) | ThreadSwitch | TexBarrier => None,
     }
 }
 
@@ -92,6 +92,7 @@ pub fn apply(sem: Sem, a: u32, b: u32, c: u32) -> Option<u32> {
         Add => a.wrapping_add(b),
         Sub => a.wrapping_sub(b),
         UMul24 => (a & 0x00ff_ffff).wrapping_mul(b & 0x00ff_ffff),
+        Mul => a.wrapping_mul(b),
         And => a & b,
         Or => a | b,
         Xor => a ^ b,

@@ -336,7 +336,7 @@ pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch
             let channel = if indexed { Channel::Indexed(name, index(args)?) } else { Channel::Plain(name) };
             Action::Effect(channel, last_value(args)?)
         }
-        Sem::ThreadSwitch => Action::Nothing,
+        Sem::ThreadSwitch | Sem::TexBarrier => Action::Nothing,
         sem => Action::Write(arithmetic(sem, args, width)?),
     })
 }

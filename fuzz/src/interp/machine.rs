@@ -2,7 +2,9 @@
 //! (semantics.md "Time in the machine form").
 //!
 //! Clock: one global cycle counter `now`. A block's bundles issue at
-//! consecutive cycles; its terminator takes the cycle after the last bundle
+//! consecutive cycles, or on a target with encoded waits (kepler) each
+//! bundle's `wait N` puts N more cycles before the next (and before the
+//! terminator); its terminator takes the cycle after the last bundle
 //! (reading its condition then); the next block's first bundle issues one
 //! cycle after the terminator. The entry's first bundle issues at cycle 0.
 //!
@@ -34,6 +36,13 @@
 //! after that cycle, before another write lands on it, stops the run
 //! ([`RunError::Expired`]). Targets without such an op skip the check.
 //!
+//! Unknown-landing results (kepler `tex`): the k-th of the run lands at a
+//! cycle drawn from the world's seed inside the target's window after
+//! issue ([`World::landing_delay`]), and never before an earlier one (they
+//! land in issue order). A barrier `texbar N` holds the next bundle until
+//! at most N of the results issued before it are in flight; the hold is
+//! counted in `stalls`.
+//!
 //! Effects happen at issue, in the bundle's op order. Scratch memory is
 //! private. `thrsw` does nothing. At entry each declared input register holds
 //! the world's input word and every other register the world's garbage word.
@@ -46,7 +55,7 @@ use super::scratch::Scratch;
 use super::words::Words;
 use schedra_ir::target::opcache::OpCache;
 use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
-use schedra_ir::target::{Clock, Dest, Sizes};
+use schedra_ir::target::{Clock, Dest, Sem, Sizes};
 use schedra_ir::{Block, Bundle, Inst, OpDesc, Operand, PhysReg, Program, Reg, TermKind};
 use std::sync::Arc;
 
@@ -113,6 +122,10 @@ struct DOp<'p> {
 /// targets, which never wait).
 struct DBundle<'p> {
     at: Loc<'p>,
+    /// Its encoded wait: the next bundle issues `1 + wait` cycles later.
+    wait: u64,
+    /// The level of the barrier op it holds, if any (`texbar N`).
+    barrier: Option<u32>,
     /// Its ops in [`Decoded::ops`].
     ops: std::ops::Range<usize>,
     /// Its registers in [`Decoded::touched`].
@@ -193,6 +206,11 @@ fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Loc
     Ok(())
 }
 
+/// The op's index operand (0 when it has none).
+fn index_of(desc: &OpDesc, srcs: &[Operand]) -> u32 {
+    desc.operands.iter().zip(srcs).find(|(k, _)| **k == schedra_ir::target::OperandKind::Index).and_then(|(_, o)| o.imm()).map_or(0, |i| i.bits)
+}
+
 /// Append the registers of `r` to `touched`.
 fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
     for i in 0..r.size as u32 {
@@ -223,7 +241,9 @@ fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: &'p Block, i
             touch(touched, r);
         }
     }
-    Ok(DBundle { at, ops: first_op..ops.len(), touched: first_reg..touched.len() })
+    let decoded = ops.get(first_op..).unwrap_or(&[]);
+    let barrier = decoded.iter().find(|d| d.desc.sem == Sem::TexBarrier).map(|d| index_of(d.desc, &d.inst.srcs));
+    Ok(DBundle { at, wait: u64::from(bundle.wait), barrier, ops: first_op..ops.len(), touched: first_reg..touched.len() })
 }
 
 impl<'p> Decoded<'p> {
@@ -264,7 +284,8 @@ impl<'p> Decoded<'p> {
                     Ok(bundle) => {
                         let ops = self.ops.get(bundle.ops.clone()).unwrap_or(&[]);
                         let touched = self.touched.get(bundle.touched.clone()).unwrap_or(&[]);
-                        m.issue(bundle.at, ops, touched)?
+                        m.issue(bundle.at, ops, touched)?;
+                        m.after(bundle.wait, bundle.barrier)?
                     }
                     Err(e) => return Err(e.clone()),
                 }
@@ -310,6 +331,12 @@ struct Machine<'p> {
     args: Vec<Arg>,
     actions: Vec<Action>,
     due: Vec<Pending<'p>>,
+    /// The landing window of unknown-landing ops (`Target::waits`), if
+    /// the target has one.
+    landing: Option<(u32, u32)>,
+    /// The landing cycles of the unknown-landing results issued so far, in
+    /// issue order (they land in order).
+    tex_lands: Vec<u64>,
 }
 
 /// A [`Fast`] operand's word as the registers hold it now.
@@ -370,7 +397,43 @@ impl<'p> Machine<'p> {
             args: Vec::with_capacity(4),
             actions: Vec::with_capacity(4),
             due: Vec::new(),
+            landing: p.target.waits.map(|c| c.landing),
+            tex_lands: Vec::new(),
         }
+    }
+
+    /// The landing cycle of op `d` issued now: after its latency, or for an
+    /// unknown-landing op a cycle drawn from the world's seed inside the
+    /// target's window, never before an earlier such result (they land in
+    /// issue order).
+    fn land_of(&mut self, d: &DOp<'p>) -> u64 {
+        let fixed = self.now + u64::from(d.desc.latency.max(1));
+        let (true, Some((lo, hi))) = (d.desc.unknown_landing, self.landing) else { return fixed };
+        let k = self.tex_lands.len() as u64;
+        let delay = self.world.landing_delay(k, hi.saturating_sub(lo));
+        let land = (self.now + u64::from(lo.max(1)) + u64::from(delay)).max(self.tex_lands.last().copied().unwrap_or(0));
+        self.tex_lands.push(land);
+        land
+    }
+
+    /// After a bundle has issued (the clock one past its cycle): its
+    /// encoded wait, then a barrier `texbar N` holds the next bundle until
+    /// at most N of the unknown-landing results issued before it are in
+    /// flight (the hold counted in `stalls`).
+    fn after(&mut self, wait: u64, barrier: Option<u32>) -> Result<(), RunError> {
+        let issued = self.now.saturating_sub(1);
+        self.now += wait;
+        if let Some(n) = barrier {
+            let in_flight: Vec<u64> = self.tex_lands.iter().copied().filter(|&l| l > issued).collect();
+            let must = in_flight.len().saturating_sub(n as usize);
+            if let Some(&until) = must.checked_sub(1).and_then(|i| in_flight.get(i)) {
+                if until > self.now {
+                    self.stalls += until - self.now;
+                    self.now = until;
+                }
+            }
+        }
+        self.clock_ok()
     }
 
     /// Apply every pending write that has landed by `self.now`, in landing
@@ -541,7 +604,7 @@ impl<'p> Machine<'p> {
     fn apply_word(&mut self, d: &DOp<'p>, word: u32, at: Loc<'p>) -> Result<(), RunError> {
         match d.dest {
             Some(dest) if dest.size == 1 => {
-                let land = self.now + u64::from(d.desc.latency.max(1));
+                let land = self.land_of(d);
                 let keep = keep(d.desc);
                 self.queue(Pending { land, reg: dest.base, word, at, keep })
             }
@@ -554,7 +617,7 @@ impl<'p> Machine<'p> {
         match action {
             Action::Write(words) => {
                 let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
-                let land = self.now + u64::from(d.desc.latency.max(1));
+                let land = self.land_of(d);
                 let keep = keep(d.desc);
                 for (reg, &word) in dest.regs().zip(words.iter()) {
                     self.queue(Pending { land, reg, word, at, keep })?;
@@ -811,6 +874,34 @@ mod tests {
         let o = run_any(&p, stop, 500).expect("runs");
         // bundle at 0, brnz at 1, b1's `end` at 2.
         assert_eq!((o.executed, o.cycles, o.trace.labels.clone()), (3, 3, vec![Arc::from("b1")]));
+    }
+
+    #[test]
+    fn kepler_waits_advance_time_and_texbar_holds_until_tex_lands() {
+        // ipa (15) at 0; wait 14 puts the fadd at 15, where r1 has landed.
+        let p = machine("kepler", "", "b0:\n { i0: ipa $r1, 0 } wait 14\n { i0: st.out 0, $r1 }\n end\n");
+        let o = run_any(&p, 3, 100).expect("runs");
+        assert_eq!(o.effects.channels.get("out 0"), Some(&vec![vec![World::new(3).varying(0)]]));
+        assert_eq!(o.cycles, 17);
+        let early = machine("kepler", "", "b0:\n { i0: ipa $r1, 0 } wait 13\n { i0: st.out 0, $r1 }\n end\n");
+        assert_eq!(run_any(&early, 3, 100).expect("runs").effects.channels.get("out 0"), Some(&vec![vec![World::new(3).garbage_reg(1)]]));
+        // A tex read after `texbar 0` sees the sample on every seed; read
+        // 40 cycles after issue without a barrier it does not on some.
+        let guarded = machine("kepler", "input $r2", "b0:\n { i0: tex $r1, $r2 }\n { i0: texbar 0 }\n { i0: st.out 0, $r1 }\n end\n");
+        let bare = machine("kepler", "input $r2", "b0:\n { i0: tex $r1, $r2 } wait 31\n { } wait 8\n { i0: st.out 0, $r1 }\n end\n");
+        let (mut stalls, mut missed) = (Vec::new(), 0);
+        for seed in 0..20 {
+            let w = World::new(seed);
+            let want = vec![vec![w.texture(&[w.input_reg(2)], 0)]];
+            let o = run_any(&guarded, seed, 100).expect("runs");
+            assert_eq!(o.effects.channels.get("out 0"), Some(&want), "seed {seed}");
+            assert!((15..=415).contains(&o.stalls), "seed {seed}: {}", o.stalls);
+            stalls.push(o.stalls);
+            let b = run_any(&bare, seed, 100).expect("runs");
+            missed += usize::from(b.effects.channels.get("out 0") != Some(&want));
+        }
+        assert!(stalls.iter().any(|&s| s != stalls[0]), "the landing depends on the seed: {stalls:?}");
+        assert!(missed > 0 && missed < 20, "{missed} of 20 seeds read too early");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! that is correct by construction (one op per bundle, padded with empty
 //! bundles until its write has landed, every virtual register in registers
 //! of its own that nothing else touches, implicit destinations copied out
-//! right after they land), and the source interpreter and the machine
+//! right after they land, a barrier after each unknown-landing op), and the source interpreter and the machine
 //! simulator must then agree on effects and branch traces for every seed.
 //! This is independent of the real compiler; it checks the interpreters,
 //! not a scheduler.
@@ -55,7 +55,7 @@ impl Alloc {
 
 fn op(slot: &'static str, opcode: &str, dest: Option<Operand>, srcs: Vec<Operand>) -> Bundle {
     let inst = Inst { opcode: SmolStr::new(opcode), dest, srcs, span: Default::default() };
-    Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span: Default::default() }
+    Bundle { ops: vec![Op { slot: SmolStr::new_static(slot), inst }], span: Default::default(), wait: 0 }
 }
 
 /// Lower `p` (source form) naively; `None` when it does not fit.
@@ -112,6 +112,11 @@ pub fn lower(p: &Program) -> Option<Program> {
                 emit(&mut out, op(mov.slots.first()?, "mov", dest, vec![from]), mov.latency);
             } else {
                 emit(&mut out, op(slot, &inst.opcode, dest, srcs), desc.latency);
+            }
+            if desc.unknown_landing {
+                // Wait for every result in flight (`texbar 0`).
+                let bar = t.ops.iter().find(|o| o.sem == schedra_ir::target::Sem::TexBarrier)?;
+                emit(&mut out, op(bar.slots.first()?, bar.name, None, vec![Operand::Imm(schedra_ir::Imm::int(0))]), 1);
             }
         }
         let mut term = block.term.clone();

@@ -28,6 +28,7 @@ enum Kind {
     InputReg = 4,
     GarbageReg = 5,
     GarbageScratch = 6,
+    Landing = 7,
 }
 
 /// The splitmix64 finaliser: a bijective 64-bit mixer with full avalanche.
@@ -115,6 +116,20 @@ impl World {
     /// declared as an input.
     pub fn garbage_reg(&self, reg: Reg) -> u32 {
         (self.draw1(Kind::GarbageReg, reg as u64) >> 16) as u32
+    }
+
+    /// How many cycles past its earliest landing the `k`-th unknown-landing
+    /// result of the run (a kepler `tex`) arrives, in `0..=window`: a quarter
+    /// of the draws are 0, a quarter `window`, the rest spread evenly, so
+    /// that both a read just after the earliest landing and one just
+    /// before the latest see the difference on some seeds.
+    pub fn landing_delay(&self, k: u64, window: u32) -> u32 {
+        let h = self.draw1(Kind::Landing, k);
+        match h & 3 {
+            0 => 0,
+            1 => window,
+            _ => ((h >> 8) % (u64::from(window) + 1)) as u32,
+        }
     }
 
     /// The garbage word of scratch slot `slot` before anything is written

@@ -5,7 +5,7 @@
 //! `brw_eu_validate.c` (r127 on overlapping sends, EOT payload in g112–g127).
 
 use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi};
-use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
@@ -13,7 +13,7 @@ const R: K = K::Reg;
 const ALU: &[&str] = &["alu"];
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], latency: u32) -> OpDesc {
-    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots: ALU, latency, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial }
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots: ALU, latency, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial, class: OpClass::Other, unknown_landing: false }
 }
 /// A message send: its payload may overlap its destination in any way.
 const fn send(name: &'static str, sem: Sem, operands: &'static [K], latency: u32) -> OpDesc {
@@ -49,6 +49,7 @@ pub static GEN8: Target = Target {
     summary: "Intel Broadwell fragment EU: one alu slot, g0-g127 (g0-g1 reserved), interlocked, multi-register values, r127 and EOT rules",
     regs: RegFile { naming: RegNaming::Numbered("g"), count: 128 },
     clock: Clock::Interlocked,
+    waits: None,
     slots: ALU,
     default_stage: Stage::Fragment,
     ops: &OPS,

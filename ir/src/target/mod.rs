@@ -21,6 +21,7 @@ pub use clock::{Clock, ReadWindow};
 
 mod clock;
 pub mod gen8;
+pub mod kepler;
 pub mod opcache;
 mod optable;
 pub mod r600;
@@ -30,11 +31,11 @@ pub mod v3d71;
 
 /// Every target schedra knows, in a stable order.
 pub fn all() -> &'static [&'static Target] {
-    static ALL: [&Target; 3] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600];
+    static ALL: [&Target; 4] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &kepler::KEPLER];
     &ALL
 }
 
-/// The target with this name (`v3d71`, `gen8`, `r600`).
+/// The target with this name (`v3d71`, `gen8`, `r600`, `kepler`).
 pub fn by_name(name: &str) -> Option<&'static Target> {
     all().iter().copied().find(|t| t.name == name)
 }
@@ -124,6 +125,8 @@ pub enum Sem {
     Sub,
     /// (a & 0xffffff) * (b & 0xffffff), low 32 bits
     UMul24,
+    /// a * b, low 32 bits (wrapping)
+    Mul,
     /// a & b
     And,
     /// a | b
@@ -168,6 +171,10 @@ pub enum Sem {
     Output(&'static str, bool),
     /// thread switch (no dataflow meaning; v3d71 end-of-program marker)
     ThreadSwitch,
+    /// texture barrier: the next bundle waits until at most N (the op's
+    /// index operand) of the unknown-landing ops issued before it are still
+    /// in flight (kepler `texbar`); no dataflow meaning
+    TexBarrier,
 }
 
 impl Sem {
@@ -175,7 +182,7 @@ impl Sem {
     pub fn commutative(self) -> bool {
         matches!(
             self,
-            Sem::FAdd | Sem::FMul | Sem::FMin | Sem::FMax | Sem::Add | Sem::UMul24 | Sem::And | Sem::Or | Sem::Xor
+            Sem::FAdd | Sem::FMul | Sem::FMin | Sem::FMax | Sem::Add | Sem::UMul24 | Sem::Mul | Sem::And | Sem::Or | Sem::Xor
         )
     }
     /// Whether the op reads nothing but its index operand and the outside
@@ -183,6 +190,64 @@ impl Sem {
     pub fn is_outside_input(self) -> bool {
         matches!(self, Sem::Uniform | Sem::Const | Sem::Varying)
     }
+}
+
+impl Sem {
+    /// Whether the op computes on IEEE-754 single words (its type is F32).
+    pub fn is_float(self) -> bool {
+        matches!(self, Sem::FAdd | Sem::FSub | Sem::FMul | Sem::FMin | Sem::FMax | Sem::FMad | Sem::Recip | Sem::Rsqrt | Sem::Exp2 | Sem::Log2 | Sem::Sin | Sem::Cos)
+    }
+}
+
+/// The issue class of an opcode, as Mesa's nouveau codegen classes its
+/// operations (`OPCLASS_*`): target rules that pair or space ops by kind
+/// (kepler's dual issue) read it. Targets without such rules use
+/// [`OpClass::Other`] everywhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpClass {
+    /// No class (targets whose rules do not look at classes).
+    Other,
+    /// Float or integer arithmetic (add, mul, fma).
+    Arith,
+    /// Minimum and maximum (Mesa's compare class, MIN/MAX only).
+    MinMax,
+    /// Bitwise logic and shifts.
+    Logic,
+    /// Integer multiply.
+    IMul,
+    /// Register copy.
+    Mov,
+    /// Special-function unit (reciprocal, square root, exp, log, sin, cos).
+    Sfu,
+    /// A load from a constant, attribute or local memory.
+    Load,
+    /// Fragment input interpolation.
+    Interp,
+    /// Texture sample.
+    Tex,
+    /// Texture barrier.
+    TexBar,
+    /// A store to an output or to local memory.
+    Store,
+}
+
+/// Timing data of a core whose machine form encodes its waits (kepler):
+/// each bundle states how many cycles the next one waits, results of
+/// unknown-landing ops (textures) arrive inside a window the program
+/// cannot know, and barrier ops wait for them. The generic passes read
+/// these numbers, never the target's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitClock {
+    /// An unknown-landing op issued at cycle c lands at a cycle in
+    /// `c + landing.0 ..= c + landing.1`.
+    pub landing: (u32, u32),
+    /// Two SFU ops issue at least this many cycles apart.
+    pub sfu_spacing: u32,
+}
+
+impl WaitClock {
+    /// No unknown-landing window and no SFU spacing.
+    pub const NONE: WaitClock = WaitClock { landing: (0, 0), sfu_spacing: 0 };
 }
 
 /// Kind of one operand position of an opcode, in source order.
@@ -251,13 +316,19 @@ pub struct OpDesc {
     /// A `send` whose message header is its own destination: its source and
     /// destination overlap (gen8's r127 rule applies).
     pub header_is_dest: bool,
-    /// Exists only in the machine form (`thrsw`).
+    /// Exists only in the machine form (`thrsw`, `texbar`).
     pub machine_only: bool,
     /// The latest distance (cycles from issue) at which the result may still
     /// be read; `None`: until it is overwritten. See [`OpDesc::window`].
     pub lifetime: Option<u32>,
     /// How the destination may overlap the register sources.
     pub overlap: Overlap,
+    /// The issue class (read by target rules that pair ops by kind).
+    pub class: OpClass,
+    /// The result lands at a time the program cannot know, inside the
+    /// target's [`WaitClock::landing`] window; `latency` is its earliest
+    /// landing. Only barrier ops ([`Sem::TexBarrier`]) make it safe to use.
+    pub unknown_landing: bool,
 }
 
 impl OpDesc {
@@ -315,6 +386,11 @@ pub struct Target {
     /// What a read sees of a write that has not landed, and how waits are
     /// made (see [`Clock`]).
     pub clock: Clock,
+    /// The timing of a [`Clock::EncodedWaits`] machine form that the clock
+    /// does not carry (unknown-landing window, SFU spacing); every real
+    /// target has it exactly when its clock is `EncodedWaits`. `None`: no
+    /// unknown-landing ops and no SFU spacing ([`Target::wait_timing`]).
+    pub waits: Option<&'static WaitClock>,
     /// Slot names of a bundle, in printing order.
     pub slots: &'static [&'static str],
     /// Stage when a program names none.
@@ -369,6 +445,11 @@ impl std::fmt::Debug for Target {
 }
 
 impl Target {
+    /// The wait timing beyond the clock: [`Target::waits`], or
+    /// [`WaitClock::NONE`].
+    pub fn wait_timing(&self) -> &'static WaitClock {
+        self.waits.unwrap_or(&WaitClock::NONE)
+    }
     /// The opcode's description, if the target has it.
     pub fn op(&self, name: &str) -> Option<&'static OpDesc> {
         self.op_index.0.get_or_init(|| optable::Table::of(self.ops)).find(name)
@@ -451,6 +532,11 @@ pub trait Rules {
     /// `slot_index` is `None`? Includes the [`ProgramEnd::Marker`]
     /// `untouchable` registers. Targets without an end marker allow all.
     fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String>;
+    /// Immediate words at the edges of the target's immediate rule (just
+    /// inside and just outside it), for generators to try; default none.
+    fn edge_imms(&self) -> &'static [u32] {
+        &[]
+    }
 }
 
 #[cfg(test)]
@@ -482,11 +568,17 @@ mod tests {
             for st in [Stage::Vertex, Stage::Fragment, Stage::Compute] {
                 assert!(t.payload(st).iter().all(|&r| r < t.regs.count), "{}", t.name);
             }
-            assert!(!t.inputs.is_empty() && t.inputs.iter().all(|p| t.regs.contains(*p)), "{}", t.name);
+            assert!(t.inputs.iter().all(|p| t.regs.contains(*p)), "{}", t.name);
             // The payload comes first among the inputs.
             let pay = t.payload(t.default_stage);
             assert!(pay.iter().zip(t.inputs).all(|(&r, p)| *p == PhysReg::one(r)), "{}", t.name);
         }
+        // Every core with register inputs lists them; kepler's arrive
+        // through `ipa` and `ld.attr`.
+        for t in [&gen8::GEN8, &v3d71::V3D71, &r600::R600] {
+            assert!(!t.inputs.is_empty(), "{}", t.name);
+        }
+        assert!(kepler::KEPLER.inputs.is_empty() && kepler::KEPLER.payload.is_empty());
     }
 
     #[test]
@@ -503,5 +595,13 @@ mod tests {
         assert_eq!(gen8::GEN8.clock, Clock::Interlocked);
         assert_eq!(v3d71::V3D71.clock, Clock::Padded);
         assert_eq!(r600::R600.clock, Clock::Padded);
+        assert_eq!(kepler::KEPLER.clock, Clock::EncodedWaits { max: 31 });
+    }
+
+    #[test]
+    fn wait_timing_comes_exactly_with_an_encoded_waits_clock() {
+        for t in all() {
+            assert_eq!(t.waits.is_some(), matches!(t.clock, Clock::EncodedWaits { .. }), "{}", t.name);
+        }
     }
 }

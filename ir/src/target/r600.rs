@@ -10,7 +10,7 @@
 //! `scratch_read`'s result lands 2 cycles after issue.
 
 use super::abi::{Abi, Emit, Fetch, StageAbi};
-use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
@@ -21,7 +21,7 @@ const CF: &[&str] = &["cf"];
 pub const CHANNELS: &[&str] = &["x", "y", "z", "w"];
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], slots: &'static [&'static str]) -> OpDesc {
-    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots, latency: 1, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial }
+    OpDesc { name, sem, operands, dest: Dest::Explicit, sizes: Sizes::Uniform, slots, latency: 1, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial, class: OpClass::Other, unknown_landing: false }
 }
 const fn trans(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[V], T) }
@@ -51,6 +51,7 @@ pub static R600: Target = Target {
     summary: "AMD R600-Evergreen VLIW5: x/y/z/w/t ALU slots + cf, R0.x-R127.w, parallel reads per group, bank-swizzle read ports, 4 literals",
     regs: RegFile { naming: RegNaming::Channels("R", CHANNELS), count: 512 },
     clock: Clock::Padded,
+    waits: None,
     slots: &["x", "y", "z", "w", "t", "cf"],
     default_stage: Stage::Vertex,
     ops: &OPS,

@@ -24,6 +24,7 @@ fn variant(base: &'static Target, name: &'static str, ops: &'static [OpDesc], cl
         summary: base.summary,
         regs: base.regs,
         clock,
+        waits: base.waits,
         slots: base.slots,
         default_stage: base.default_stage,
         ops,

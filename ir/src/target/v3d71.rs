@@ -12,14 +12,14 @@
 //! that is stricter than the spec's minimum.
 
 use super::abi::{Abi, Emit, Fetch, StageAbi};
-use super::{Clock, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
 const ONE: Sizes = Sizes::Uniform;
 
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], dest: Dest, slots: &'static [&'static str], latency: u32) -> OpDesc {
-    OpDesc { name, sem, operands, dest, sizes: ONE, slots, latency, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial }
+    OpDesc { name, sem, operands, dest, sizes: ONE, slots, latency, sfu: false, header_is_dest: false, machine_only: false, lifetime: None, overlap: Overlap::NoPartial, class: OpClass::Other, unknown_landing: false }
 }
 const fn sfu(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[V], Dest::Explicit, &["add"], 2) }
@@ -67,6 +67,7 @@ pub static V3D71: Target = Target {
     summary: "Broadcom V3D 7.1 (Raspberry Pi 5): add/mul/sig slots, rf0-rf63, non-interlocked, thrsw + 2 delay slots",
     regs: RegFile { naming: RegNaming::Numbered("rf"), count: 64 },
     clock: Clock::Padded,
+    waits: None,
     slots: &["add", "mul", "sig"],
     default_stage: Stage::Fragment,
     ops: &OPS,

@@ -1,0 +1,111 @@
+//! The verifier on kepler: encoded waits, texture barriers, dual issue and
+//! SFU spacing, each broken once in an otherwise proven program.
+
+use schedra_verify::{verify, Kind, Verdict, VerifyOptions};
+
+const SRC: &str = "target kepler
+b0:
+    %c = ipa 0
+    %t = tex %c
+    %a = fmul %t, 2.0
+    %s = rcp %c
+    %u = rsq %c
+    st.out 0, %a
+    st.out 1, %s
+    st.out 2, %u
+    end
+";
+
+const GOOD: &str = "target kepler
+form machine
+b0:
+    { i0: ipa $r0, 0 } wait 14
+    { i0: tex $r1, $r0 }
+    { i0: rcp $r2, $r0 } wait 3
+    { i0: rsq $r3, $r0 }
+    { i0: texbar 0 }
+    { i0: fmul $r1, $r1, 2.0 } wait 8
+    { i0: st.out 0, $r1 }
+    { i0: st.out 1, $r2 }
+    { i0: st.out 2, $r3 }
+    end
+";
+
+fn check(machine: &str) -> (Verdict, Vec<(Kind, String)>) {
+    let src = schedra_ir::parse::parse(SRC.as_bytes(), None).expect("source parses");
+    let m = schedra_ir::parse::parse(machine.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{machine}"));
+    let r = verify(&src, &m, &VerifyOptions::default());
+    (r.verdict, r.violations.into_iter().map(|v| (v.kind, v.message)).collect())
+}
+
+fn has(v: &[(Kind, String)], kind: Kind, text: &str) -> bool {
+    v.iter().any(|(k, m)| *k == kind && m.contains(text))
+}
+
+#[test]
+fn the_guarded_program_is_proven() {
+    let (verdict, v) = check(GOOD);
+    assert_eq!(verdict, Verdict::Proven, "{v:?}");
+}
+
+#[test]
+fn a_missing_texbar_is_latency_naming_the_tex() {
+    let (verdict, v) = check(&GOOD.replace("    { i0: texbar 0 }\n", "    { } wait 30\n"));
+    assert_eq!(verdict, Verdict::Violation);
+    assert!(has(&v, Kind::Latency, "before a texbar waits for `tex` (bundle 1"), "{v:?}");
+}
+
+#[test]
+fn a_write_to_a_tex_destination_before_its_texbar_is_latency() {
+    let m = GOOD.replace("    { i0: texbar 0 }\n    { i0: fmul $r1, $r1, 2.0 } wait 8\n", "    { i0: mov $r1, 1.0 } wait 8\n    { i0: texbar 0 }\n    { i0: fmul $r1, $r1, 2.0 } wait 8\n");
+    let (_, v) = check(&m);
+    assert!(has(&v, Kind::Latency, "overwrites $r1 before a texbar waits for `tex`"), "{v:?}");
+}
+
+#[test]
+fn too_short_a_wait_is_latency() {
+    let (verdict, v) = check(&GOOD.replace("} wait 14", "} wait 12"));
+    assert_eq!(verdict, Verdict::Violation);
+    assert!(has(&v, Kind::Latency, "`ipa` issued at cycle 0 (bundle 0) lands at cycle 15"), "{v:?}");
+}
+
+#[test]
+fn sfu_ops_closer_than_four_cycles_are_slot() {
+    let (_, v) = check(&GOOD.replace("} wait 3\n", "} wait 2\n"));
+    assert!(has(&v, Kind::Slot, "SFU ops issue at least 4 cycles apart"), "{v:?}");
+}
+
+#[test]
+fn illegal_pairs_are_slot() {
+    let stores = GOOD.replace("    { i0: st.out 0, $r1 }\n    { i0: st.out 1, $r2 }\n", "    { i0: st.out 0, $r1 ; i1: st.out 1, $r2 } wait 1\n");
+    let (_, v) = check(&stores);
+    assert!(has(&v, Kind::Slot, "cannot dual-issue"), "{v:?}");
+    let after_tex = GOOD.replace("    { i0: tex $r1, $r0 }\n    { i0: rcp $r2, $r0 } wait 3\n", "    { i0: tex $r1, $r0 ; i1: rcp $r2, $r0 } wait 3\n    { } \n");
+    let (_, v) = check(&after_tex);
+    assert!(has(&v, Kind::Slot, "after `tex` in i0") || has(&v, Kind::Slot, "cannot issue in slot"), "{v:?}");
+    // A legal pair, written with i1 first, is still judged as i0 then i1.
+    let pair = GOOD.replace("    { i0: st.out 1, $r2 }\n    { i0: st.out 2, $r3 }\n", "    { i0: st.out 1, $r2 }\n    { i0: st.out 2, $r3 }\n").replace("    { i0: rcp $r2, $r0 } wait 3\n", "    { i1: rcp $r2, $r0 ; i0: mov $r4, $r0 } wait 3\n");
+    let (verdict, v) = check(&pair);
+    assert_eq!(verdict, Verdict::Proven, "{v:?}");
+}
+
+#[test]
+fn a_reading_pair_is_refused_but_its_mirror_is_allowed() {
+    let src = "target kepler\nb0:\n    %c = ipa 0\n    %a = fadd %c, 1.0\n    %b = fmul %c, %c\n    st.out 0, %a\n    st.out 1, %b\n    end\n";
+    let ok = "target kepler\nform machine\nb0:\n    { i0: ipa $r0, 0 } wait 14\n    { i0: fadd $r1, $r0, 1.0 ; i1: fmul $r2, $r0, $r0 } wait 8\n    { i0: st.out 0, $r1 }\n    { i0: st.out 1, $r2 }\n    end\n";
+    let raw = "target kepler\nform machine\nb0:\n    { i0: ipa $r0, 0 } wait 14\n    { i0: fadd $r1, $r0, 1.0 ; i1: fmul $r2, $r1, $r0 } wait 8\n    { i0: st.out 0, $r1 }\n    { i0: st.out 1, $r2 }\n    end\n";
+    let s = schedra_ir::parse::parse(src.as_bytes(), None).expect("parses");
+    let run = |m: &str| verify(&s, &schedra_ir::parse::parse(m.as_bytes(), None).expect("parses"), &VerifyOptions::default());
+    assert_eq!(run(ok).verdict, Verdict::Proven, "{:?}", run(ok).violations);
+    let r = run(raw);
+    assert!(r.violations.iter().any(|v| v.kind == Kind::Slot && v.message.contains("reads what `fadd` writes")), "{:?}", r.violations);
+}
+
+#[test]
+fn a_wait_out_of_range_built_in_memory_is_slot() {
+    let src = schedra_ir::parse::parse(SRC.as_bytes(), None).expect("parses");
+    let mut m = schedra_ir::parse::parse(GOOD.as_bytes(), None).expect("parses");
+    m.blocks[0].bundles[0].wait = 40;
+    let r = verify(&src, &m, &VerifyOptions::default());
+    assert!(r.violations.iter().any(|v| v.kind == Kind::Slot && v.message.contains("`wait 40` is out of range")), "{:?}", r.violations);
+}
