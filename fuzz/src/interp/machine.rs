@@ -28,7 +28,7 @@
 //! write lands; the wait is counted in `stalls` (the scoreboard also covers
 //! destinations, so writes land in program order). The terminator waits for
 //! its condition the same way. Which targets these are is the interpreter's
-//! own reading of `Target::clock` ([`waits`]).
+//! own reading of `Target::clock` (`waits`).
 //!
 //! Read windows: a write by an op whose read window has a maximum
 //! (`OpDesc::window`) expires at its issue cycle + that maximum (measured
