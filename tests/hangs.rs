@@ -2,13 +2,15 @@
 //! campaign's deadlines for them (docs/fuzzing.md, "Deadlines and `timeout`
 //! findings").
 //!
-//! - `corpus/hangs/<fault>.ir` (one per hang fault, a campaign's `min.ir`):
-//!   `schedra compile` with the fault is still running after three seconds
-//!   (it is killed), and without the fault the program compiles and is
-//!   proven in all four `--sched`/`--ra` modes;
-//! - a short one-job campaign with `sched-stuck-ready` reports a `timeout`
-//!   finding, saved with its case, filed under the fault as its root cause,
-//!   and its worker replaced (the campaign goes on running cases).
+//! - `tests/hangs/<fault>.ir` (one per hang fault, a campaign's `min.ir`):
+//!   `schedra compile` with the fault (under the options of its
+//!   `# reproduce:` line) is still running after three seconds (it is
+//!   killed), and without the fault the program compiles and is proven in
+//!   all four `--sched`/`--ra` modes;
+//! - a short one-job campaign with `sched-stuck-ready` (seed 4, whose case
+//!   12 hangs) reports a `timeout` finding, saved with its case, filed under
+//!   the fault as its root cause, and its worker replaced (the campaign goes
+//!   on running cases).
 
 use schedra_compiler::{compile, Fault, Options, Ra, Sched};
 use schedra_ir::parse::parse;
@@ -18,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn case_path(f: Fault) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/hangs/{}.ir", f.name()))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/hangs/{}.ir", f.name()))
 }
 
 /// Whether `schedra ARGS` is still running after `limit` (then it is killed).
@@ -43,7 +45,12 @@ fn every_hang_fault_has_a_case_that_hangs_only_with_it() {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let p = parse(text.as_bytes(), None).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
         let file = path.to_string_lossy().into_owned();
-        assert!(still_running_after(&["compile", &file, "--inject", f.name()], Duration::from_secs(3)), "{f}: the compiler finished");
+        // The options it hangs under: its `# reproduce:` line's.
+        let flags = text.lines().find_map(|l| l.strip_prefix("# reproduce: schedra compile min.ir ")).unwrap_or_else(|| panic!("{f}: no reproduce line"));
+        assert!(flags.contains(&format!("--inject {f}")), "{f}: {flags}");
+        let mut args = vec!["compile", file.as_str()];
+        args.extend(flags.split_whitespace());
+        assert!(still_running_after(&args, Duration::from_secs(3)), "{f}: the compiler finished under {flags}");
         for sched in [Sched::TopDown, Sched::BottomUp] {
             for ra in [Ra::Split, Ra::Graph] {
                 let o = Options { sched, ra, ..Options::default() };
@@ -62,7 +69,7 @@ fn a_campaign_records_a_hang_as_a_timeout_and_goes_on() {
     let _ = std::fs::remove_dir_all(&out);
     let dir = out.to_string_lossy().into_owned();
     let o = Command::new(env!("CARGO_BIN_EXE_schedra"))
-        .args(["fuzz", "--target", "v3d71", "--jobs", "1", "--time", "25s", "--inject", "sched-stuck-ready", "--stage-timeout", "2s", "--no-reduce", "--json", "--out", &dir])
+        .args(["fuzz", "--target", "v3d71", "--jobs", "1", "--time", "15s", "--seed", "4", "--inject", "sched-stuck-ready", "--stage-timeout", "3s", "--no-reduce", "--json", "--out", &dir])
         .output()
         .expect("schedra fuzz runs");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));

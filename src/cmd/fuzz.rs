@@ -186,6 +186,7 @@ fn serve_hang(spec: &str, timeout_ms: u64) -> i32 {
         Err(e) => return usage(&format!("--serve-hang: {e}")),
     };
     let check = Check { options, verify: schedra_verify::VerifyOptions { timeout_ms }, ..Check::default() };
+    schedra_fuzz::reduce::hang::die_with_parent();
     schedra_fuzz::oracle::install_panic_hook();
     let stdin = std::io::stdin();
     let r = schedra_fuzz::reduce::hang::serve(stage, &check, &mut stdin.lock(), &mut std::io::stdout().lock());

@@ -281,9 +281,9 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let deadline = candidate_deadline(full);
     let check = check_of(shared, job);
     publish(me, src, job);
-    let mut test = HangTest::new(exe, stage, &check, deadline, src)?;
+    let (mut test, options) = fewest_registers_hanging(exe, stage, &check, deadline, src)?;
     me.clock.enter(Stage::Reduce);
-    let line = options_line(&job.options);
+    let line = options_line(&options);
     let sub = stage.as_str();
     let header = format!("# {}\n# keeps: timeout: `schedra {sub}` does not finish\n# reproduce: schedra {sub} min.ir {line}\n", job.signature);
     let mut best = Best { shared, dir: &job.dir, header: header.clone(), last: None, written: Instant::now() };
@@ -310,6 +310,24 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let confirmed = if test.confirm(&reduced, full) { "still runs" } else { "NOT confirmed: finishes" };
     let text = format!("{header}# confirmed: {confirmed} after {:.1}s\n{}", full.as_secs_f64(), schedra_ir::print::print(&reduced));
     write_min(shared, &job.dir, &text).then_some(reduced)
+}
+
+/// The hang test to reduce under, and its options: with the smallest
+/// `--stress-regalloc` count of [`case::STRESS_REGS`] (below the case's
+/// own) under which `src` still hangs, else the case's own options (see
+/// [`fewest_registers`]: spill code with fewer live values makes smaller
+/// programs). `None` when no test can be made.
+fn fewest_registers_hanging(exe: &Path, stage: Stage, check: &Check, deadline: Duration, src: &Program) -> Option<(HangTest, Options)> {
+    let current = check.options.stress_regalloc.unwrap_or(u16::MAX);
+    for &n in case::STRESS_REGS.iter().filter(|&&n| n < current) {
+        let c = Check { options: Options { stress_regalloc: Some(n), ..check.options }, ..check.clone() };
+        if let Some(mut t) = HangTest::new(exe, stage, &c, deadline, src) {
+            if t.is_interesting(src) {
+                return Some((t, c.options));
+            }
+        }
+    }
+    HangTest::new(exe, stage, check, deadline, src).map(|t| (t, check.options))
 }
 
 /// The time a candidate of a hang reduction may take: a quarter of the

@@ -144,7 +144,7 @@ impl HangTest {
         // A cold child also starts up: it gets twice the time.
         let wait = if server.answered == 0 { wait.saturating_mul(2) } else { wait };
         let text = print(p);
-        let sent = write!(server.stdin, "{}\n", text.len()).and_then(|_| server.stdin.write_all(text.as_bytes())).and_then(|_| server.stdin.flush());
+        let sent = writeln!(server.stdin, "{}", text.len()).and_then(|_| server.stdin.write_all(text.as_bytes())).and_then(|_| server.stdin.flush());
         let answer = if sent.is_ok() { server.answers.recv_timeout(wait) } else { Err(RecvTimeoutError::Disconnected) };
         match answer {
             Ok(()) => {
@@ -167,6 +167,24 @@ impl Drop for HangTest {
     fn drop(&mut self) {
         if let Some(s) = self.server.take() {
             s.kill();
+        }
+    }
+}
+
+/// Make this process (a `--serve-hang` child, possibly about to spin
+/// forever) be killed when the thread that started it ends, so that a
+/// campaign's end never leaves it running (Linux; elsewhere the parent's
+/// kill at drop is all there is). For the child's `main`, before [`serve`].
+pub fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a signal number on the
+        // calling process; getppid cannot fail.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() == 1 {
+                libc::_exit(0);
+            }
         }
     }
 }
