@@ -150,7 +150,7 @@ fn shape_ok(p: &Program, inst: &Inst, desc: Option<&OpDesc>) -> Result<(), Strin
     let desc = desc.ok_or_else(|| format!("`{}` is not an opcode of {}", inst.opcode, t.name))?;
     let name = desc.name;
     match (desc.dest, &inst.dest) {
-        (Dest::Explicit, Some(Operand::Phys(_))) | (Dest::None | Dest::Implicit(_), None) => {}
+        (Dest::Explicit, Some(Operand::Phys(_))) | (Dest::None | Dest::Implicit(_) | Dest::Unit, None) => {}
         (Dest::Explicit, _) => return Err(format!("`{name}` needs a register destination")),
         (_, Some(_)) => return Err(format!("`{name}` takes no destination operand in the machine form")),
     }
@@ -329,7 +329,7 @@ fn written_by(desc: &OpDesc, dest: Option<PhysReg>) -> Option<PhysReg> {
     match desc.dest {
         Dest::Explicit => dest,
         Dest::Implicit(r) => Some(PhysReg::one(r)),
-        Dest::None => None,
+        Dest::None | Dest::Unit => None,
     }
 }
 

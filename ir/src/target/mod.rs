@@ -12,6 +12,8 @@
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
 pub mod gen8;
+pub mod lima_gp;
+pub mod network;
 pub mod opcache;
 mod optable;
 pub mod r600;
@@ -19,11 +21,11 @@ pub mod v3d71;
 
 /// Every target schedra knows, in a stable order.
 pub fn all() -> &'static [&'static Target] {
-    static ALL: [&Target; 3] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600];
+    static ALL: [&Target; 4] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &lima_gp::LIMA_GP];
     &ALL
 }
 
-/// The target with this name (`v3d71`, `gen8`, `r600`).
+/// The target with this name (`v3d71`, `gen8`, `r600`, `lima-gp`).
 pub fn by_name(name: &str) -> Option<&'static Target> {
     all().iter().copied().find(|t| t.name == name)
 }
@@ -137,6 +139,30 @@ pub enum Sem {
     Sin,
     /// float cos(a)
     Cos,
+    /// float floor(a)
+    Floor,
+    /// float sign(a): 1.0, -1.0 or 0.0 (and 0.0 for NaN)
+    Sign,
+    /// float -a (the sign bit flipped)
+    Neg,
+    /// 1.0 if a >= b, else 0.0 (float compare; 0.0 when either is NaN)
+    Ge,
+    /// 1.0 if a < b, else 0.0 (float compare; 0.0 when either is NaN)
+    Lt,
+    /// a if c != 0.0 else b, written `select c, a, b`
+    Select,
+    /// The first part of a complex sequence for `Cx`: an intermediate word
+    /// that only [`Sem::Complex1`] can use (see `lima_gp` for the model).
+    ComplexImpl(Cx),
+    /// The complex sequence's second part (`complex2 x`).
+    Complex2,
+    /// The complex sequence's join: `complex1 impl, c2, x` yields the
+    /// function of x only when `impl` and `c2` were made from that x.
+    Complex1,
+    /// exp2's preparation of x before its complex sequence.
+    PreExp2,
+    /// log2's finish after its complex sequence.
+    PostLog2,
     /// the uniform whose index is the op's index operand (outside input)
     Uniform,
     /// the constant word given as the op's index operand
@@ -157,6 +183,24 @@ pub enum Sem {
     Output(&'static str, bool),
     /// thread switch (no dataflow meaning; v3d71 end-of-program marker)
     ThreadSwitch,
+}
+
+/// The function a complex sequence computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cx {
+    /// 1 / x
+    Rcp,
+    /// 1 / sqrt(x)
+    Rsqrt,
+    /// 2^x (its sequence reads `preexp2 x`)
+    Exp2,
+    /// log2(x) (its sequence ends with `postlog2`)
+    Log2,
+}
+
+impl Cx {
+    /// Every complex function, in a stable order.
+    pub const ALL: [Cx; 4] = [Cx::Rcp, Cx::Rsqrt, Cx::Exp2, Cx::Log2];
 }
 
 impl Sem {
@@ -194,6 +238,10 @@ pub enum Dest {
     None,
     /// The destination is written as an operand in both forms.
     Explicit,
+    /// The source form names a virtual destination; in the machine form the
+    /// result stays in the unit that issued it, read through the bypass
+    /// network (`^unit.distance`, see [`network`]).
+    Unit,
     /// The source form names a virtual destination; the machine form names
     /// none and the result lands in this fixed register.
     Implicit(Reg),
@@ -271,6 +319,10 @@ pub struct Target {
     pub implicit_regs: &'static [Reg],
     /// The target's rules that do not fit the tables.
     pub rules: &'static (dyn Rules + Sync),
+    /// The bypass network, on a target whose ALU results are read from the
+    /// units that made them rather than from registers (lima-gp); `None`
+    /// on register-file targets.
+    pub network: Option<&'static network::Network>,
     /// Name → position in [`Target::ops`], built on the first [`Target::op`]
     /// call (a target is `static`, so once per process).
     pub op_index: OpIndex,
@@ -343,6 +395,11 @@ pub trait Rules {
     /// `slot_index` (0-based), or in the marker bundle itself when
     /// `slot_index` is `None`?
     fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String>;
+    /// Whether programs of `stage` exist on this target (lima-gp runs
+    /// vertex shaders only); `Err` says why not. Default: every stage.
+    fn stage_ok(&self, _stage: Stage) -> Result<(), String> {
+        Ok(())
+    }
     /// Kind `hazard`: whether `op` ends the thread and so must be the last
     /// op of a block that ends the program (gen8 `send.eot`). Default: no
     /// op does.
