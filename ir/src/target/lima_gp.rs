@@ -301,6 +301,9 @@ impl Rules for LimaRules {
     fn end_delay_slots(&self) -> Option<usize> {
         None
     }
+    fn placed_ok(&self, ops: &[(&OpDesc, &Inst, &str)]) -> Result<(), String> {
+        instruction_ok(ops)
+    }
     fn stage_ok(&self, stage: Stage) -> Result<(), String> {
         match stage {
             Stage::Vertex => Ok(()),

@@ -395,6 +395,12 @@ pub trait Rules {
     /// `slot_index` (0-based), or in the marker bundle itself when
     /// `slot_index` is `None`?
     fn end_slot_ok(&self, op: &OpDesc, inst: &Inst, slot_index: Option<usize>) -> Result<(), String>;
+    /// Kind `slot`: the rules of one instruction that need each op's slot
+    /// (`ops` lists description, op and slot): lima-gp's shared opcodes,
+    /// load and store units and sub-slots. Default: none.
+    fn placed_ok(&self, _ops: &[(&OpDesc, &Inst, &str)]) -> Result<(), String> {
+        Ok(())
+    }
     /// Whether programs of `stage` exist on this target (lima-gp runs
     /// vertex shaders only); `Err` says why not. Default: every stage.
     fn stage_ok(&self, _stage: Stage) -> Result<(), String> {
