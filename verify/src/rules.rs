@@ -157,12 +157,19 @@ fn shape_ok(p: &Program, inst: &Inst, desc: Option<&OpDesc>) -> Result<(), Strin
     if inst.srcs.len() != desc.operands.len() {
         return Err(format!("`{name}` takes {} operand(s), found {}", desc.operands.len(), inst.srcs.len()));
     }
+    let net = t.network.is_some();
     for (i, (k, o)) in desc.operands.iter().zip(&inst.srcs).enumerate() {
-        let ok = matches!((k, o), (OperandKind::Index, Operand::Imm(_)) | (OperandKind::Reg, Operand::Phys(_)) | (OperandKind::Value, Operand::Phys(_) | Operand::Imm(_)));
+        let ok = match (k, o) {
+            (OperandKind::Index, Operand::Imm(_)) | (OperandKind::Reg, Operand::Phys(_)) => true,
+            (OperandKind::Value, Operand::Phys(_) | Operand::Imm(_)) => !net,
+            (OperandKind::Value, Operand::Bypass(_)) => net,
+            _ => false,
+        };
         if !ok {
             let want = match k {
                 OperandKind::Index => "an integer constant",
                 OperandKind::Reg => "a register",
+                OperandKind::Value if net => "a bypass read (`^unit.distance`)",
                 OperandKind::Value => "a register or an immediate",
             };
             return Err(format!("operand {} of `{name}` must be {want}", i + 1));
