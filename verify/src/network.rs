@@ -96,7 +96,7 @@ impl Terms {
             (Sem::Mov, [a]) => *a,
             (Sem::Complex1, [a, b, c]) => self.join(*a, *b, *c).unwrap_or_else(|| self.app(Fun::Sem(sem), args)),
             (Sem::PostLog2, [v]) => match self.is_app(*v, Fun::LogRaw).and_then(|x| x.first().copied()) {
-                Some(x) => self.app(Fun::Sem(Sem::Log2), vec![x]),
+                Some(log) => log,
                 None => self.app(Fun::Sem(sem), args),
             },
             _ => self.app(Fun::Sem(sem), args),

@@ -162,7 +162,9 @@ impl State<'_> {
     fn operand(&mut self, j: usize, v: usize, op: &str, u: usize, k: usize) -> Option<Operand> {
         let node = self.node(v)?;
         if node.kind == Kind::Input {
-            return self.load(j, v, None);
+            if let Some(o) = self.load(j, v, None) {
+                return Some(o);
+            }
         }
         if let Some(l) = self.loc.get(v).copied().flatten() {
             let from = self.unit_name(l.unit);
@@ -376,12 +378,33 @@ impl State<'_> {
     fn expiring(&self, j: usize) -> Vec<usize> {
         (0..self.g.nodes.len())
             .filter(|&v| {
-                let pending = self.pending.get(v).copied().unwrap_or(0) > 0;
+                let pending = self.pending.get(v).copied().unwrap_or(0) > 0 && self.node(v).is_some_and(|x| x.kind != Kind::Input);
                 let Some(l) = self.loc.get(v).copied().flatten() else { return false };
                 let landed = self.spill.get(v).copied().flatten().is_some_and(|(_, s)| j + 1 >= s + self.net.store_load_latency as usize);
                 pending && !landed && j >= l.at && l.window.contains((j - l.at) as u32) && !l.window.contains((j + 1 - l.at) as u32)
             })
             .collect()
+    }
+
+    /// An input among `srcs` whose load needs another vector of the same
+    /// load unit than an earlier input's (the units take one index each).
+    fn load_conflict(&self, srcs: &[usize]) -> Option<usize> {
+        let mut seen: Vec<(&str, u32)> = Vec::new();
+        for &v in srcs {
+            let Some(n) = self.node(v).filter(|x| x.kind == Kind::Input) else { continue };
+            let groups: Vec<&str> = n.op.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
+            let Some(&g) = groups.first() else { continue };
+            if groups.iter().any(|x| *x != g) {
+                continue; // more than one unit can load it
+            }
+            let vector = n.reg.map_or(n.index / 4, |r| u32::from(r) / 4);
+            let consts = n.op.sem == schedra_ir::target::Sem::Const;
+            if seen.iter().any(|(sg, sv)| *sg == g && *sv != vector) && !consts {
+                return Some(v);
+            }
+            seen.push((g, if consts { u32::MAX } else { vector }));
+        }
+        None
     }
 
     fn live(&self, j: usize) -> usize {
@@ -500,6 +523,13 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
                     s.set_loc(n, u, j, op.name);
                     s.mark(n, j);
                     store_users(s, j, n);
+                } else if s.free_alu(j) > reserve + 1 {
+                    // Inputs that cannot all be loaded in one instruction
+                    // (two vectors of one load unit): copy one into the
+                    // network first.
+                    if let Some(v) = s.load_conflict(&srcs).filter(|&v| s.loc.get(v).copied().flatten().is_none_or(|l| l.at + 1 < j)) {
+                        s.mov(j, v);
+                    }
                 }
             }
             Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) <= 4 => {
