@@ -207,7 +207,7 @@ impl Graph {
         for i in (0..self.nodes.len()).rev() {
             let Some(n) = self.nodes.get(i) else { continue };
             let own = match n.kind {
-                Kind::Complex(s) => 3 + usize::from(s.post.is_some()) * 2,
+                Kind::Complex(s) => 4 + usize::from(s.post.is_some()) * 2,
                 Kind::Alu => 1,
                 _ => 0,
             };

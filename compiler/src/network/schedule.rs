@@ -312,7 +312,10 @@ impl State<'_> {
     fn mov(&mut self, j: usize, v: usize) -> Option<usize> {
         let mov = self.t.op(self.net.mov)?;
         let mut units: Vec<&'static str> = mov.slots.to_vec();
-        units.sort_by_key(|s| std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)));
+        // Longest window first; among those, the unit the block's unplaced
+        // ops need least.
+        let demand = |unit: &str| self.g.nodes.iter().enumerate().filter(|(i, x)| x.kind == Kind::Alu && self.placed.get(*i).copied().flatten().is_none() && x.op.slots.contains(&unit)).count();
+        units.sort_by_key(|s| (std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)), demand(s)));
         let u = self.place_op(j, mov, &[v], &units)?;
         self.set_loc(v, u, j, mov.name);
         self.counts.moves += 1;
@@ -326,6 +329,7 @@ impl State<'_> {
         let (op, index, reg) = (node.op, node.index, node.reg);
         let fresh = self.loc.get(v).copied().flatten().filter(|l| l.at == j && l.storable && self.node(v).is_some_and(|x| x.kind != Kind::Input));
         let mark = self.instr(j).len();
+        let before = self.loc.get(v).copied().flatten();
         let unit = match fresh {
             Some(l) => l.unit,
             None if may_move => match self.mov(j, v) {
@@ -347,7 +351,11 @@ impl State<'_> {
             }
         }
         if fresh.is_none() {
+            // The move is undone with the store: its copy never existed.
             self.counts.moves = self.counts.moves.saturating_sub(1);
+            if let Some(l) = self.loc.get_mut(v) {
+                *l = before;
+            }
         }
         self.truncate(j, mark);
         false
@@ -532,7 +540,9 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
                     }
                 }
             }
-            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) <= 4 => {
+            // A sequence adds up to three results to the network (the copy
+            // of x and its two parts): start one only where they fit.
+            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs => {
                 s.place_complex(j, n);
             }
             _ => {}
