@@ -266,7 +266,7 @@ impl State<'_> {
             Some(Some(p)) => Some(p),
             None => None,
         };
-        let marks: Vec<usize> = (a..a + 5).map(|j| self.instr(j).len()).collect();
+        let marks: Vec<usize> = (a..a + 5).map(|j| self.instrs.get(j).map_or(0, Vec::len)).collect();
         let undo = |s: &mut Self| {
             for (k, m) in marks.iter().enumerate() {
                 s.truncate(a + k, *m);
@@ -397,7 +397,7 @@ impl State<'_> {
     /// An input among `srcs` whose load needs another vector of the same
     /// load unit than an earlier input's (the units take one index each).
     fn load_conflict(&self, srcs: &[usize]) -> Option<usize> {
-        let mut seen: Vec<(&str, u32)> = Vec::new();
+        let mut seen: Vec<(&str, &str, u32)> = Vec::new();
         for &v in srcs {
             let Some(n) = self.node(v).filter(|x| x.kind == Kind::Input) else { continue };
             let groups: Vec<&str> = n.op.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
@@ -407,10 +407,11 @@ impl State<'_> {
             }
             let vector = n.reg.map_or(n.index / 4, |r| u32::from(r) / 4);
             let consts = n.op.sem == schedra_ir::target::Sem::Const;
-            if seen.iter().any(|(sg, sv)| *sg == g && *sv != vector) && !consts {
+            let clash = |(sg, so, sv): &(&str, &str, u32)| *sg == g && (*so != n.op.name || (*sv != vector && !consts));
+            if seen.iter().any(clash) {
                 return Some(v);
             }
-            seen.push((g, if consts { u32::MAX } else { vector }));
+            seen.push((g, n.op.name, vector));
         }
         None
     }
@@ -466,22 +467,24 @@ pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, C
         s.counts.max_live = s.counts.max_live.max(s.live(j + 1));
         j += 1;
     }
-    // Keep values the terminator needs alive until every op is placed.
-    let mut end = s.instrs.len().max(j);
+    // The block ends after its last op, and no earlier than the scheduling
+    // loop got.
+    let last = s.instrs.iter().rposition(|ops| !ops.is_empty()).map_or(0, |k| k + 1);
+    let mut end = last.max(j);
     loop {
         let landed = s.instrs.iter().enumerate().all(|(k, ops)| !ops.iter().any(|(_, i)| i.dest.is_some()) || k + job.net.store_load_latency as usize <= end);
         let cond_ok = match g.cond {
-            Some(c) => s.loc.get(c).copied().flatten().is_some_and(|l| end >= l.at && l.window.contains((end - l.at) as u32) && s.node(c).is_some_and(|x| x.kind != Kind::Input)),
+            Some(c) => s.loc.get(c).copied().flatten().is_some_and(|l| end >= l.at && l.window.contains((end - l.at) as u32)),
             None => true,
         };
         if landed && cond_ok {
             break;
         }
         if !cond_ok && s.expiring(end).is_empty() {
+            // A condition not yet readable (a complex result inside its
+            // window) is moved a later instruction.
             if let Some(c) = g.cond {
-                if s.mov(end, c).is_none() {
-                    return Err(CompileError::Allocation(format!("block {}: cannot move the branch condition", job.block.label)));
-                }
+                s.mov(end, c);
             }
         } else {
             step(&mut s, &order, end)?;

@@ -196,7 +196,7 @@ mod tests {
         for seed in 0..300u64 {
             let bytes = gen::seed_bytes(seed, 4096);
             let mut u = arbitrary::Unstructured::new(&bytes);
-            let all = schedra_ir::target::all();
+            let all = schedra_ir::target::generated();
             let Some(t) = all.get(seed as usize % all.len()) else { continue };
             let Ok(cfg) = gen::Config::swarm(&mut u) else { continue };
             if let Ok(p) = gen::generate(&mut u, t, &cfg) {

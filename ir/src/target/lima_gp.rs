@@ -11,7 +11,7 @@
 //! (`shared/research/lima-gp.md`).
 //!
 //! Complex functions (`rcp rsqrt exp2 log2`) are source-form ops that the
-//! compiler lowers to `complex1(impl(x), complex2(x), x)`, exp2 reading
+//! compiler lowers (the parts of the sequences are machine-form ops) to `complex1(impl(x), complex2(x), x)`, exp2 reading
 //! `preexp2 x` and log2 ending with `postlog2`. The model of those parts
 //! (the real split of the work is not public) is in [`complex`]: `complex1`
 //! yields the function of x only when its first two operands were made from
@@ -65,14 +65,14 @@ static OPS: [OpDesc; 28] = [
     op("rsqrt", Sem::Rsqrt, &[V], LOWERED),
     op("exp2", Sem::Exp2, &[V], LOWERED),
     op("log2", Sem::Log2, &[V], LOWERED),
-    op("complex1", Sem::Complex1, &[V, V, V], MUL0),
-    op("complex2", Sem::Complex2, &[V], MUL0),
-    op("rcp_impl", Sem::ComplexImpl(Cx::Rcp), &[V], COMPLEX),
-    op("rsqrt_impl", Sem::ComplexImpl(Cx::Rsqrt), &[V], COMPLEX),
-    op("exp2_impl", Sem::ComplexImpl(Cx::Exp2), &[V], COMPLEX),
-    op("log2_impl", Sem::ComplexImpl(Cx::Log2), &[V], COMPLEX),
-    op("preexp2", Sem::PreExp2, &[V], PASS),
-    op("postlog2", Sem::PostLog2, &[V], PASS),
+    machine(op("complex1", Sem::Complex1, &[V, V, V], MUL0)),
+    machine(op("complex2", Sem::Complex2, &[V], MUL0)),
+    machine(op("rcp_impl", Sem::ComplexImpl(Cx::Rcp), &[V], COMPLEX)),
+    machine(op("rsqrt_impl", Sem::ComplexImpl(Cx::Rsqrt), &[V], COMPLEX)),
+    machine(op("exp2_impl", Sem::ComplexImpl(Cx::Exp2), &[V], COMPLEX)),
+    machine(op("log2_impl", Sem::ComplexImpl(Cx::Log2), &[V], COMPLEX)),
+    machine(op("preexp2", Sem::PreExp2, &[V], PASS)),
+    machine(op("postlog2", Sem::PostLog2, &[V], PASS)),
     op("ld_att", Sem::Varying, &[K::Index], REG0),
     op("ld_uni", Sem::Uniform, &[K::Index], UNI),
     op("ld_const", Sem::Const, &[K::Index], UNI),

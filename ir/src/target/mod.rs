@@ -25,6 +25,15 @@ pub fn all() -> &'static [&'static Target] {
     &ALL
 }
 
+/// The targets the program generator builds programs for, in [`all`]'s
+/// order: the register-file targets. A bypass-network target (lima-gp) has
+/// no ALU immediates for the generator's loop counters and conditions and
+/// is not generated.
+pub fn generated() -> &'static [&'static Target] {
+    static GENERATED: [&Target; 3] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600];
+    &GENERATED
+}
+
 /// The target with this name (`v3d71`, `gen8`, `r600`, `lima-gp`).
 pub fn by_name(name: &str) -> Option<&'static Target> {
     all().iter().copied().find(|t| t.name == name)
