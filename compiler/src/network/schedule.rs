@@ -388,15 +388,19 @@ impl State<'_> {
             .filter(|&v| {
                 let pending = self.pending.get(v).copied().unwrap_or(0) > 0 && self.node(v).is_some_and(|x| x.kind != Kind::Input);
                 let Some(l) = self.loc.get(v).copied().flatten() else { return false };
-                let landed = self.spill.get(v).copied().flatten().is_some_and(|(_, s)| j + 1 >= s + self.net.store_load_latency as usize);
+                // The terminator reads only the network: the condition
+                // stays there even when a register holds it.
+                let landed = self.g.cond != Some(v) && self.spill.get(v).copied().flatten().is_some_and(|(_, s)| j + 1 >= s + self.net.store_load_latency as usize);
                 pending && !landed && j >= l.at && l.window.contains((j - l.at) as u32) && !l.window.contains((j + 1 - l.at) as u32)
             })
             .collect()
     }
 
-    /// An input among `srcs` whose load needs another vector of the same
-    /// load unit than an earlier input's (the units take one index each).
-    fn load_conflict(&self, srcs: &[usize]) -> Option<usize> {
+    /// The inputs among `srcs` whose loads need another vector or kind of
+    /// the same load unit than an earlier input's (a unit takes one index
+    /// and one kind per instruction).
+    fn load_conflicts(&self, srcs: &[usize]) -> Vec<usize> {
+        let mut out = Vec::new();
         let mut seen: Vec<(&str, &str, u32)> = Vec::new();
         for &v in srcs {
             let Some(n) = self.node(v).filter(|x| x.kind == Kind::Input) else { continue };
@@ -409,11 +413,32 @@ impl State<'_> {
             let consts = n.op.sem == schedra_ir::target::Sem::Const;
             let clash = |(sg, so, sv): &(&str, &str, u32)| *sg == g && (*so != n.op.name || (*sv != vector && !consts));
             if seen.iter().any(clash) {
-                return Some(v);
+                out.push(v);
+            } else {
+                seen.push((g, n.op.name, vector));
             }
-            seen.push((g, n.op.name, vector));
         }
-        None
+        out
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot { instrs: self.instrs.clone(), loc: self.loc.clone(), spill: self.spill.clone(), placed: self.placed.clone(), pending: self.pending.clone(), counts: self.counts }
+    }
+    fn restore(&mut self, s: Snapshot) {
+        self.instrs = s.instrs;
+        self.loc = s.loc;
+        self.spill = s.spill;
+        self.placed = s.placed;
+        self.pending = s.pending;
+        self.counts = s.counts;
+    }
+    /// Whether a move of every value in `forced` still fits in `j`
+    /// (tried, then undone).
+    fn moves_fit(&mut self, j: usize, forced: &[usize]) -> bool {
+        let snap = self.snapshot();
+        let ok = forced.iter().all(|&v| self.pending.get(v).copied().unwrap_or(0) == 0 || self.mov(j, v).is_some());
+        self.restore(snap);
+        ok
     }
 
     fn live(&self, j: usize) -> usize {
@@ -423,6 +448,16 @@ impl State<'_> {
             })
             .count()
     }
+}
+
+/// The state a tentative placement may change, to undo it.
+struct Snapshot {
+    instrs: Vec<Vec<(usize, Inst)>>,
+    loc: Vec<Option<Loc>>,
+    spill: Vec<Option<(Reg, usize)>>,
+    placed: Vec<Option<usize>>,
+    pending: Vec<usize>,
+    counts: Counts,
 }
 
 /// Scheduling options of one block.
@@ -467,27 +502,27 @@ pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, C
         s.counts.max_live = s.counts.max_live.max(s.live(j + 1));
         j += 1;
     }
-    // The block ends after its last op, and no earlier than the scheduling
-    // loop got.
-    let last = s.instrs.iter().rposition(|ops| !ops.is_empty()).map_or(0, |k| k + 1);
-    let mut end = last.max(j);
+    // The block ends after its last op, with every register store landed
+    // and the condition readable; the instructions up to there still move
+    // the condition when its window ends (an input condition is moved into
+    // the network).
+    let mut end = j;
     loop {
+        let last = s.instrs.iter().rposition(|ops| !ops.is_empty()).map_or(0, |k| k + 1);
         let landed = s.instrs.iter().enumerate().all(|(k, ops)| !ops.iter().any(|(_, i)| i.dest.is_some()) || k + job.net.store_load_latency as usize <= end);
-        let cond_ok = match g.cond {
-            Some(c) => s.loc.get(c).copied().flatten().is_some_and(|l| end >= l.at && l.window.contains((end - l.at) as u32)),
+        let readable = |s: &State<'_>, at: usize| match g.cond {
+            Some(c) => s.loc.get(c).copied().flatten().is_some_and(|l| at >= l.at && l.window.contains((at - l.at) as u32)),
             None => true,
         };
-        if landed && cond_ok {
+        if end >= last && landed && readable(&s, end) {
             break;
         }
-        if !cond_ok && s.expiring(end).is_empty() {
-            // A condition not yet readable (a complex result inside its
-            // window) is moved a later instruction.
-            if let Some(c) = g.cond {
+        step(&mut s, &order, end)?;
+        if let Some(c) = g.cond {
+            let input = s.node(c).is_some_and(|x| x.kind == Kind::Input);
+            if input && !readable(&s, end + 1) {
                 s.mov(end, c);
             }
-        } else {
-            step(&mut s, &order, end)?;
         }
         end += 1;
         if end > limit + 16 {
@@ -521,13 +556,16 @@ pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, C
 /// One instruction's worth of placement (see the module docs).
 fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError> {
     s.instr(j);
-    let reserve = s.expiring(j).len();
+    let forced = s.expiring(j);
+    let reserve = forced.len();
     for &n in order {
         if s.placed.get(n).copied().flatten().is_some() || !s.deps_ok(n, j) || !s.srcs_ready(n, j) {
             continue;
         }
         let Some(node) = s.node(n) else { continue };
         let (kind, op, srcs) = (node.kind, node.op, node.srcs.clone());
+        // Every placement must leave room for the moves of `forced`.
+        let snap = s.snapshot();
         match kind {
             Kind::Alu if s.free_alu(j) > reserve => {
                 if let Some(u) = s.place_op(j, op, &srcs, op.slots) {
@@ -538,8 +576,10 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
                     // Inputs that cannot all be loaded in one instruction
                     // (two vectors of one load unit): copy one into the
                     // network first.
-                    if let Some(v) = s.load_conflict(&srcs).filter(|&v| s.loc.get(v).copied().flatten().is_none_or(|l| l.at + 1 < j)) {
-                        s.mov(j, v);
+                    for v in s.load_conflicts(&srcs) {
+                        if s.loc.get(v).copied().flatten().is_none_or(|l| l.at + 1 < j) && s.free_alu(j) > reserve {
+                            s.mov(j, v);
+                        }
                     }
                 }
             }
@@ -549,6 +589,9 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
                 s.place_complex(j, n);
             }
             _ => {}
+        }
+        if !s.moves_fit(j, &forced) {
+            s.restore(snap);
         }
     }
     for &n in order {
