@@ -30,6 +30,12 @@ pub enum Fault {
     RaSplitPreallocated,
     /// Spill code uses a scratch register it did not reserve.
     SpillNoReserve,
+    /// lima-gp scheduler: a move may stand between `complex1` and
+    /// `postlog2`.
+    LimaPostlog2Move,
+    /// lima-gp scheduler: a `schedule_first` node (`preexp2`) can be given a
+    /// move before its sequence reads it.
+    LimaScheduleFirstMove,
 }
 
 impl Fault {
@@ -46,6 +52,8 @@ impl Fault {
             SchedIgnoreWar,
             RaSplitPreallocated,
             SpillNoReserve,
+            LimaPostlog2Move,
+            LimaScheduleFirstMove,
         ]
     }
     /// The `--inject` name.
@@ -61,6 +69,8 @@ impl Fault {
             SchedIgnoreWar => "sched-ignore-war",
             RaSplitPreallocated => "ra-split-preallocated",
             SpillNoReserve => "spill-no-reserve",
+            LimaPostlog2Move => "lima-postlog2-move",
+            LimaScheduleFirstMove => "lima-schedule-first-move",
         }
     }
     /// The target whose programs the fault corrupts (`None`: any target).
@@ -72,6 +82,7 @@ impl Fault {
             }
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
+            LimaPostlog2Move | LimaScheduleFirstMove => Some("lima-gp"),
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve => None,
         }
     }
@@ -89,6 +100,8 @@ impl Fault {
             SchedIgnoreWar => "Classic post-RA scheduler bug: anti-dependencies dropped after allocation, so a write overtakes a read of the old value",
             RaSplitPreallocated => "Mesa lima gpir (seed 000): linear scan must split a live range where a preallocated register's range begins",
             SpillNoReserve => "Mesa lima gpir (seed 000): spill code needs an extra register reserved in the regions where spills happen",
+            LimaPostlog2Move => "Mesa lima gpir (seed 000): no move may stand between complex1 and postlog2; place_move() must rewrite the postlog2 as a move in every case",
+            LimaScheduleFirstMove => "Mesa lima gpir (seed 000): a schedule_first node (preexp2) was still given a move, which broke exp() tests",
         }
     }
     /// The fault with this `--inject` name.

@@ -523,6 +523,14 @@ impl Ctx {
             bundle.ops.iter().find(|o| o.slot == unit).map(|o| o.inst.opcode.as_str())
         };
         for (_, d, inst, line) in ops {
+            let in_sequence = self.net.sequences.iter().any(|s| d.name == s.imp || d.name == s.second || d.name == s.join);
+            for o in &inst.srcs {
+                let Operand::Bypass(r) = o else { continue };
+                let from = made_there(&r.unit, usize::from(r.dist));
+                if let Some(f) = from.filter(|f| !in_sequence && self.net.schedule_first.contains(f)) {
+                    self.violation(Kind::Hazard, b, i, *line, format!("`{}` reads the result of `{f}`: a schedule_first result is read only by its complex sequence, never moved", d.name));
+                }
+            }
             for seq in self.net.sequences {
                 if d.name == seq.join {
                     let ok0 = matches!(inst.srcs.first(), Some(Operand::Bypass(r)) if r.dist == 1 && made_there(&r.unit, 1).is_some_and(|op| self.net.sequences.iter().any(|s| s.imp == op)));

@@ -32,7 +32,7 @@ pub fn compile(src: &Program, net: &'static Network, opts: &Options) -> Result<C
     let mut stats = Stats::default();
     for b in &src.blocks {
         let g = nodes::Graph::of(src, net, b)?;
-        let job = schedule::BlockJob { t, net, g: &g, block: b, sched: opts.sched };
+        let job = schedule::BlockJob { t, net, g: &g, block: b, sched: opts.sched, inject: opts.inject };
         let (mb, c) = schedule::schedule_block(job, &mut pool)?;
         stats.instructions += mb.bundles.len();
         stats.nops += mb.bundles.iter().filter(|x| x.ops.is_empty()).count();

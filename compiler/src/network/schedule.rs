@@ -31,7 +31,7 @@
 
 use super::nodes::{Graph, Kind, Node};
 use super::regs::RegPool;
-use crate::{CompileError, Sched};
+use crate::{CompileError, Fault, Sched};
 use schedra_ir::target::network::{Network, ReadWindow, UnitKind};
 use schedra_ir::target::{OpDesc, Target};
 use schedra_ir::{Block, Bundle, BypassRead, Inst, Op, Operand, PhysReg, Reg, SmolStr, Span, TermKind, Terminator};
@@ -69,6 +69,7 @@ struct State<'a> {
     pending: Vec<usize>,
     pool: &'a mut RegPool,
     counts: Counts,
+    inject: Option<Fault>,
 }
 
 fn inst(op: &'static OpDesc, dest: Option<Operand>, srcs: Vec<Operand>) -> Inst {
@@ -266,7 +267,7 @@ impl State<'_> {
             Some(Some(p)) => Some(p),
             None => None,
         };
-        let marks: Vec<usize> = (a..a + 5).map(|j| self.instrs.get(j).map_or(0, Vec::len)).collect();
+        let marks: Vec<usize> = (a..a + 7).map(|j| self.instrs.get(j).map_or(0, Vec::len)).collect();
         let undo = |s: &mut Self| {
             for (k, m) in marks.iter().enumerate() {
                 s.truncate(a + k, *m);
@@ -278,8 +279,33 @@ impl State<'_> {
             undo(self);
             return false;
         };
-        let copy = self.unit_name(cu);
+        let mut copy = self.unit_name(cu);
         let mut ok = true;
+        // Fault lima-schedule-first-move: the `pre` result is moved before
+        // the sequence reads it, one instruction later.
+        let first_at = a;
+        let mut a = a;
+        if self.inject == Some(Fault::LimaScheduleFirstMove) && seq.pre.is_some() {
+            let mov = t.op(self.net.mov);
+            let units: Vec<&'static str> = mov.map(|m| m.slots.iter().copied().filter(|s| *s != copy && self.net.unit(s).is_some_and(|u| u.window.contains(2)) && !imp.slots.contains(s) && !second.slots.contains(s) && !join.slots.contains(s)).collect()).unwrap_or_default();
+            let idx: Vec<usize> = units.iter().filter_map(|s| self.unit_index(s)).collect();
+            let mut mu = None;
+            for u in idx {
+                if let Some(m) = mov {
+                    if self.try_put(a + 1, u, inst(m, None, vec![read(copy, 1)])) {
+                        mu = Some(u);
+                        break;
+                    }
+                }
+            }
+            match mu {
+                Some(u) => {
+                    copy = self.unit_name(u);
+                    a += 1;
+                }
+                None => ok = false,
+            }
+        }
         let (iu, su, ju) = (imp.slots.first().and_then(|s| self.unit_index(s)), second.slots.first().and_then(|s| self.unit_index(s)), join.slots.first().and_then(|s| self.unit_index(s)));
         let (Some(iu), Some(su), Some(ju)) = (iu, su, ju) else {
             undo(self);
@@ -293,8 +319,18 @@ impl State<'_> {
         let mut result = (ju, a + 2, join.name);
         if let (true, Some(post)) = (ok, post) {
             let pu = post.slots.first().and_then(|s| self.unit_index(s));
+            // Fault lima-postlog2-move: a move stands between the join and
+            // the post op.
+            let (from, at) = match self.inject {
+                Some(Fault::LimaPostlog2Move) => match self.t.op(self.net.mov) {
+                    Some(m) if pu.is_some_and(|p| self.try_put(a + 4, p, inst(m, None, vec![read(jname, 2)]))) => (self.unit_name(pu.unwrap_or(0)), a + 5),
+                    _ => ("", 0),
+                },
+                _ => (jname, a + 4),
+            };
+            let dist = if at == a + 5 { 1 } else { 2 };
             match pu {
-                Some(pu) if self.try_put(a + 4, pu, inst(post, None, vec![read(jname, 2)])) => result = (pu, a + 4, post.name),
+                Some(pu) if at > 0 && self.try_put(at, pu, inst(post, None, vec![read(from, dist)])) => result = (pu, at, post.name),
                 _ => ok = false,
             }
         }
@@ -303,7 +339,7 @@ impl State<'_> {
             return false;
         }
         self.set_loc(n, result.0, result.1, result.2);
-        self.mark(n, a);
+        self.mark(n, first_at);
         true
     }
 
@@ -472,6 +508,8 @@ pub struct BlockJob<'a> {
     pub block: &'a Block,
     /// Priority order.
     pub sched: Sched,
+    /// The injected fault, if any.
+    pub inject: Option<Fault>,
 }
 
 /// Schedule one block; its machine block and counts.
@@ -485,7 +523,7 @@ pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, C
         }
     }
     pool.start_block();
-    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default() };
+    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject };
     let heights = g.heights();
     let mut order: Vec<usize> = (0..n).filter(|&i| g.nodes.get(i).is_some_and(|x| x.kind != Kind::Input)).collect();
     match job.sched {
