@@ -61,6 +61,9 @@ fn op(slot: &'static str, opcode: &str, dest: Option<Operand>, srcs: Vec<Operand
 /// Lower `p` (source form) naively; `None` when it does not fit.
 pub fn lower(p: &Program) -> Option<Program> {
     let t = p.target;
+    if t.network.is_some() {
+        return None; // results live in the bypass network: no register lowering exists
+    }
     let mut alloc = Alloc::new(p);
     let mut sizes: HashMap<SmolStr, u8> = HashMap::new();
     let pad = |latency: u32| if t.interlocked { 0 } else { latency.max(1) as usize - 1 };
