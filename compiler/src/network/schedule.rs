@@ -70,6 +70,7 @@ struct State<'a> {
     pool: &'a mut RegPool,
     counts: Counts,
     inject: Option<Fault>,
+    careful: bool,
 }
 
 fn inst(op: &'static OpDesc, dest: Option<Operand>, srcs: Vec<Operand>) -> Inst {
@@ -352,6 +353,9 @@ impl State<'_> {
         // ops need least.
         let demand = |unit: &str| self.g.nodes.iter().enumerate().filter(|(i, x)| x.kind == Kind::Alu && self.placed.get(*i).copied().flatten().is_none() && x.op.slots.contains(&unit)).count();
         units.sort_by_key(|s| (std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)), demand(s)));
+        if self.careful {
+            units.retain(|s| self.net.unit(s).is_some_and(|u| u.window.max >= 2));
+        }
         let u = self.place_op(j, mov, &[v], &units)?;
         self.set_loc(v, u, j, mov.name);
         self.counts.moves += 1;
@@ -513,7 +517,20 @@ pub struct BlockJob<'a> {
 }
 
 /// Schedule one block; its machine block and counts.
+///
+/// A first attempt packs freely; when it runs out of units for the moves
+/// that keep values alive, the block is scheduled again in a careful mode
+/// (complex sequences start only with an empty network, no moves into a
+/// unit whose window is shorter than two), which always leaves a move a
+/// unit.
 pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
+    match schedule_once(&job, pool, false) {
+        Err(CompileError::Allocation(_)) => schedule_once(&job, pool, true),
+        r => r,
+    }
+}
+
+fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Result<(Block, Counts), CompileError> {
     let g = job.g;
     let n = g.nodes.len();
     let mut pending: Vec<usize> = g.nodes.iter().map(|x| x.users.len()).collect();
@@ -523,7 +540,7 @@ pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, C
         }
     }
     pool.start_block();
-    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject };
+    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject, careful };
     let heights = g.heights();
     let mut order: Vec<usize> = (0..n).filter(|&i| g.nodes.get(i).is_some_and(|x| x.kind != Kind::Input)).collect();
     match job.sched {
@@ -623,12 +640,18 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
             // A sequence adds up to three results to the network (the copy
             // of x and its two parts): start one only where they fit.
-            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs => {
+            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) == 0) => {
                 s.place_complex(j, n);
             }
             _ => {}
         }
-        if !s.moves_fit(j, &forced) {
+        // ... and for the values whose windows end in the next two
+        // instructions, where a complex sequence may have booked units.
+        let later = (1..=2).all(|k| {
+            let f = s.expiring(j + k);
+            s.moves_fit(j + k, &f)
+        });
+        if !s.moves_fit(j, &forced) || !later {
             s.restore(snap);
         }
     }
