@@ -36,6 +36,12 @@ pub enum Fault {
     /// an op ahead of it stops the search for good: the compiler loops
     /// forever (without allocating) on those blocks.
     SchedStuckReady,
+    /// lima-gp scheduler: a move may stand between `complex1` and
+    /// `postlog2`.
+    LimaPostlog2Move,
+    /// lima-gp scheduler: a `schedule_first` node (`preexp2`) can be given a
+    /// move before its sequence reads it.
+    LimaScheduleFirstMove,
 }
 
 impl Fault {
@@ -53,6 +59,8 @@ impl Fault {
             SchedIgnoreWar,
             RaSplitPreallocated,
             SpillNoReserve,
+            LimaPostlog2Move,
+            LimaScheduleFirstMove,
         ]
     }
     /// Every fault that makes the compiler loop forever on some inputs:
@@ -79,6 +87,8 @@ impl Fault {
             RaSplitPreallocated => "ra-split-preallocated",
             SpillNoReserve => "spill-no-reserve",
             SchedStuckReady => "sched-stuck-ready",
+            LimaPostlog2Move => "lima-postlog2-move",
+            LimaScheduleFirstMove => "lima-schedule-first-move",
         }
     }
     /// The target whose programs the fault corrupts (`None`: any target).
@@ -90,6 +100,7 @@ impl Fault {
             }
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
+            LimaPostlog2Move | LimaScheduleFirstMove => Some("lima-gp"),
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve | SchedStuckReady => None,
         }
     }
@@ -113,6 +124,8 @@ impl Fault {
             RaSplitPreallocated => "Mesa lima gpir (seed 000): linear scan must split a live range where a preallocated register's range begins",
             SpillNoReserve => "Mesa lima gpir (seed 000): spill code needs an extra register reserved in the regions where spills happen",
             SchedStuckReady => "Classic list-scheduler hang: a ready-list removal whose cursor stalls on a priority tie, so the placed op is never removed and the scheduler spins (a compiler that loops forever, for the harness's deadlines)",
+            LimaPostlog2Move => "Mesa lima gpir (seed 000): no move may stand between complex1 and postlog2; place_move() must rewrite the postlog2 as a move in every case",
+            LimaScheduleFirstMove => "Mesa lima gpir (seed 000): a schedule_first node (preexp2) was still given a move, which broke exp() tests",
         }
     }
     /// The fault with this `--inject` name.

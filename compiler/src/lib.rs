@@ -36,6 +36,7 @@ mod kept;
 pub mod linear_scan;
 pub mod liveness;
 pub mod lower;
+pub mod network;
 pub mod phys_live;
 pub mod ra_ir;
 pub mod regalloc;
@@ -115,6 +116,14 @@ pub struct Stats {
     pub sfu_stalls: usize,
     /// Values rematerialised instead of spilled.
     pub remats: usize,
+    /// Moves inserted to keep values in a bypass network past their read
+    /// window (0, and left out of the JSON, on register-file targets).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub moves: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Stats {
@@ -124,7 +133,7 @@ impl Stats {
         format!(
             "{name} - {target} shader: {} inst, {} cycles, {} spills, {} fills, {} max-live, {} nops, {} sfu-stalls, {} remats",
             self.instructions, self.cycles, self.spills, self.fills, self.max_live, self.nops, self.sfu_stalls, self.remats
-        )
+        ) + &if self.moves > 0 { format!(", {} moves", self.moves) } else { String::new() }
     }
 }
 
@@ -187,6 +196,9 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     let ids = source_ids::SourceIds::new(src);
     schedra_ir::validate::validate_resolved(src, ids.resolved())
         .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
+    if let Some(net) = src.target.network {
+        return network::compile(src, net, opts);
+    }
     // The pre-RA order goes straight into the allocator's IR (no reordered
     // copy of the program is built).
     let orders = sched_pre::block_orders_with(src, &ids, opts);
