@@ -124,3 +124,19 @@ fn bypass_reads_in_the_wrong_place_are_syntax_errors() {
     let (code, _, err) = schedra(&["verify", &temp("s.ir", SRC).to_string_lossy(), &p.to_string_lossy()]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A program the campaign found (`schedra fuzz --target lima-gp --seed 3`,
+/// reduced): its last select reads three values spilled to three register
+/// vectors, more than the two register load units reach at once.
+const THREE_VECTORS: &str = "target lima-gp\nb0:\n    %0 = ld_const 0\n    %1 = select %0, %0, %0\n    %2 = mul %0, %1\n    %3 = exp2 %0\n    %4 = floor %0\n    %2 = floor %0\n    %5 = mul %0, %4\n    %6 = exp2 %0\n    %7 = mul %3, %6\n    %8 = exp2 %7\n    %9 = mov %8\n    %10 = neg %0\n    %11 = mul %10, %9\n    %12 = select %0, %11, %0\n    %13 = select %12, %7, %0\n    %14 = exp2 %0\n    %12 = select %2, %9, %14\n    end\n";
+
+#[test]
+fn sources_spilled_to_three_register_vectors_are_scheduled() {
+    let p = temp("three.ir", THREE_VECTORS);
+    for ra in ["split", "graph"] {
+        for sched in ["topdown", "bottomup"] {
+            let (code, out, err) = schedra(&["verify", &p.to_string_lossy(), "--ra", ra, "--sched", sched]);
+            assert_eq!(code, 0, "{ra} {sched}: {out}{err}");
+        }
+    }
+}

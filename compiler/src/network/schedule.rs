@@ -481,6 +481,16 @@ impl State<'_> {
         ok
     }
 
+    /// How many load units can load registers (each one vector per
+    /// instruction).
+    fn register_load_units(&self) -> usize {
+        let Some(ld) = self.t.op(self.net.ld_reg) else { return 0 };
+        let mut groups: Vec<&str> = ld.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
+        groups.sort();
+        groups.dedup();
+        groups.len()
+    }
+
     fn live(&self, j: usize) -> usize {
         (0..self.g.nodes.len())
             .filter(|&v| {
@@ -633,6 +643,19 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
                     // network first.
                     for v in s.load_conflicts(&srcs) {
                         if s.loc.get(v).copied().flatten().is_none_or(|l| l.at + 1 < j) && s.free_alu(j) > reserve {
+                            s.mov(j, v);
+                        }
+                    }
+                    // Sources spilled to more register vectors than the
+                    // load units reach in one instruction: bring one back
+                    // into the network.
+                    let stale = |s: &State<'_>, v: usize| s.loc.get(v).copied().flatten().is_none_or(|l| j + 1 < l.at || !l.window.contains((j + 1 - l.at) as u32));
+                    let in_regs: Vec<(usize, u16)> = srcs.iter().filter_map(|&v| s.spill.get(v).copied().flatten().filter(|_| stale(s, v)).map(|(r, _)| (v, r / 4))).collect();
+                    let mut vectors: Vec<u16> = in_regs.iter().map(|(_, q)| *q).collect();
+                    vectors.sort();
+                    vectors.dedup();
+                    if vectors.len() > s.register_load_units() && s.free_alu(j) > reserve {
+                        if let Some(&(v, _)) = in_regs.first() {
                             s.mov(j, v);
                         }
                     }
