@@ -125,7 +125,7 @@ fn corpus_bases(rejected: &mut usize) -> Vec<Base> {
 /// `per_target` generated programs per target, modes in rotation.
 fn generated_bases(per_target: usize, rejected: &mut usize) -> Vec<Base> {
     let mut out = Vec::new();
-    for target in schedra_ir::target::all() {
+    for target in schedra_ir::target::generated() {
         for i in 0..per_target {
             let data = seed_bytes(0xfa15e ^ (i as u64) << 8 ^ target.name.len() as u64, 4096);
             let mut u = Unstructured::new(&data);
@@ -289,7 +289,7 @@ fn main() {
         t.get(Class::WrongOnMoreSeeds)
     );
     println!("\nper target (false alarms / rejections, unsound / differing):");
-    for target in schedra_ir::target::all() {
+    for target in schedra_ir::target::generated() {
         let g = |c| t.by_target.get(&(target.name, c)).copied().unwrap_or(0);
         let rej = g(Class::TrueAlarm) + g(Class::RuleBroken) + g(Class::WrongOnMoreSeeds) + g(Class::Unexecuted) + g(Class::FalseAlarm);
         let (fa, un) = (g(Class::FalseAlarm), g(Class::Unexecuted));

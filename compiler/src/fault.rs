@@ -47,6 +47,12 @@ pub enum Fault {
     KeplerWaitDefault,
     /// kepler waits: a pair is formed with a `tex` in its first slot.
     KeplerDualAfterTex,
+    /// lima-gp scheduler: a move may stand between `complex1` and
+    /// `postlog2`.
+    LimaPostlog2Move,
+    /// lima-gp scheduler: a `schedule_first` node (`preexp2`) can be given a
+    /// move before its sequence reads it.
+    LimaScheduleFirstMove,
 }
 
 impl Fault {
@@ -68,6 +74,8 @@ impl Fault {
             KeplerTexWaw,
             KeplerWaitDefault,
             KeplerDualAfterTex,
+            LimaPostlog2Move,
+            LimaScheduleFirstMove,
         ]
     }
     /// Every fault that makes the compiler loop forever on some inputs:
@@ -98,6 +106,8 @@ impl Fault {
             KeplerTexWaw => "kepler-tex-waw",
             KeplerWaitDefault => "kepler-wait-default",
             KeplerDualAfterTex => "kepler-dual-after-tex",
+            LimaPostlog2Move => "lima-postlog2-move",
+            LimaScheduleFirstMove => "lima-schedule-first-move",
         }
     }
     /// The target whose programs the fault corrupts (`None`: any target).
@@ -110,6 +120,7 @@ impl Fault {
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
             KeplerDualRaw | KeplerTexWaw | KeplerWaitDefault | KeplerDualAfterTex => Some("kepler"),
+            LimaPostlog2Move | LimaScheduleFirstMove => Some("lima-gp"),
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve | SchedStuckReady => None,
         }
     }
@@ -137,6 +148,8 @@ impl Fault {
             KeplerTexWaw => "Mesa nouveau insertTextureBarriers (nv50_ir_lowering_nvc0.cpp): the first uses of a tex result include writes, to guard write-after-write",
             KeplerWaitDefault => "Mesa nouveau getLatency: LINTERP/PINTERP 15, non-const LOAD/VFETCH 24, everything else 9 (\"TODO: better values\")",
             KeplerDualAfterTex => "Mesa nouveau canDualIssue: not after a TEXTURE or FLOW instruction (\"the 2nd instruction isn't necessarily executed\")",
+            LimaPostlog2Move => "Mesa lima gpir (seed 000): no move may stand between complex1 and postlog2; place_move() must rewrite the postlog2 as a move in every case",
+            LimaScheduleFirstMove => "Mesa lima gpir (seed 000): a schedule_first node (preexp2) was still given a move, which broke exp() tests",
         }
     }
     /// The fault with this `--inject` name.

@@ -40,6 +40,7 @@ mod kept;
 pub mod linear_scan;
 pub mod liveness;
 pub mod lower;
+pub mod network;
 pub mod phys_live;
 pub mod ra_ir;
 pub mod regalloc;
@@ -135,6 +136,10 @@ pub struct Stats {
     pub sfu_stalls: usize,
     /// Values rematerialised instead of spilled.
     pub remats: usize,
+    /// Moves inserted to keep values in a bypass network past their read
+    /// window (0, and left out of the JSON, on register-file targets).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub moves: usize,
     /// Issue counts on a target with encoded waits (kepler); `None` on
     /// other targets.
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
@@ -153,6 +158,10 @@ pub struct IssueStats {
     pub stall_cycles: usize,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 impl Stats {
     /// The shader-db line of cli.md:
     /// `NAME - TARGET shader: 40 inst, 52 cycles, 0 spills, 0 fills, 17 max-live, 3 nops, ...`.
@@ -161,9 +170,14 @@ impl Stats {
             "{name} - {target} shader: {} inst, {} cycles, {} spills, {} fills, {} max-live, {} nops, {} sfu-stalls, {} remats",
             self.instructions, self.cycles, self.spills, self.fills, self.max_live, self.nops, self.sfu_stalls, self.remats
         );
-        match self.issue {
+        let line = match self.issue {
             Some(i) => format!("{line}, {} issued1, {} issued2, {} stall-cycles", i.issued1, i.issued2, i.stall_cycles),
             None => line,
+        };
+        if self.moves > 0 {
+            format!("{line}, {} moves", self.moves)
+        } else {
+            line
         }
     }
 }
@@ -227,6 +241,9 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     let ids = source_ids::SourceIds::new(src);
     schedra_ir::validate::validate_resolved(src, ids.resolved())
         .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
+    if let Some(net) = src.target.network {
+        return network::compile(src, net, opts);
+    }
     // The pre-RA order goes straight into the allocator's IR (no reordered
     // copy of the program is built).
     let orders = sched_pre::block_orders_with(src, &ids, opts);

@@ -440,6 +440,7 @@ fn lower_operand(o: &Operand, id: Option<u32>, names: &Names) -> Result<ROperand
         Operand::Phys(p) => ROperand::Loc(Loc::Phys(*p)),
         Operand::Imm(i) => ROperand::Imm(*i),
         Operand::Label(l) => return Err(label_operand(l)),
+        Operand::Bypass(b) => return Err(CompileError::Unsupported(format!("bypass read `^{}.{}` in a source program", b.unit, b.dist))),
     })
 }
 

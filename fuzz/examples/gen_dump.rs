@@ -19,7 +19,7 @@ fn main() {
         std::process::exit(2);
     };
     let n: u64 = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let targets = schedra_ir::target::all();
+    let targets = schedra_ir::target::generated();
     let forced: Option<usize> = std::env::var("GEN_DUMP_HINT").ok().and_then(|v| v.parse().ok());
     let mut written = 0;
     for seed in 0..n {

@@ -66,7 +66,7 @@ fn main() {
         }
     }
     let cases: u64 = std::env::var("DIGEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
-    for t in schedra_ir::target::all() {
+    for t in schedra_ir::target::generated() {
         for n in 0..cases / 3 + 1 {
             let mut bytes = SeedStream::new(n, 16 * 1024);
             let cfg = if n % 2 == 0 { Config::default() } else { bytes.draw(64, |u| Config::swarm(u).unwrap_or_default()) };

@@ -53,7 +53,7 @@ fn main() {
         }
     }
     eprintln!("corpus pairs: {n}");
-    for target in schedra_ir::target::all() {
+    for target in schedra_ir::target::generated() {
         for i in 0..per_target {
             let data = seed_bytes(0xba5e ^ (i << 8) ^ target.name.len() as u64, 4096);
             let mut u = Unstructured::new(&data);

@@ -15,7 +15,7 @@ fn check(bytes: &[u8], seen: &Mutex<Features>) {
     // Bolero's inputs are short; they seed a long stream instead.
     let data = seed_bytes(seed_of(bytes), 32 * 1024);
     let mut u = Unstructured::new(&data);
-    for t in schedra_ir::target::all() {
+    for t in schedra_ir::target::generated() {
         let Ok(cfg) = Config::swarm(&mut u) else { return };
         let (p, f) = match generate_with_features(&mut u, t, &cfg) {
             Ok(x) => x,

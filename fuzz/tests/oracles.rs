@@ -24,7 +24,7 @@ fn programs(bytes: &[u8], data: &mut Vec<u8>) -> Vec<Program> {
     *data = seed_bytes(seed_of(bytes), 16 * 1024);
     let mut u = Unstructured::new(data);
     let mut out = Vec::new();
-    for t in schedra_ir::target::all() {
+    for t in schedra_ir::target::generated() {
         let Ok(mut cfg) = Config::swarm(&mut u) else { break };
         cfg.max_insts = cfg.max_insts.min(60);
         cfg.pressure = 0;

@@ -146,6 +146,22 @@ pub enum Operand {
     /// A block label (only where an opcode takes one; terminators keep their
     /// labels in [`Terminator`]).
     Label(SmolStr),
+    /// A read of the bypass network (machine form of a target with a
+    /// [`crate::target::network::Network`]): the result of a named unit a
+    /// given number of instructions back, written `^unit.distance`.
+    Bypass(BypassRead),
+}
+
+/// A bypass-network read: `^add0.1` is the result of unit `add0` one
+/// instruction back, `^reg0.x.0` the x load of unit `reg0` in the reading
+/// instruction itself. The unit is not checked by the parser (the verifier
+/// reports unknown units); the distance is any number 0..=255.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BypassRead {
+    /// The unit (a slot name of the target) whose result is read.
+    pub unit: SmolStr,
+    /// Consumer instruction index minus producer instruction index.
+    pub dist: u8,
 }
 
 impl Operand {
@@ -160,6 +176,13 @@ impl Operand {
     pub fn virt(&self) -> Option<&VirtReg> {
         match self {
             Operand::Virt(v) => Some(v),
+            _ => None,
+        }
+    }
+    /// The bypass read, if this operand is one.
+    pub fn bypass(&self) -> Option<&BypassRead> {
+        match self {
+            Operand::Bypass(b) => Some(b),
             _ => None,
         }
     }

@@ -29,6 +29,8 @@ pub enum Tok<'a> {
     Imm(Imm),
     /// One of `{ } ; : , =`.
     Punct(u8),
+    /// `^unit.distance`: the unit name and the distance.
+    Bypass(&'a str, u8),
 }
 
 /// A token and where it starts.
@@ -93,9 +95,10 @@ pub fn lex_line(text: &str, line: u32) -> Result<Vec<Token<'_>>, Located> {
             b'#' => break,
             b'{' | b'}' | b';' | b':' | b',' | b'=' => (Tok::Punct(c), i + 1),
             b'%' | b'$' => lex_reg(text, i, span)?,
+            b'^' => lex_bypass(text, i, span)?,
             b'-' | b'0'..=b'9' => lex_number(text, i, span)?,
             c if c.is_ascii_alphabetic() || c == b'_' => {
-                let end = scan(b, i, name_byte);
+                let end = ident_end(b, i);
                 (Tok::Ident(&text[i..end]), end)
             }
             _ => return Err(unexpected(text, i, span)),
@@ -104,6 +107,16 @@ pub fn lex_line(text: &str, line: u32) -> Result<Vec<Token<'_>>, Located> {
         i = next;
     }
     Ok(out)
+}
+
+/// The end of an identifier starting at `i`: name bytes, and a `-` only
+/// between a letter or digit and a letter (target names such as `lima-gp`).
+fn ident_end(b: &[u8], i: usize) -> usize {
+    let mut end = scan(b, i, name_byte);
+    while b.get(end) == Some(&b'-') && b.get(end + 1).is_some_and(u8::is_ascii_alphabetic) && end > 0 && b.get(end - 1).is_some_and(u8::is_ascii_alphanumeric) {
+        end = scan(b, end + 1, name_byte);
+    }
+    end
 }
 
 /// The first index at or after `i` whose byte does not satisfy `f`.
@@ -139,6 +152,22 @@ fn lex_reg(text: &str, i: usize, span: Span) -> Result<(Tok<'_>, usize), Located
     let (size, next) = lex_suffix(text, end, span.line)?;
     let tok = if sigil == b'%' { Tok::Virt(name, size) } else { Tok::Phys(name, size) };
     Ok((tok, next))
+}
+
+/// `^unit.distance` starting at `i`: the name runs like an identifier and
+/// its last `.`-separated part is the distance (0..=255).
+fn lex_bypass(text: &str, i: usize, span: Span) -> Result<(Tok<'_>, usize), Located> {
+    let b = text.as_bytes();
+    let end = scan(b, i + 1, name_byte);
+    let name = &text[i + 1..end];
+    let expected = || Located::new(span, format!("bypass read `^{}` must be a unit and a distance, as in `^add0.1`", show(name)));
+    let (unit, dist) = name.rsplit_once('.').ok_or_else(expected)?;
+    let unit_ok = unit.as_bytes().first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
+    if !unit_ok || dist.is_empty() || !dist.bytes().all(|d| d.is_ascii_digit()) {
+        return Err(expected());
+    }
+    let dist = dist.parse::<u8>().map_err(|_| Located::new(span, format!("bypass distance in `^{}` must be a number from 0 to 255", show(name))))?;
+    Ok((Tok::Bypass(unit, dist), end))
 }
 
 fn virt_name_ok(name: &str) -> bool {
@@ -260,9 +289,21 @@ mod tests {
     fn registers_and_suffixes() {
         assert_eq!(toks("%a:2 $g12:2 %3 $R1.x"), vec![Tok::Virt("a", Some(2)), Tok::Phys("g12", Some(2)), Tok::Virt("3", None), Tok::Phys("R1.x", None)]);
         assert_eq!(toks("b0:"), vec![Tok::Ident("b0"), Tok::Punct(b':')]);
+        assert_eq!(toks("target lima-gp"), vec![Tok::Ident("target"), Tok::Ident("lima-gp")]);
+        assert_eq!(toks("a -1"), vec![Tok::Ident("a"), Tok::Imm(Imm::int(-1))]);
         assert_eq!(err("%x:0").span, Span::new(3, 3));
         assert!(err("%x:256").message.contains("1 to 255"));
         assert!(err("%3x").message.contains("digits or an identifier"));
+    }
+
+    #[test]
+    fn bypass_reads() {
+        assert_eq!(toks("^add0.1, ^reg0.x.0 ^complex.12"), vec![Tok::Bypass("add0", 1), Tok::Punct(b','), Tok::Bypass("reg0.x", 0), Tok::Bypass("complex", 12)]);
+        assert!(err("^add0").message.contains("unit and a distance"));
+        assert!(err("^add0.x").message.contains("unit and a distance"));
+        assert!(err("^.1").message.contains("unit and a distance"));
+        assert!(err("^add0.256").message.contains("0 to 255"));
+        assert_eq!(err("  ^").span, Span::new(3, 3));
     }
 
     #[test]

@@ -74,6 +74,7 @@ fn describe(t: Option<&Token<'_>>) -> String {
         Some(Tok::Phys(s, _)) => format!("`${}`", show(s)),
         Some(Tok::Imm(_)) => "a number".to_string(),
         Some(Tok::Punct(p)) => format!("`{}`", p as char),
+        Some(Tok::Bypass(u, d)) => format!("`^{}.{d}`", show(u)),
     }
 }
 
@@ -150,6 +151,11 @@ impl<'t, 'a> Cur<'t, 'a> {
             Tok::Phys(name, size) => Operand::Phys(phys(t, name, size, span)?),
             Tok::Imm(imm) => Operand::Imm(imm),
             Tok::Ident(l) => Operand::Label(SmolStr::new(l)),
+            Tok::Bypass(u, _) if !machine || t.network.is_none() => {
+                let why = if machine { format!("target {} has no bypass network", t.name) } else { "bypass reads belong to the machine form".to_string() };
+                return Err(Located::new(span, format!("unexpected bypass read `^{}`: {why}", show(u))));
+            }
+            Tok::Bypass(u, dist) => Operand::Bypass(BypassRead { unit: SmolStr::new(u), dist }),
             Tok::Punct(_) => return Err(self.expected("an operand (register, number or label)")),
         };
         self.i += 1;
@@ -188,6 +194,7 @@ struct Header<'a> {
     name: Option<String>,
     target: Option<&'static Target>,
     stage: Option<Stage>,
+    stage_span: Span,
     form: Option<Form>,
     inputs: Vec<(Vec<Token<'a>>, Span)>,
 }
@@ -215,6 +222,7 @@ impl<'a> Header<'a> {
             }
             "stage" => {
                 dup(&self.stage, kw, span)?;
+                self.stage_span = span;
                 self.stage = Some(match c.ident("a stage")?.0 {
                     "vertex" => Stage::Vertex,
                     "fragment" => Stage::Fragment,
@@ -248,7 +256,9 @@ impl<'a> Header<'a> {
             .ok_or_else(|| Located::new(span, "expected a `target` line (such as `target v3d71`) before the first label"))?;
         let form = self.form.unwrap_or(Form::Source);
         let inputs = self.inputs.iter().map(|(t, eol)| input(target, form, t, *eol)).collect::<Result<Vec<_>, _>>()?;
-        let prog = Program { name: self.name, target, stage: self.stage.unwrap_or(target.default_stage), form, inputs, blocks: Vec::new() };
+        let stage = self.stage.unwrap_or(target.default_stage);
+        target.rules.stage_ok(stage).map_err(|msg| Located::new(if self.stage.is_some() { self.stage_span } else { span }, msg))?;
+        let prog = Program { name: self.name, target, stage, form, inputs, blocks: Vec::new() };
         Ok(Body { prog, open: None })
     }
 }
@@ -505,6 +515,32 @@ mod tests {
         let p = parse(s.as_bytes(), None).unwrap();
         assert_eq!(p.blocks[0].insts[0].srcs[0], Operand::Imm(Imm::f32(1.5)));
         assert_eq!(p.blocks[0].term.kind, TermKind::Brnz { cond: Operand::Virt(VirtReg { name: "c".into(), size: None }), nonzero: "b1".into(), zero: "b2".into() });
+    }
+
+    const LIMA: &str = "target lima-gp\nform machine\nb0:\n    { reg0.x: ld_att 0 ; uni.y: ld_uni 1 }\n    { add0: add ^reg0.x.1, ^reg0.x.1 ; st.x: st_reg $r3.x, ^add0.0 }\n    { mul1: mul ^add0.1, ^add0.1 ; complex: rcp_impl ^add0.1 }\n    { pass: mov ^complex.1 ; st.z: st_var 2, ^pass.0 }\n    brnz ^mul1.2, b1, b1\nb1:\n    end\n";
+
+    #[test]
+    fn bypass_reads_round_trip() {
+        let p = parse(LIMA.as_bytes(), None).unwrap();
+        let ops = &p.blocks[0].bundles[1].ops;
+        assert_eq!(ops[0].inst.dest, None, "ALU results stay in their unit");
+        assert_eq!(ops[0].inst.srcs[0], Operand::Bypass(BypassRead { unit: "reg0.x".into(), dist: 1 }));
+        assert_eq!(ops[1].inst.dest, Some(Operand::Phys(PhysReg::one(12))), "st_reg names its register");
+        assert!(matches!(&p.blocks[0].term.kind, TermKind::Brnz { cond: Operand::Bypass(b), .. } if b.unit == "mul1" && b.dist == 2));
+        let text = crate::print::print(&p);
+        assert!(text.contains("{ add0: add ^reg0.x.1, ^reg0.x.1 ; st.x: st_reg $r3.x, ^add0.0 }"), "{text}");
+        let again = parse(text.as_bytes(), None).unwrap();
+        assert!(again.same_as(&p));
+        assert_eq!(crate::print::print(&again), text);
+    }
+
+    #[test]
+    fn bypass_reads_only_in_lima_machine_programs() {
+        assert!(err("target v3d71\nform machine\nb0:\n { add: mov $rf1, ^add.1 }\n end\n").message.contains("no bypass network"));
+        assert!(err("target lima-gp\nb0:\n %a = mov ^add0.1\n end\n").message.contains("machine form"));
+        let e = err("target lima-gp\nstage fragment\nb0:\n end\n");
+        assert_eq!(e.span, Span::new(2, 1));
+        assert!(e.message.contains("vertex shaders only"));
     }
 
     #[test]

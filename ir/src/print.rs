@@ -120,6 +120,7 @@ pub fn operand(p: &Program, o: &Operand) -> String {
         Operand::Phys(r) => phys(p, *r),
         Operand::Imm(i) => imm(*i),
         Operand::Label(l) => l.to_string(),
+        Operand::Bypass(b) => format!("^{}.{}", b.unit, b.dist),
     }
 }
 

@@ -389,7 +389,7 @@ impl<'a> Inst_<'a> {
         let t = self.p.target;
         match (&self.i.dest, self.d.dest) {
             (Some(_), Dest::None) => Err(self.err(format!("`{}` has no destination; expected `{} …` without `=`", self.d.name, self.d.name))),
-            (None, Dest::Explicit | Dest::Implicit(_)) => Err(self.err(format!("`{}` needs a destination (`%d = {} …`)", self.d.name, self.d.name))),
+            (None, Dest::Explicit | Dest::Implicit(_) | Dest::Unit) => Err(self.err(format!("`{}` needs a destination (`%d = {} …`)", self.d.name, self.d.name))),
             (Some(Operand::Phys(r)), _) => {
                 reg_exists(t, *r, self.i.span)?;
                 not_implicit(t, *r, self.i.span)?;
@@ -409,6 +409,7 @@ impl<'a> Inst_<'a> {
         let name = self.d.name;
         match (o, kind) {
             (Operand::Label(l), _) => Err(self.err(format!("operand {n} of `{name}` is the label `{}`; labels are operands of terminators only", show(l)))),
+            (Operand::Bypass(_), _) => Err(self.err(format!("operand {n} of `{name}` is a bypass read; those belong to the machine form"))),
             (Operand::Imm(i), OperandKind::Index) if !i.float => Ok(()),
             (_, OperandKind::Index) => Err(self.err(format!("operand {n} of `{name}` must be an integer constant"))),
             (Operand::Imm(_), OperandKind::Reg) => Err(self.err(format!("operand {n} of `{name}` must be a register, not an immediate"))),

@@ -147,7 +147,7 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         })?),
     };
     let targets = match (args.target.as_deref(), inject.and_then(|f| f.target())) {
-        (Some("all"), _) | (None, None) => schedra_ir::target::all().to_vec(),
+        (Some("all"), _) | (None, None) => schedra_ir::target::generated().to_vec(),
         (None, Some(t)) | (Some(t), _) => vec![schedra_ir::target::by_name(t).ok_or_else(|| format!("--target {t}: unknown target"))?],
     };
     let jobs = jobs(args.jobs, cores())?;

@@ -98,6 +98,7 @@ fn op_row(t: &Target, op: &OpDesc) -> String {
         Dest::None => "none".to_string(),
         Dest::Explicit => "explicit".to_string(),
         Dest::Implicit(r) => format!("-> {}", t.regs.name(r)),
+        Dest::Unit => "unit".to_string(),
     };
     let sizes = match op.sizes {
         Sizes::Uniform => "uniform".to_string(),

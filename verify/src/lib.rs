@@ -34,6 +34,7 @@ pub mod facts;
 pub mod ids;
 pub mod labels;
 pub mod machcode;
+pub mod network;
 pub mod report;
 pub mod rules;
 pub mod sample;
@@ -90,7 +91,12 @@ pub fn verify(src: &Program, machine: &Program, opts: &VerifyOptions) -> Report 
         report.violations.extend(rules::bundles_in(machine, &code));
         report.violations.extend(rules::hazards_in(machine, &code));
     }
-    if comparable {
+    if let (true, Some(net)) = (comparable, machine.target.network) {
+        let (violations, obligations) = network::check(src, machine, net);
+        report.violations.extend(violations);
+        report.obligations = obligations;
+        report.cycles = machine.bundle_count() as u64;
+    } else if comparable {
         let out = compare::check_in(src, machine, code, (&labels.0, &labels.1), opts.timeout_ms);
         report.violations.extend(out.violations);
         report.obligations = out.obligations;

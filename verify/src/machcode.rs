@@ -186,7 +186,7 @@ impl MachCode {
         let dest = match desc.dest {
             Dest::Explicit => inst.dest.as_ref().and_then(Operand::phys),
             Dest::Implicit(r) => Some(PhysReg::one(r)),
-            Dest::None => None,
+            Dest::None | Dest::Unit => None,
         };
         let idx = index_operand(inst, desc);
         self.ops.push(MachOp { desc, args: Span::of(a0, self.args.len()), dest, touched: Span::of(t0, self.touched.len()), idx, at });

@@ -150,19 +150,26 @@ fn shape_ok(p: &Program, inst: &Inst, desc: Option<&OpDesc>) -> Result<(), Strin
     let desc = desc.ok_or_else(|| format!("`{}` is not an opcode of {}", inst.opcode, t.name))?;
     let name = desc.name;
     match (desc.dest, &inst.dest) {
-        (Dest::Explicit, Some(Operand::Phys(_))) | (Dest::None | Dest::Implicit(_), None) => {}
+        (Dest::Explicit, Some(Operand::Phys(_))) | (Dest::None | Dest::Implicit(_) | Dest::Unit, None) => {}
         (Dest::Explicit, _) => return Err(format!("`{name}` needs a register destination")),
         (_, Some(_)) => return Err(format!("`{name}` takes no destination operand in the machine form")),
     }
     if inst.srcs.len() != desc.operands.len() {
         return Err(format!("`{name}` takes {} operand(s), found {}", desc.operands.len(), inst.srcs.len()));
     }
+    let net = t.network.is_some();
     for (i, (k, o)) in desc.operands.iter().zip(&inst.srcs).enumerate() {
-        let ok = matches!((k, o), (OperandKind::Index, Operand::Imm(_)) | (OperandKind::Reg, Operand::Phys(_)) | (OperandKind::Value, Operand::Phys(_) | Operand::Imm(_)));
+        let ok = match (k, o) {
+            (OperandKind::Index, Operand::Imm(_)) | (OperandKind::Reg, Operand::Phys(_)) => true,
+            (OperandKind::Value, Operand::Phys(_) | Operand::Imm(_)) => !net,
+            (OperandKind::Value, Operand::Bypass(_)) => net,
+            _ => false,
+        };
         if !ok {
             let want = match k {
                 OperandKind::Index => "an integer constant",
                 OperandKind::Reg => "a register",
+                OperandKind::Value if net => "a bypass read (`^unit.distance`)",
                 OperandKind::Value => "a register or an immediate",
             };
             return Err(format!("operand {} of `{name}` must be {want}", i + 1));
@@ -388,7 +395,7 @@ fn written_by(desc: &OpDesc, dest: Option<PhysReg>) -> Option<PhysReg> {
     match desc.dest {
         Dest::Explicit => dest,
         Dest::Implicit(r) => Some(PhysReg::one(r)),
-        Dest::None => None,
+        Dest::None | Dest::Unit => None,
     }
 }
 

@@ -679,6 +679,7 @@ pub fn operand_name(p: &Program, o: &Operand) -> String {
         Operand::Phys(r) => format!("${}", p.reg_name(r.base)),
         Operand::Imm(i) => format!("{:#x}", i.bits),
         Operand::Label(l) => l.to_string(),
+        Operand::Bypass(b) => format!("^{}.{}", b.unit, b.dist),
     }
 }
 
@@ -1290,7 +1291,7 @@ pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> impl Iterator<Item = Reg> {
     let run = match desc.dest {
         Dest::Explicit => inst.dest.as_ref().and_then(Operand::phys),
         Dest::Implicit(r) => Some(PhysReg::one(r)),
-        Dest::None => None,
+        Dest::None | Dest::Unit => None,
     };
     run.into_iter().flat_map(|p| p.regs())
 }

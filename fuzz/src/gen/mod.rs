@@ -102,7 +102,7 @@ impl GeneratedCase {
 
 impl<'a> Arbitrary<'a> for GeneratedCase {
     fn arbitrary(u: &mut Unstructured<'a>) -> arbitrary::Result<GeneratedCase> {
-        let all = schedra_ir::target::all();
+        let all = schedra_ir::target::generated();
         let target = all[u.choose_index(all.len())?];
         GeneratedCase::for_target(u, target)
     }

@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn every_target_can_loop_branch_and_output() {
-        for t in schedra_ir::target::all() {
+        for t in schedra_ir::target::generated() {
             let p = Profile::of(t);
             assert!(p.counter.is_some(), "{}: no loop counter", t.name);
             assert!(p.cond.is_some(), "{}: no condition op", t.name);

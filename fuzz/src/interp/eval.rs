@@ -12,7 +12,8 @@
 //! Invariant: [`word`] is a pure, total function: same sem and arguments,
 //! same word; it never panics.
 
-use schedra_ir::target::Sem;
+use schedra_ir::target::lima_gp::complex;
+use schedra_ir::target::{Cx, Sem};
 
 /// The word every NaN result becomes.
 pub const CANONICAL_NAN: u32 = 0x7fc0_0000;
@@ -52,14 +53,48 @@ fn fmax(a: f32, b: f32) -> u32 {
     }
 }
 
+/// 1.0 or 0.0.
+fn flag(b: bool) -> u32 {
+    if b {
+        1.0f32.to_bits()
+    } else {
+        0
+    }
+}
+
+/// sign: 1.0 above zero, -1.0 below, 0.0 for zeros and NaN.
+fn sign(a: f32) -> u32 {
+    if a > 0.0 {
+        1.0f32.to_bits()
+    } else if a < 0.0 {
+        (-1.0f32).to_bits()
+    } else {
+        0
+    }
+}
+
+/// `complex1 a, b, c` in the model of `schedra_ir::target::lima_gp::complex`:
+/// the function whose `impl` made `a` from `c` (with `b = complex2 c`),
+/// exp2 undoing its `preexp2`, log2 leaving the word `postlog2` finishes;
+/// a garbage word when the parts do not match.
+fn complex1(a: u32, b: u32, c: u32) -> u32 {
+    match complex::joined(a, b, c) {
+        Some(Cx::Rcp) => canon(1.0 / f(c)),
+        Some(Cx::Rsqrt) => canon(1.0 / f(c).sqrt()),
+        Some(Cx::Exp2) => canon(f(complex::unpre(c)).exp2()),
+        Some(Cx::Log2) => complex::log_raw(canon(f(c).log2())),
+        None => complex::garbage(a, b, c),
+    }
+}
+
 /// How many word arguments an arithmetic sem takes, or `None` if `sem` is
 /// not a pure word operation (outside inputs, memory, effects).
 pub fn arity(sem: Sem) -> Option<usize> {
     use Sem::*;
     match sem {
-        FAdd | FSub | FMul | FMin | FMax | Add | Sub | UMul24 | Mul | And | Or | Xor | Shl | Shr => Some(2),
-        FMad => Some(3),
-        Mov | Recip | Rsqrt | Exp2 | Log2 | Sin | Cos => Some(1),
+        FAdd | FSub | FMul | FMin | FMax | Add | Sub | UMul24 | Mul | And | Or | Xor | Shl | Shr | Ge | Lt => Some(2),
+        FMad | Select | Complex1 => Some(3),
+        Mov | Recip | Rsqrt | Exp2 | Log2 | Sin | Cos | Floor | Sign | Neg | ComplexImpl(_) | Complex2 | PreExp2 | PostLog2 => Some(1),
         Uniform | Const | Varying | Texture | ScratchRead | ScratchWrite | Output(..) | ThreadSwitch | TexBarrier => None,
     }
 }
@@ -105,6 +140,23 @@ pub fn apply(sem: Sem, a: u32, b: u32, c: u32) -> Option<u32> {
         Log2 => canon(f(a).log2()),
         Sin => canon(f(a).sin()),
         Cos => canon(f(a).cos()),
+        Floor => canon(f(a).floor()),
+        Sign => sign(f(a)),
+        Neg => canon(-f(a)),
+        Ge => flag(f(a) >= f(b)),
+        Lt => flag(f(a) < f(b)),
+        Select => {
+            if f(a) != 0.0 {
+                b
+            } else {
+                c
+            }
+        }
+        ComplexImpl(fun) => complex::imp(fun, a),
+        Complex2 => complex::second(a),
+        PreExp2 => complex::pre(a),
+        PostLog2 => complex::post(a),
+        Complex1 => complex1(a, b, c),
         _ => return None,
     })
 }
@@ -145,6 +197,25 @@ mod tests {
         assert_eq!(word(Sem::Rsqrt, &[one(4.0)]), Some(one(0.5)));
         assert_eq!(word(Sem::Exp2, &[one(3.0)]), Some(one(8.0)));
         assert_eq!(word(Sem::Log2, &[one(8.0)]), Some(one(3.0)));
+    }
+
+    #[test]
+    fn complex_sequences_compute_only_when_whole() {
+        let x = one(4.0);
+        let c1 = |f: Cx, x: u32| word(Sem::Complex1, &[complex::imp(f, x), complex::second(x), x]).unwrap();
+        assert_eq!(c1(Cx::Rcp, x), one(0.25));
+        assert_eq!(c1(Cx::Rsqrt, x), one(0.5));
+        let p = word(Sem::PreExp2, &[x]).unwrap();
+        assert_eq!(c1(Cx::Exp2, p), one(16.0));
+        assert_ne!(c1(Cx::Exp2, x), one(16.0), "exp2 without preexp2");
+        let l = c1(Cx::Log2, x);
+        assert_eq!(word(Sem::PostLog2, &[l]), Some(one(2.0)));
+        assert_ne!(l, one(2.0), "log2 without postlog2");
+        let wrong = word(Sem::Complex1, &[complex::imp(Cx::Rcp, x), complex::second(one(2.0)), x]).unwrap();
+        assert_ne!(wrong, one(0.25), "complex2 of another x");
+        assert_eq!(word(Sem::Select, &[one(0.0), one(1.0), one(2.0)]), Some(one(2.0)));
+        assert_eq!(word(Sem::Ge, &[one(1.0), one(1.0)]), Some(one(1.0)));
+        assert_eq!(word(Sem::Lt, &[one(1.0), one(1.0)]), Some(0));
     }
 
     #[test]

@@ -192,6 +192,7 @@ fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Loc
             Some(PhysReg { base: r, size })
         }
         (Dest::None, None) => None,
+        (Dest::Unit, None) => return Err(bad(at, format!("`{}` leaves its result in its unit: a target without a bypass network cannot run it", desc.name))),
         (_, Some(_)) => return Err(bad(at, format!("`{}` names a destination it does not write", desc.name))),
     };
     if let Some(d) = dest {
@@ -365,6 +366,7 @@ fn read(p: &Program, world: &World, regs: &[Option<u32>], op: &Operand) -> Resul
         Operand::Imm(i) => Ok(Words::one(i.bits)),
         Operand::Virt(v) => Err(format!("virtual register %{} in the machine form", v.name)),
         Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
+        Operand::Bypass(b) => Err(format!("the bypass read `^{}.{}` on a target without a bypass network", b.unit, b.dist)),
     }
 }
 

@@ -24,6 +24,7 @@
 //! a decoded run is exactly [`run`]'s, errors included. `fuzz/examples/
 //! interp_digest` checks that over the corpus and generated programs.
 
+pub mod bypass;
 pub mod effects;
 pub mod error;
 pub mod eval;
@@ -83,13 +84,18 @@ pub enum Prepared<'p> {
     Source(source::Decoded<'p>),
     /// A machine-form program.
     Machine(machine::Decoded<'p>),
+    /// A machine-form program of a target with a bypass network.
+    Bypass(&'p Program, &'static schedra_ir::target::network::Network),
 }
 
 /// Decode `program` for [`Prepared::run`].
 pub fn prepare(program: &Program) -> Prepared<'_> {
     match program.form {
         Form::Source => Prepared::Source(source::Decoded::new(program)),
-        Form::Machine => Prepared::Machine(machine::Decoded::new(program)),
+        Form::Machine => match program.target.network {
+            Some(net) => Prepared::Bypass(program, net),
+            None => Prepared::Machine(machine::Decoded::new(program)),
+        },
     }
 }
 
@@ -100,6 +106,7 @@ impl Prepared<'_> {
         match self {
             Prepared::Source(d) => d.run(world, fuel),
             Prepared::Machine(d) => d.run(world, fuel),
+            Prepared::Bypass(p, net) => bypass::run(p, net, world, fuel),
         }
     }
 }

@@ -302,6 +302,7 @@ impl State {
             }
             Operand::Imm(i) => Ok(Words::one(i.bits)),
             Operand::Label(l) => Err(format!("the label `{l}` is not a value")),
+            Operand::Bypass(b) => Err(format!("the bypass read `^{}.{}` belongs to the machine form", b.unit, b.dist)),
         }
     }
 

@@ -54,6 +54,7 @@ pub static GEN8: Target = Target {
     default_stage: Stage::Fragment,
     ops: &OPS,
     op_index: super::OpIndex::new(),
+    network: None,
     max_alu_size: 2,
     max_value_size: 4,
     reserved: &[0, 1],

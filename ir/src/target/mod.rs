@@ -22,6 +22,8 @@ pub use clock::{Clock, ReadWindow};
 mod clock;
 pub mod gen8;
 pub mod kepler;
+pub mod lima_gp;
+pub mod network;
 pub mod opcache;
 mod optable;
 pub mod r600;
@@ -31,11 +33,20 @@ pub mod v3d71;
 
 /// Every target schedra knows, in a stable order.
 pub fn all() -> &'static [&'static Target] {
-    static ALL: [&Target; 4] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &kepler::KEPLER];
+    static ALL: [&Target; 5] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &kepler::KEPLER, &lima_gp::LIMA_GP];
     &ALL
 }
 
-/// The target with this name (`v3d71`, `gen8`, `r600`, `kepler`).
+/// The targets the program generator builds programs for, in [`all`]'s
+/// order: the register-file targets. A bypass-network target (lima-gp) has
+/// no ALU immediates for the generator's loop counters and conditions and
+/// is not generated.
+pub fn generated() -> &'static [&'static Target] {
+    static GENERATED: [&Target; 4] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &kepler::KEPLER];
+    &GENERATED
+}
+
+/// The target with this name (`v3d71`, `gen8`, `r600`, `kepler`, `lima-gp`).
 pub fn by_name(name: &str) -> Option<&'static Target> {
     all().iter().copied().find(|t| t.name == name)
 }
@@ -151,6 +162,30 @@ pub enum Sem {
     Sin,
     /// float cos(a)
     Cos,
+    /// float floor(a)
+    Floor,
+    /// float sign(a): 1.0, -1.0 or 0.0 (and 0.0 for NaN)
+    Sign,
+    /// float -a (the sign bit flipped)
+    Neg,
+    /// 1.0 if a >= b, else 0.0 (float compare; 0.0 when either is NaN)
+    Ge,
+    /// 1.0 if a < b, else 0.0 (float compare; 0.0 when either is NaN)
+    Lt,
+    /// a if c != 0.0 else b, written `select c, a, b`
+    Select,
+    /// The first part of a complex sequence for `Cx`: an intermediate word
+    /// that only [`Sem::Complex1`] can use (see `lima_gp` for the model).
+    ComplexImpl(Cx),
+    /// The complex sequence's second part (`complex2 x`).
+    Complex2,
+    /// The complex sequence's join: `complex1 impl, c2, x` yields the
+    /// function of x only when `impl` and `c2` were made from that x.
+    Complex1,
+    /// exp2's preparation of x before its complex sequence.
+    PreExp2,
+    /// log2's finish after its complex sequence.
+    PostLog2,
     /// the uniform whose index is the op's index operand (outside input)
     Uniform,
     /// the constant word given as the op's index operand
@@ -175,6 +210,24 @@ pub enum Sem {
     /// index operand) of the unknown-landing ops issued before it are still
     /// in flight (kepler `texbar`); no dataflow meaning
     TexBarrier,
+}
+
+/// The function a complex sequence computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cx {
+    /// 1 / x
+    Rcp,
+    /// 1 / sqrt(x)
+    Rsqrt,
+    /// 2^x (its sequence reads `preexp2 x`)
+    Exp2,
+    /// log2(x) (its sequence ends with `postlog2`)
+    Log2,
+}
+
+impl Cx {
+    /// Every complex function, in a stable order.
+    pub const ALL: [Cx; 4] = [Cx::Rcp, Cx::Rsqrt, Cx::Exp2, Cx::Log2];
 }
 
 impl Sem {
@@ -270,6 +323,10 @@ pub enum Dest {
     None,
     /// The destination is written as an operand in both forms.
     Explicit,
+    /// The source form names a virtual destination; in the machine form the
+    /// result stays in the unit that issued it, read through the bypass
+    /// network (`^unit.distance`, see [`network`]).
+    Unit,
     /// The source form names a virtual destination; the machine form names
     /// none and the result lands in this fixed register.
     Implicit(Reg),
@@ -420,6 +477,10 @@ pub struct Target {
     /// The shader ABI the front end lowers stage inputs and outputs
     /// through; `None` for a target without one.
     pub abi: Option<&'static abi::Abi>,
+    /// The bypass network, on a target whose ALU results are read from the
+    /// units that made them rather than from registers (lima-gp); `None`
+    /// on register-file targets.
+    pub network: Option<&'static network::Network>,
     /// Name → position in [`Target::ops`], built on the first [`Target::op`]
     /// call (a target is `static`, so once per process).
     pub op_index: OpIndex,
@@ -537,6 +598,17 @@ pub trait Rules {
     fn edge_imms(&self) -> &'static [u32] {
         &[]
     }
+    /// Kind `slot`: the rules of one instruction that need each op's slot
+    /// (`ops` lists description, op and slot): lima-gp's shared opcodes,
+    /// load and store units and sub-slots. Default: none.
+    fn placed_ok(&self, _ops: &[(&OpDesc, &Inst, &str)]) -> Result<(), String> {
+        Ok(())
+    }
+    /// Whether programs of `stage` exist on this target (lima-gp runs
+    /// vertex shaders only); `Err` says why not. Default: every stage.
+    fn stage_ok(&self, _stage: Stage) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -564,7 +636,12 @@ mod tests {
 
     #[test]
     fn payload_and_input_registers_exist() {
-        for t in all() {
+        // A bypass-network target takes its inputs by attribute loads, not
+        // in registers.
+        for t in all().iter().filter(|t| t.network.is_some()) {
+            assert!(t.inputs.is_empty() && [Stage::Vertex, Stage::Fragment, Stage::Compute].iter().all(|&st| t.payload(st).is_empty()), "{}", t.name);
+        }
+        for t in generated() {
             for st in [Stage::Vertex, Stage::Fragment, Stage::Compute] {
                 assert!(t.payload(st).iter().all(|&r| r < t.regs.count), "{}", t.name);
             }

@@ -56,6 +56,7 @@ pub static R600: Target = Target {
     default_stage: Stage::Vertex,
     ops: &OPS,
     op_index: super::OpIndex::new(),
+    network: None,
     max_alu_size: 1,
     max_value_size: 1,
     reserved: &[],

@@ -37,6 +37,7 @@ fn variant(base: &'static Target, name: &'static str, ops: &'static [OpDesc], cl
         end: base.end,
         rules: base.rules,
         abi: base.abi,
+        network: base.network,
         op_index: OpIndex::new(),
     }))
 }

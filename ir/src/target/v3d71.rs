@@ -72,6 +72,7 @@ pub static V3D71: Target = Target {
     default_stage: Stage::Fragment,
     ops: &OPS,
     op_index: super::OpIndex::new(),
+    network: None,
     max_alu_size: 1,
     max_value_size: 1,
     reserved: &[],

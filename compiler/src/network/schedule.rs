@@ -1,0 +1,720 @@
+//! The scheduler of a bypass-network target: list scheduling of one block's
+//! [`Graph`] into instructions, allocating the network while it schedules
+//! (in the spirit of Mesa gpir's integrated scheduler, commit 54434fe).
+//!
+//! Algorithm, one instruction `j` at a time:
+//! 1. ready ALU nodes and complex sequences are placed by priority into the
+//!    free units of `j`; each operand is read from the network within its
+//!    window, from a load placed in `j` (outside inputs and register loads
+//!    are loaded again where they are read), or from the register a value
+//!    was spilled to once its store has landed. A complex sequence is placed
+//!    whole: a copy of x (or `pre x`) at `j`, `impl` and the second part at
+//!    `j + 1`, the join at `j + 2`, the `post` op two later. Enough ALU
+//!    units stay free for step 3;
+//! 2. stores are placed where their value is made in a storable unit, or
+//!    after a move of it;
+//! 3. every value with unplaced users whose network copy cannot be read at
+//!    `j + 1` is moved in `j`, and at its first move also stored to a free
+//!    register component, from which later readers load it.
+//!
+//! The rules of one instruction (shared opcodes, load and store units,
+//! sub-slots) are asked of the target ([`Rules::placed_ok`]) for every
+//! tentative placement, and undone when refused. At the block's end every
+//! register store has landed before the terminator, and a `brnz` reads its
+//! condition from the network.
+//!
+//! Invariant: a placed read is inside its producer's window, never names a
+//! forbidden unit, and a register load of a spilled value comes at least
+//! `store_load_latency` instructions after its store.
+//!
+//! [`Rules::placed_ok`]: schedra_ir::target::Rules::placed_ok
+
+use super::nodes::{Graph, Kind, Node};
+use super::regs::RegPool;
+use crate::{CompileError, Fault, Sched};
+use schedra_ir::target::network::{Network, ReadWindow, UnitKind};
+use schedra_ir::target::{OpDesc, Target};
+use schedra_ir::{Block, Bundle, BypassRead, Inst, Op, Operand, PhysReg, Reg, SmolStr, Span, TermKind, Terminator};
+
+/// Where a value can be read in the network.
+#[derive(Clone, Copy, Debug)]
+struct Loc {
+    unit: usize,
+    at: usize,
+    window: ReadWindow,
+    storable: bool,
+}
+
+/// Counts the statistics need.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counts {
+    /// Moves inserted.
+    pub moves: usize,
+    /// Values stored to register components.
+    pub spills: usize,
+    /// Register loads of spilled values.
+    pub fills: usize,
+    /// Most values with unplaced users readable in the network at once.
+    pub max_live: usize,
+}
+
+struct State<'a> {
+    t: &'static Target,
+    net: &'static Network,
+    g: &'a Graph,
+    instrs: Vec<Vec<(usize, Inst)>>,
+    loc: Vec<Option<Loc>>,
+    spill: Vec<Option<(Reg, usize)>>,
+    placed: Vec<Option<usize>>,
+    pending: Vec<usize>,
+    pool: &'a mut RegPool,
+    counts: Counts,
+    inject: Option<Fault>,
+    careful: bool,
+}
+
+fn inst(op: &'static OpDesc, dest: Option<Operand>, srcs: Vec<Operand>) -> Inst {
+    Inst { opcode: SmolStr::new_static(op.name), dest, srcs, span: Span::default() }
+}
+
+fn read(unit: &'static str, dist: usize) -> Operand {
+    Operand::Bypass(BypassRead { unit: SmolStr::new_static(unit), dist: dist.min(255) as u8 })
+}
+
+impl State<'_> {
+    fn unit_name(&self, u: usize) -> &'static str {
+        self.net.units.get(u).map_or("", |x| x.name)
+    }
+    fn unit_index(&self, name: &str) -> Option<usize> {
+        self.net.units.iter().position(|u| u.name == name)
+    }
+    fn node(&self, n: usize) -> Option<&Node> {
+        self.g.nodes.get(n)
+    }
+    fn instr(&mut self, j: usize) -> &mut Vec<(usize, Inst)> {
+        while self.instrs.len() <= j {
+            self.instrs.push(Vec::new());
+        }
+        // cannot fail: the loop made index j.
+        let len = self.instrs.len();
+        &mut self.instrs[j.min(len - 1)]
+    }
+    fn used(&self, j: usize, u: usize) -> bool {
+        self.instrs.get(j).is_some_and(|i| i.iter().any(|(x, _)| *x == u))
+    }
+    /// Whether instruction `j` as it stands obeys the target's rules.
+    fn ok(&self, j: usize) -> bool {
+        let Some(ops) = self.instrs.get(j) else { return true };
+        let mut with: Vec<(&OpDesc, &Inst, &str)> = Vec::with_capacity(ops.len());
+        for (u, i) in ops {
+            let Some(d) = self.t.op(&i.opcode) else { return false };
+            with.push((d, i, self.unit_name(*u)));
+        }
+        self.t.rules.placed_ok(&with).is_ok()
+    }
+    /// Try to add `i` in unit `u` of instruction `j`.
+    fn try_put(&mut self, j: usize, u: usize, i: Inst) -> bool {
+        if self.used(j, u) {
+            return false;
+        }
+        self.instr(j).push((u, i));
+        if self.ok(j) {
+            return true;
+        }
+        self.instr(j).pop();
+        false
+    }
+    fn free_alu(&self, j: usize) -> usize {
+        self.net.units.iter().enumerate().filter(|(u, x)| x.kind == UnitKind::Alu && !self.used(j, *u)).count()
+    }
+
+    /// A load of input node `n` readable at `j`, placed in `j` when no
+    /// load already there (or in `j - 1`, within its window) gives it.
+    fn load(&mut self, j: usize, n: usize, reg: Option<Reg>) -> Option<Operand> {
+        let node = self.node(n)?;
+        let op = match reg {
+            Some(_) => self.t.op(self.net.ld_reg)?,
+            None => node.op,
+        };
+        let want = match reg.or(node.reg) {
+            Some(r) => inst(op, None, vec![Operand::Phys(PhysReg::one(r))]),
+            None => inst(op, None, vec![Operand::Imm(schedra_ir::Imm::int(i64::from(node.index)))]),
+        };
+        for d in 0..=1usize {
+            let Some(k) = j.checked_sub(d) else { break };
+            let hit = self.instrs.get(k).and_then(|ops| ops.iter().find(|(_, i)| i.opcode == want.opcode && i.srcs == want.srcs).map(|(u, _)| *u));
+            if let Some(u) = hit {
+                let unit = self.net.units.get(u)?;
+                if self.net.window(unit, op.name).contains(d as u32) {
+                    return Some(read(unit.name, d));
+                }
+            }
+        }
+        for s in op.slots {
+            let u = self.unit_index(s)?;
+            if self.try_put(j, u, want.clone()) {
+                return Some(read(self.unit_name(u), 0));
+            }
+        }
+        None
+    }
+
+    /// A read of value `v` at instruction `j` by operand `k` of `op` in
+    /// unit `u`, placing a load if needed.
+    fn operand(&mut self, j: usize, v: usize, op: &str, u: usize, k: usize) -> Option<Operand> {
+        let node = self.node(v)?;
+        if node.kind == Kind::Input {
+            if let Some(o) = self.load(j, v, None) {
+                return Some(o);
+            }
+        }
+        if let Some(l) = self.loc.get(v).copied().flatten() {
+            let from = self.unit_name(l.unit);
+            if j >= l.at && l.window.contains((j - l.at) as u32) && self.net.forbidden(op, self.unit_name(u), k, from).is_none() {
+                return Some(read(from, j - l.at));
+            }
+        }
+        if let Some((r, s)) = self.spill.get(v).copied().flatten() {
+            if j >= s + self.net.store_load_latency as usize {
+                let o = self.load(j, v, Some(r));
+                if o.is_some() {
+                    self.counts.fills += 1;
+                }
+                return o;
+            }
+        }
+        None
+    }
+
+    /// Undo instruction `j` back to `len` ops.
+    fn truncate(&mut self, j: usize, len: usize) {
+        if let Some(i) = self.instrs.get_mut(j) {
+            i.truncate(len);
+        }
+    }
+
+    /// Place `op` reading `srcs` in some unit of `units` at `j`; the unit.
+    fn place_op(&mut self, j: usize, op: &'static OpDesc, srcs: &[usize], units: &[&'static str]) -> Option<usize> {
+        for s in units {
+            let Some(u) = self.unit_index(s) else { continue };
+            if self.used(j, u) {
+                continue;
+            }
+            let mark = self.instr(j).len();
+            let mut reads = Vec::with_capacity(srcs.len());
+            for (k, v) in srcs.iter().enumerate() {
+                match self.operand(j, *v, op.name, u, k) {
+                    Some(o) => reads.push(o),
+                    None => break,
+                }
+            }
+            if reads.len() == srcs.len() && self.try_put(j, u, inst(op, None, reads)) {
+                return Some(u);
+            }
+            self.truncate(j, mark);
+        }
+        None
+    }
+
+    fn set_loc(&mut self, v: usize, u: usize, at: usize, op: &str) {
+        let Some(unit) = self.net.units.get(u) else { return };
+        let l = Loc { unit: u, at, window: self.net.window(unit, op), storable: self.net.storable(unit, op) };
+        if let Some(x) = self.loc.get_mut(v) {
+            *x = Some(l);
+        }
+    }
+
+    fn used_by(&mut self, n: usize) {
+        let srcs = self.node(n).map(|x| x.srcs.clone()).unwrap_or_default();
+        for s in srcs {
+            if let Some(p) = self.pending.get_mut(s) {
+                *p = p.saturating_sub(1);
+            }
+        }
+    }
+
+    fn mark(&mut self, n: usize, j: usize) {
+        if let Some(p) = self.placed.get_mut(n) {
+            *p = Some(j);
+        }
+        self.used_by(n);
+    }
+
+    /// Whether `n`'s ordering constraints allow it at `j`.
+    fn deps_ok(&self, n: usize, j: usize) -> bool {
+        let Some(node) = self.node(n) else { return false };
+        let at = |x: &usize| self.placed.get(*x).copied().flatten();
+        node.after.iter().all(|x| at(x).is_some_and(|p| p < j)) && node.not_before.iter().all(|x| at(x).is_some_and(|p| p <= j))
+    }
+
+    fn srcs_ready(&self, n: usize, j: usize) -> bool {
+        let Some(node) = self.node(n) else { return false };
+        node.srcs.iter().all(|s| match self.node(*s).map(|x| x.kind) {
+            Some(Kind::Input) => true,
+            _ => self.loc.get(*s).copied().flatten().is_some_and(|l| l.at < j) || self.spill.get(*s).copied().flatten().is_some(),
+        })
+    }
+
+    /// Place a complex sequence node `n` starting at `a`.
+    fn place_complex(&mut self, a: usize, n: usize) -> bool {
+        let Some(node) = self.node(n) else { return false };
+        let Kind::Complex(seq) = node.kind else { return false };
+        let Some(&x) = node.srcs.first() else { return false };
+        let t = self.t;
+        let ops = (seq.pre.map_or(t.op(self.net.mov), |p| t.op(p)), t.op(seq.imp), t.op(seq.second), t.op(seq.join), seq.post.map(|p| t.op(p)));
+        let (Some(first), Some(imp), Some(second), Some(join)) = (ops.0, ops.1, ops.2, ops.3) else { return false };
+        let post = match ops.4 {
+            Some(None) => return false,
+            Some(Some(p)) => Some(p),
+            None => None,
+        };
+        let marks: Vec<usize> = (a..a + 7).map(|j| self.instrs.get(j).map_or(0, Vec::len)).collect();
+        let undo = |s: &mut Self| {
+            for (k, m) in marks.iter().enumerate() {
+                s.truncate(a + k, *m);
+            }
+        };
+        // The copy of x must be readable one and two instructions later.
+        let units: Vec<&'static str> = first.slots.iter().copied().filter(|s| self.net.unit(s).is_some_and(|u| u.window.contains(1) && u.window.contains(2))).collect();
+        let Some(cu) = self.place_op(a, first, &[x], &units) else {
+            undo(self);
+            return false;
+        };
+        let mut copy = self.unit_name(cu);
+        let mut ok = true;
+        // Fault lima-schedule-first-move: the `pre` result is moved before
+        // the sequence reads it, one instruction later.
+        let first_at = a;
+        let mut a = a;
+        if self.inject == Some(Fault::LimaScheduleFirstMove) && seq.pre.is_some() {
+            let mov = t.op(self.net.mov);
+            let units: Vec<&'static str> = mov.map(|m| m.slots.iter().copied().filter(|s| *s != copy && self.net.unit(s).is_some_and(|u| u.window.contains(2)) && !imp.slots.contains(s) && !second.slots.contains(s) && !join.slots.contains(s)).collect()).unwrap_or_default();
+            let idx: Vec<usize> = units.iter().filter_map(|s| self.unit_index(s)).collect();
+            let mut mu = None;
+            for u in idx {
+                if let Some(m) = mov {
+                    if self.try_put(a + 1, u, inst(m, None, vec![read(copy, 1)])) {
+                        mu = Some(u);
+                        break;
+                    }
+                }
+            }
+            match mu {
+                Some(u) => {
+                    copy = self.unit_name(u);
+                    a += 1;
+                }
+                None => ok = false,
+            }
+        }
+        let (iu, su, ju) = (imp.slots.first().and_then(|s| self.unit_index(s)), second.slots.first().and_then(|s| self.unit_index(s)), join.slots.first().and_then(|s| self.unit_index(s)));
+        let (Some(iu), Some(su), Some(ju)) = (iu, su, ju) else {
+            undo(self);
+            return false;
+        };
+        ok &= self.try_put(a + 1, iu, inst(imp, None, vec![read(copy, 1)]));
+        ok &= ok && self.try_put(a + 1, su, inst(second, None, vec![read(copy, 1)]));
+        let (iname, sname) = (self.unit_name(iu), self.unit_name(su));
+        ok &= ok && self.try_put(a + 2, ju, inst(join, None, vec![read(iname, 1), read(sname, 1), read(copy, 2)]));
+        let jname = self.unit_name(ju);
+        let mut result = (ju, a + 2, join.name);
+        if let (true, Some(post)) = (ok, post) {
+            let pu = post.slots.first().and_then(|s| self.unit_index(s));
+            // Fault lima-postlog2-move: a move stands between the join and
+            // the post op.
+            let (from, at) = match self.inject {
+                Some(Fault::LimaPostlog2Move) => match self.t.op(self.net.mov) {
+                    Some(m) if pu.is_some_and(|p| self.try_put(a + 4, p, inst(m, None, vec![read(jname, 2)]))) => (self.unit_name(pu.unwrap_or(0)), a + 5),
+                    _ => ("", 0),
+                },
+                _ => (jname, a + 4),
+            };
+            let dist = if at == a + 5 { 1 } else { 2 };
+            match pu {
+                Some(pu) if at > 0 && self.try_put(at, pu, inst(post, None, vec![read(from, dist)])) => result = (pu, at, post.name),
+                _ => ok = false,
+            }
+        }
+        if !ok {
+            undo(self);
+            return false;
+        }
+        self.set_loc(n, result.0, result.1, result.2);
+        self.mark(n, first_at);
+        true
+    }
+
+    /// A move of `v` at `j` (preferring units whose window is longest);
+    /// the unit, with `v`'s network copy updated.
+    fn mov(&mut self, j: usize, v: usize) -> Option<usize> {
+        let mov = self.t.op(self.net.mov)?;
+        let mut units: Vec<&'static str> = mov.slots.to_vec();
+        // Longest window first; among those, the unit the block's unplaced
+        // ops need least.
+        let demand = |unit: &str| self.g.nodes.iter().enumerate().filter(|(i, x)| x.kind == Kind::Alu && self.placed.get(*i).copied().flatten().is_none() && x.op.slots.contains(&unit)).count();
+        units.sort_by_key(|s| (std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)), demand(s)));
+        if self.careful {
+            units.retain(|s| self.net.unit(s).is_some_and(|u| u.window.max >= 2));
+        }
+        let u = self.place_op(j, mov, &[v], &units)?;
+        self.set_loc(v, u, j, mov.name);
+        self.counts.moves += 1;
+        Some(u)
+    }
+
+    /// Place store node `n` at `j` if its value can be stored there.
+    fn place_store(&mut self, j: usize, n: usize, may_move: bool) -> bool {
+        let Some(node) = self.node(n) else { return false };
+        let Some(&v) = node.srcs.first() else { return false };
+        let (op, index, reg) = (node.op, node.index, node.reg);
+        let fresh = self.loc.get(v).copied().flatten().filter(|l| l.at == j && l.storable && self.node(v).is_some_and(|x| x.kind != Kind::Input));
+        let mark = self.instr(j).len();
+        let before = self.loc.get(v).copied().flatten();
+        let unit = match fresh {
+            Some(l) => l.unit,
+            None if may_move => match self.mov(j, v) {
+                Some(u) => u,
+                None => return false,
+            },
+            None => return false,
+        };
+        let value = read(self.unit_name(unit), 0);
+        let (dest, srcs) = match reg {
+            Some(r) => (Some(Operand::Phys(PhysReg::one(r))), vec![value]),
+            None => (None, vec![Operand::Imm(schedra_ir::Imm::int(i64::from(index))), value]),
+        };
+        for s in op.slots {
+            let Some(u) = self.unit_index(s) else { continue };
+            if self.try_put(j, u, inst(op, dest.clone(), srcs.clone())) {
+                self.mark(n, j);
+                return true;
+            }
+        }
+        if fresh.is_none() {
+            // The move is undone with the store: its copy never existed.
+            self.counts.moves = self.counts.moves.saturating_sub(1);
+            if let Some(l) = self.loc.get_mut(v) {
+                *l = before;
+            }
+        }
+        self.truncate(j, mark);
+        false
+    }
+
+    /// Store value `v` (made at `j` in a storable unit) to a free register.
+    fn spill(&mut self, j: usize, v: usize) {
+        let Some(st) = self.t.op(self.net.st_reg) else { return };
+        let Some(l) = self.loc.get(v).copied().flatten().filter(|l| l.at == j && l.storable) else { return };
+        let value = read(self.unit_name(l.unit), 0);
+        for r in self.pool.candidates() {
+            let comp = usize::from(r % 4);
+            let slot = st.slots.iter().filter_map(|s| self.unit_index(s)).find(|u| self.net.units.get(*u).is_some_and(|x| usize::from(x.component) == comp));
+            let Some(u) = slot else { continue };
+            if self.try_put(j, u, inst(st, Some(Operand::Phys(PhysReg::one(r))), vec![value.clone()])) {
+                self.pool.take(r, v);
+                if let Some(s) = self.spill.get_mut(v) {
+                    *s = Some((r, j));
+                }
+                self.counts.spills += 1;
+                return;
+            }
+        }
+    }
+
+    /// Values whose network copy is last readable at `j` and that still
+    /// have unplaced users and no landed register copy by `j + 1`.
+    fn expiring(&self, j: usize) -> Vec<usize> {
+        (0..self.g.nodes.len())
+            .filter(|&v| {
+                let pending = self.pending.get(v).copied().unwrap_or(0) > 0 && self.node(v).is_some_and(|x| x.kind != Kind::Input);
+                let Some(l) = self.loc.get(v).copied().flatten() else { return false };
+                // The terminator reads only the network: the condition
+                // stays there even when a register holds it.
+                let landed = self.g.cond != Some(v) && self.spill.get(v).copied().flatten().is_some_and(|(_, s)| j + 1 >= s + self.net.store_load_latency as usize);
+                pending && !landed && j >= l.at && l.window.contains((j - l.at) as u32) && !l.window.contains((j + 1 - l.at) as u32)
+            })
+            .collect()
+    }
+
+    /// The inputs among `srcs` whose loads need another vector or kind of
+    /// the same load unit than an earlier input's (a unit takes one index
+    /// and one kind per instruction).
+    fn load_conflicts(&self, srcs: &[usize]) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut seen: Vec<(&str, &str, u32)> = Vec::new();
+        for &v in srcs {
+            let Some(n) = self.node(v).filter(|x| x.kind == Kind::Input) else { continue };
+            let groups: Vec<&str> = n.op.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
+            let Some(&g) = groups.first() else { continue };
+            if groups.iter().any(|x| *x != g) {
+                continue; // more than one unit can load it
+            }
+            let vector = n.reg.map_or(n.index / 4, |r| u32::from(r) / 4);
+            let consts = n.op.sem == schedra_ir::target::Sem::Const;
+            let clash = |(sg, so, sv): &(&str, &str, u32)| *sg == g && (*so != n.op.name || (*sv != vector && !consts));
+            if seen.iter().any(clash) {
+                out.push(v);
+            } else {
+                seen.push((g, n.op.name, vector));
+            }
+        }
+        out
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot { instrs: self.instrs.clone(), loc: self.loc.clone(), spill: self.spill.clone(), placed: self.placed.clone(), pending: self.pending.clone(), counts: self.counts }
+    }
+    fn restore(&mut self, s: Snapshot) {
+        self.instrs = s.instrs;
+        self.loc = s.loc;
+        self.spill = s.spill;
+        self.placed = s.placed;
+        self.pending = s.pending;
+        self.counts = s.counts;
+    }
+    /// Whether a move of every value in `forced` still fits in `j`
+    /// (tried, then undone).
+    fn moves_fit(&mut self, j: usize, forced: &[usize]) -> bool {
+        let snap = self.snapshot();
+        let ok = forced.iter().all(|&v| self.pending.get(v).copied().unwrap_or(0) == 0 || self.mov(j, v).is_some());
+        self.restore(snap);
+        ok
+    }
+
+    /// How many load units can load registers (each one vector per
+    /// instruction).
+    fn register_load_units(&self) -> usize {
+        let Some(ld) = self.t.op(self.net.ld_reg) else { return 0 };
+        let mut groups: Vec<&str> = ld.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
+        groups.sort();
+        groups.dedup();
+        groups.len()
+    }
+
+    fn live(&self, j: usize) -> usize {
+        (0..self.g.nodes.len())
+            .filter(|&v| {
+                self.pending.get(v).copied().unwrap_or(0) > 0 && self.loc.get(v).copied().flatten().is_some_and(|l| j > l.at && l.window.contains((j - l.at) as u32))
+            })
+            .count()
+    }
+}
+
+/// The state a tentative placement may change, to undo it.
+struct Snapshot {
+    instrs: Vec<Vec<(usize, Inst)>>,
+    loc: Vec<Option<Loc>>,
+    spill: Vec<Option<(Reg, usize)>>,
+    placed: Vec<Option<usize>>,
+    pending: Vec<usize>,
+    counts: Counts,
+}
+
+/// Scheduling options of one block.
+pub struct BlockJob<'a> {
+    /// The target.
+    pub t: &'static Target,
+    /// Its network.
+    pub net: &'static Network,
+    /// The block's graph.
+    pub g: &'a Graph,
+    /// The source block (label and terminator).
+    pub block: &'a Block,
+    /// Priority order.
+    pub sched: Sched,
+    /// The injected fault, if any.
+    pub inject: Option<Fault>,
+}
+
+/// Schedule one block; its machine block and counts.
+///
+/// A first attempt packs freely; when it runs out of units for the moves
+/// that keep values alive, the block is scheduled again in a careful mode
+/// (complex sequences start only with an empty network, no moves into a
+/// unit whose window is shorter than two), which always leaves a move a
+/// unit.
+pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
+    match schedule_once(&job, pool, false) {
+        Err(CompileError::Allocation(_)) => schedule_once(&job, pool, true),
+        r => r,
+    }
+}
+
+fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Result<(Block, Counts), CompileError> {
+    let g = job.g;
+    let n = g.nodes.len();
+    let mut pending: Vec<usize> = g.nodes.iter().map(|x| x.users.len()).collect();
+    if let Some(c) = g.cond {
+        if let Some(p) = pending.get_mut(c) {
+            *p += 1;
+        }
+    }
+    pool.start_block();
+    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject, careful };
+    let heights = g.heights();
+    let mut order: Vec<usize> = (0..n).filter(|&i| g.nodes.get(i).is_some_and(|x| x.kind != Kind::Input)).collect();
+    match job.sched {
+        Sched::TopDown => order.sort_by_key(|&i| (std::cmp::Reverse(heights.get(i).copied().unwrap_or(0)), g.nodes.get(i).map_or(0, |x| x.order), i)),
+        Sched::BottomUp => order.sort_by_key(|&i| (g.nodes.get(i).map_or(0, |x| x.order), i)),
+    }
+    let limit = 8 * n + 64;
+    let mut j = 0;
+    while order.iter().any(|&i| s.placed.get(i).copied().flatten().is_none()) {
+        if j > limit {
+            return Err(CompileError::Allocation(format!("block {}: no schedule found within {limit} instructions", job.block.label)));
+        }
+        step(&mut s, &order, j)?;
+        s.counts.max_live = s.counts.max_live.max(s.live(j + 1));
+        j += 1;
+    }
+    // The block ends after its last op, with every register store landed
+    // and the condition readable; the instructions up to there still move
+    // the condition when its window ends (an input condition is moved into
+    // the network).
+    let mut end = j;
+    loop {
+        let last = s.instrs.iter().rposition(|ops| !ops.is_empty()).map_or(0, |k| k + 1);
+        let landed = s.instrs.iter().enumerate().all(|(k, ops)| !ops.iter().any(|(_, i)| i.dest.is_some()) || k + job.net.store_load_latency as usize <= end);
+        let readable = |s: &State<'_>, at: usize| match g.cond {
+            Some(c) => s.loc.get(c).copied().flatten().is_some_and(|l| at >= l.at && l.window.contains((at - l.at) as u32)),
+            None => true,
+        };
+        if end >= last && landed && readable(&s, end) {
+            break;
+        }
+        step(&mut s, &order, end)?;
+        if let Some(c) = g.cond {
+            let input = s.node(c).is_some_and(|x| x.kind == Kind::Input);
+            if input && !readable(&s, end + 1) {
+                s.mov(end, c);
+            }
+        }
+        end += 1;
+        if end > limit + 16 {
+            return Err(CompileError::Allocation(format!("block {}: the block end does not settle", job.block.label)));
+        }
+    }
+    let term = match &job.block.term.kind {
+        TermKind::Brnz { nonzero, zero, .. } => {
+            let c = g.cond.and_then(|c| s.loc.get(c).copied().flatten()).ok_or_else(|| CompileError::Allocation("lost the branch condition".into()))?;
+            TermKind::Brnz { cond: read(s.unit_name(c.unit), end - c.at), nonzero: nonzero.clone(), zero: zero.clone() }
+        }
+        k => k.clone(),
+    };
+    s.instrs.truncate(end);
+    while s.instrs.len() < end {
+        s.instrs.push(Vec::new());
+    }
+    let bundles = s
+        .instrs
+        .iter()
+        .map(|ops| {
+            let mut ops = ops.clone();
+            ops.sort_by_key(|(u, _)| *u);
+            Bundle { ops: ops.into_iter().map(|(u, inst)| Op { slot: SmolStr::new_static(s.unit_name(u)), inst }).collect(), span: Span::default() }
+        })
+        .collect();
+    let counts = s.counts;
+    Ok((Block { label: job.block.label.clone(), insts: Vec::new(), bundles, term: Terminator { kind: term, span: Span::default() }, span: Span::default() }, counts))
+}
+
+/// One instruction's worth of placement (see the module docs).
+fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError> {
+    s.instr(j);
+    let forced = s.expiring(j);
+    let reserve = forced.len();
+    for &n in order {
+        if s.placed.get(n).copied().flatten().is_some() || !s.deps_ok(n, j) || !s.srcs_ready(n, j) {
+            continue;
+        }
+        let Some(node) = s.node(n) else { continue };
+        let (kind, op, srcs) = (node.kind, node.op, node.srcs.clone());
+        // Every placement must leave room for the moves of `forced`.
+        let snap = s.snapshot();
+        match kind {
+            Kind::Alu if s.free_alu(j) > reserve => {
+                if let Some(u) = s.place_op(j, op, &srcs, op.slots) {
+                    s.set_loc(n, u, j, op.name);
+                    s.mark(n, j);
+                    store_users(s, j, n);
+                } else if s.free_alu(j) > reserve + 1 {
+                    // Inputs that cannot all be loaded in one instruction
+                    // (two vectors of one load unit): copy one into the
+                    // network first.
+                    for v in s.load_conflicts(&srcs) {
+                        if s.loc.get(v).copied().flatten().is_none_or(|l| l.at + 1 < j) && s.free_alu(j) > reserve {
+                            s.mov(j, v);
+                        }
+                    }
+                    // Sources spilled to more register vectors than the
+                    // load units reach in one instruction: bring one back
+                    // into the network.
+                    let stale = |s: &State<'_>, v: usize| s.loc.get(v).copied().flatten().is_none_or(|l| j + 1 < l.at || !l.window.contains((j + 1 - l.at) as u32));
+                    let in_regs: Vec<(usize, u16)> = srcs.iter().filter_map(|&v| s.spill.get(v).copied().flatten().filter(|_| stale(s, v)).map(|(r, _)| (v, r / 4))).collect();
+                    let mut vectors: Vec<u16> = in_regs.iter().map(|(_, q)| *q).collect();
+                    vectors.sort();
+                    vectors.dedup();
+                    if vectors.len() > s.register_load_units() && s.free_alu(j) > reserve {
+                        if let Some(&(v, _)) = in_regs.first() {
+                            s.mov(j, v);
+                        }
+                    }
+                }
+            }
+            // A sequence adds up to three results to the network (the copy
+            // of x and its two parts): start one only where they fit.
+            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) == 0) => {
+                s.place_complex(j, n);
+            }
+            _ => {}
+        }
+        // ... and for the values whose windows end in the next two
+        // instructions, where a complex sequence may have booked units.
+        let later = (1..=2).all(|k| {
+            let f = s.expiring(j + k);
+            s.moves_fit(j + k, &f)
+        });
+        if !s.moves_fit(j, &forced) || !later {
+            s.restore(snap);
+        }
+    }
+    for &n in order {
+        if s.node(n).is_some_and(|x| x.kind == Kind::Store) && s.placed.get(n).copied().flatten().is_none() && s.deps_ok(n, j) {
+            s.place_store(j, n, false);
+        }
+    }
+    for v in s.expiring(j) {
+        if s.pending.get(v).copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        if s.mov(j, v).is_none() {
+            let label = "network";
+            return Err(CompileError::Allocation(format!("the {label} is full at instruction {j}: no unit left to move a value")));
+        }
+        store_users(s, j, v);
+        if s.pending.get(v).copied().unwrap_or(0) > 0 && s.spill.get(v).copied().flatten().is_none() {
+            s.spill(j, v);
+        }
+    }
+    for &n in order {
+        if s.node(n).is_some_and(|x| x.kind == Kind::Store) && s.placed.get(n).copied().flatten().is_none() && s.deps_ok(n, j) {
+            let v = s.node(n).and_then(|x| x.srcs.first().copied()).unwrap_or(0);
+            let ready = s.node(v).is_some_and(|x| x.kind == Kind::Input) || s.loc.get(v).copied().flatten().is_some_and(|l| l.at < j) || s.spill.get(v).copied().flatten().is_some();
+            if ready && s.free_alu(j) > 0 {
+                s.place_store(j, n, true);
+            }
+        }
+    }
+    s.pool.release(|v| s.pending.get(v).copied().unwrap_or(0) == 0);
+    Ok(())
+}
+
+/// Place the stores of `v` that are ready in `j`, where `v` was just made.
+fn store_users(s: &mut State<'_>, j: usize, v: usize) {
+    let users = s.node(v).map(|x| x.users.clone()).unwrap_or_default();
+    for u in users {
+        if s.node(u).is_some_and(|x| x.kind == Kind::Store) && s.placed.get(u).copied().flatten().is_none() && s.deps_ok(u, j) {
+            s.place_store(j, u, false);
+        }
+    }
+}
