@@ -68,7 +68,8 @@ fn writes(d: &OpDesc, inst: &Inst) -> Vec<Reg> {
     match d.dest {
         Dest::Explicit => inst.dest.iter().filter_map(Operand::phys).flat_map(|p| p.regs()).collect(),
         Dest::Implicit(r) => vec![r],
-        Dest::None => Vec::new(),
+        // a bypass-network result is written to no register
+        Dest::None | Dest::Unit => Vec::new(),
     }
 }
 

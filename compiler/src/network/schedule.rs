@@ -611,7 +611,7 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
         .map(|ops| {
             let mut ops = ops.clone();
             ops.sort_by_key(|(u, _)| *u);
-            Bundle { ops: ops.into_iter().map(|(u, inst)| Op { slot: SmolStr::new_static(s.unit_name(u)), inst }).collect(), span: Span::default() }
+            Bundle { ops: ops.into_iter().map(|(u, inst)| Op { slot: SmolStr::new_static(s.unit_name(u)), inst }).collect(), wait: 0, span: Span::default() }
         })
         .collect();
     let counts = s.counts;

@@ -97,6 +97,7 @@ static OPS: [OpDesc; 27] = [
 
 /// The Kepler GK104 description.
 pub static KEPLER: Target = Target {
+    network: None,
     name: "kepler",
     summary: "NVIDIA Kepler GK104: i0/i1 dual issue, r0-r62, non-interlocked with encoded waits (wait 0-31), tex landing 17-417 cycles after issue, texbar",
     regs: RegFile { naming: RegNaming::Numbered("r"), count: 63 },

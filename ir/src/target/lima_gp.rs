@@ -21,14 +21,14 @@
 //! ^reg0.x.0, ^uni.y.0 ; st.x: st_var 0, ^add0.0 }`.
 
 use super::network::{ForbiddenRead, Network, ReadWindow, Sequence, Unit, UnitKind};
-use super::{Clock, Cx, Dest, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
+use super::{Clock, Cx, Dest, OpClass, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
 const V: K = K::Value;
 /// A lima-gp op: its read windows are the network's (per unit, see
 /// [`NETWORK`]), so `lifetime` stays `None`.
 const fn op(name: &'static str, sem: Sem, operands: &'static [K], slots: &'static [&'static str]) -> OpDesc {
-    OpDesc { name, sem, operands, dest: Dest::Unit, sizes: Sizes::Uniform, slots, latency: 1, lifetime: None, overlap: Overlap::NoPartial, sfu: false, header_is_dest: false, machine_only: false }
+    OpDesc { name, sem, operands, dest: Dest::Unit, sizes: Sizes::Uniform, slots, latency: 1, lifetime: None, overlap: Overlap::NoPartial, sfu: false, header_is_dest: false, machine_only: false, class: OpClass::Other, unknown_landing: false }
 }
 const fn machine(o: OpDesc) -> OpDesc {
     OpDesc { machine_only: true, ..o }
@@ -170,6 +170,7 @@ pub const CHANNELS: &[&str] = &["x", "y", "z", "w"];
 
 /// The Mali-400 GP description.
 pub static LIMA_GP: Target = Target {
+    waits: None,
     name: "lima-gp",
     summary: "ARM Mali-400 GP (lima gpir): mul0/mul1/add0/add1/complex/pass + reg0/reg1/uni loads + 2 store units, bypass network, r0.x-r15.w, 512 instructions, vertex only",
     regs: RegFile { naming: RegNaming::Channels("r", CHANNELS), count: 64 },
