@@ -37,6 +37,10 @@ fn real_shaders_lower_and_agree_with_the_evaluator() {
     assert_eq!(shaders.len(), 63, "61 complete glmark2 shaders and 2 of kmscube");
     let mut failures = Vec::new();
     for t in schedra_ir::target::all() {
+        if t.abi.is_none() {
+            println!("{}: no shader ABI in its description yet, not lowered", t.name);
+            continue;
+        }
         let (mut lowered, mut checked) = (0, 0);
         for path in &shaders {
             let p = path.to_string_lossy().to_string();
