@@ -40,25 +40,11 @@ fn header_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     text.lines().take_while(|l| l.starts_with('#') || l.trim().is_empty()).find_map(|l| l.strip_prefix(prefix.as_str())).map(str::trim)
 }
 
-/// Parse `--sched S --ra R --stress-regalloc N` (any order, each may be
-/// absent).
+/// Parse the `# options:` line (the campaign's own reader of the options
+/// it prints), with the zoo case's fault injected.
 fn parse_options(line: &str, fault: Fault) -> Result<Options, String> {
-    let mut o = Options { inject: Some(fault), ..Options::default() };
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let mut i = 0;
-    while i < words.len() {
-        let value = words.get(i + 1).copied().ok_or_else(|| format!("{} has no value", words[i]))?;
-        match (words[i], value) {
-            ("--sched", "topdown") => o.sched = Sched::TopDown,
-            ("--sched", "bottomup") => o.sched = Sched::BottomUp,
-            ("--ra", "split") => o.ra = Ra::Split,
-            ("--ra", "graph") => o.ra = Ra::Graph,
-            ("--stress-regalloc", n) => o.stress_regalloc = Some(n.parse().map_err(|_| format!("bad --stress-regalloc {n}"))?),
-            (flag, v) => return Err(format!("unknown option {flag} {v}")),
-        }
-        i += 2;
-    }
-    Ok(o)
+    let o = schedra_fuzz::campaign::parse_options_line(line)?;
+    Ok(Options { inject: Some(fault), ..o })
 }
 
 fn parse_header(name: &str, text: &str) -> Result<Header, String> {

@@ -245,6 +245,8 @@ pub fn parse_options_line(line: &str) -> Result<Options, String> {
             ("--ra", "graph") => o.ra = Ra::Graph,
             ("--inject", f) => o.inject = Some(Fault::from_name(f).ok_or_else(|| format!("unknown fault {f}"))?),
             ("--stress-regalloc", n) => o.stress_regalloc = Some(n.parse().map_err(|_| format!("bad --stress-regalloc {n}"))?),
+            ("--post", "list") => o.post = schedra_compiler::Post::List,
+            ("--post", "peephole") => o.post = schedra_compiler::Post::Peephole,
             (flag, v) => return Err(format!("unknown option {flag} {v}")),
         }
         i += 2;
@@ -485,6 +487,8 @@ mod tests {
     fn options_lines_read_back() {
         let o = Options { sched: Sched::BottomUp, ra: Ra::Graph, inject: Some(Fault::SchedStuckReady), stress_regalloc: Some(4), post: schedra_compiler::Post::List };
         assert_eq!(parse_options_line(&options_line(&o)), Ok(o));
+        let peephole = Options { post: schedra_compiler::Post::Peephole, ..o };
+        assert_eq!(parse_options_line(&options_line(&peephole)), Ok(peephole));
         assert_eq!(parse_options_line(""), Ok(Options::default()));
         assert!(parse_options_line("--ra wild").is_err());
         assert!(parse_options_line("--inject").is_err());
