@@ -97,13 +97,19 @@ pub fn lower(parsed: &Parsed, target: &'static Target, req: &Request) -> Result<
     out.map_err(|msg| FrontError::at(loc.0, loc.1, msg))?;
     let stage = lw.layout.stage;
     let inputs = std::mem::take(&mut lw.inputs);
+    let blocks = lw.b.finish();
+    if target.network.is_some() && blocks.len() > 1 {
+        // On a bypass-network target a value crossing blocks must live in a
+        // named register, which the front end does not assign.
+        return Err(FrontError::at(loc.0, loc.1, format!("control flow is not lowered for target {}: its values cross blocks only in registers", target.name)));
+    }
     Ok(Program {
         name: req.name.clone(),
         target,
         stage,
         form: Form::Source,
         inputs: inputs.into_iter().map(|(v, r)| Input { vreg: Some(v), reg: PhysReg::one(r), span: Default::default() }).collect(),
-        blocks: lw.b.finish(),
+        blocks,
     })
 }
 

@@ -22,6 +22,7 @@
 //! programs and the compiler materialise constants that no ALU immediate
 //! can hold.
 
+use super::abi::{Abi, Emit, Fetch, StageAbi};
 use super::{Clock, Dest, OpClass, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target, WaitClock};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -116,7 +117,28 @@ pub static KEPLER: Target = Target {
     inputs: &[],
     end: ProgramEnd::Plain,
     rules: &KeplerRules,
-    abi: None,
+    abi: Some(&ABI),
+};
+
+/// The shader ABI: uniforms through `ld.const N`, vertex attributes through
+/// `ld.attr N`, fragment inputs through `ipa N`, every output component one
+/// `st.out N, a` (vertex: position is slot 0, location L is slot L + 1;
+/// fragment: location L is slot L). Kepler's `tex` is scalar (one
+/// coordinate register in, one result register out), which the [`Abi`]'s
+/// four-component 2D sample cannot describe, so no texture path is given.
+pub static ABI: Abi = Abi {
+    vertex: Some(StageAbi { input: Fetch::Op("ld.attr"), output: Emit::Indexed { op: "st.out", position: 0, first_location: 1 }, ..FRAGMENT }),
+    fragment: Some(FRAGMENT),
+    texture: None,
+};
+const FRAGMENT: StageAbi = StageAbi {
+    uniform: Fetch::Op("ld.const"),
+    input: Fetch::Op("ipa"),
+    first_reg: 0,
+    last_reg: 0,
+    align: 1,
+    uniforms_first: false,
+    output: Emit::Indexed { op: "st.out", position: 0, first_location: 0 },
 };
 
 /// The rules of Kepler that do not fit the tables.

@@ -20,6 +20,7 @@
 //! Machine form: `{ reg0.x: ld_att 0 ; uni.y: ld_uni 1 ; add0: add
 //! ^reg0.x.0, ^uni.y.0 ; st.x: st_var 0, ^add0.0 }`.
 
+use super::abi::{Abi, Emit, Fetch, StageAbi};
 use super::network::{ForbiddenRead, Network, ReadWindow, Sequence, Unit, UnitKind};
 use super::{Clock, Cx, Dest, OpClass, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
@@ -191,7 +192,26 @@ pub static LIMA_GP: Target = Target {
     inputs: &[],
     end: ProgramEnd::Plain,
     rules: &LimaRules,
-    abi: None,
+    abi: Some(&ABI),
+};
+
+/// The shader ABI (vertex only): uniforms through `ld_uni N`, attributes
+/// through `ld_att N`, every output component one `st_var N, a` with the
+/// position in slot 0 and location L in slot L + 4 (slots 0-3 belong to the
+/// position). The GP has no ALU immediates; the front end loads constants
+/// with the table's `Sem::Const` op (`ld_const`). No texture unit.
+pub static ABI: Abi = Abi {
+    vertex: Some(StageAbi {
+        uniform: Fetch::Op("ld_uni"),
+        input: Fetch::Op("ld_att"),
+        first_reg: 0,
+        last_reg: 0,
+        align: 1,
+        uniforms_first: false,
+        output: Emit::Indexed { op: "st_var", position: 0, first_location: 4 },
+    }),
+    fragment: None,
+    texture: None,
 };
 
 /// The rules of lima-gp that do not fit the tables: shared opcodes, ops
