@@ -105,15 +105,13 @@ pub fn bundle_program_resolved(
     let insts: Vec<Vec<Inst>> = alloc.blocks.iter_mut().map(|b| std::mem::take(&mut b.insts)).collect();
     let mut bundles = Vec::with_capacity(alloc.blocks.len());
     let mut tally = stats::Tally::default();
-    with_workspace(|ws| {
-        for (i, (b, insts)) in alloc.blocks.iter().zip(insts).enumerate() {
-            let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
-            let live_out = |r: Reg| live.live_out(i, r);
-            let mut ops = lower_insts_resolved(target, insts, block_descs, opts)?;
-            bundles.push(bundle_block((target, ws, &mut tally), (&b.term, &mut ops), &live_out, opts, hints)?);
-        }
-        Ok(())
-    })?;
+    let ws = &mut Workspace::default();
+    for (i, (b, insts)) in alloc.blocks.iter().zip(insts).enumerate() {
+        let block_descs = descs.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        let live_out = |r: Reg| live.live_out(i, r);
+        let mut ops = lower_insts_resolved(target, insts, block_descs, opts)?;
+        bundles.push(bundle_block((target, ws, &mut tally), (&b.term, &mut ops), &live_out, opts, hints)?);
+    }
     let blocks = alloc
         .blocks
         .into_iter()
@@ -142,33 +140,35 @@ pub fn bundle_program_resolved(
 /// with its statistics: the same result as [`bundle_program_resolved`] of
 /// its allocated program ([`Func::into_program_resolved`]), without
 /// building that program — each machine op's instruction is built once,
-/// by [`crate::lower::lower_allocated`].
-pub fn bundle_allocated(f: Func, opts: &Options, hints: &Hints) -> Result<(Program, Stats), CompileError> {
+/// by [`crate::lower::lower_allocated`]. The buffers of `ws` are reused.
+pub(crate) fn bundle_allocated(
+    ws: &mut Workspace,
+    f: Func,
+    opts: &Options,
+    hints: &Hints,
+) -> Result<(Program, Stats), CompileError> {
     let target = f.target;
     // Only a block with a copy to forward asks (about half the programs
     // never do): the scan waits for the first question.
     let live = std::cell::OnceCell::new();
     let mut done = Vec::with_capacity(f.blocks.len());
     let mut tally = stats::Tally::default();
-    with_workspace(|ws| {
-        // Taken out so that `ws` can be lent to the bundler; an error
-        // leaves the workspace without this buffer, which costs only capacity.
-        let mut ops = std::mem::take(&mut ws.ops);
-        for (i, b) in f.blocks.iter().enumerate() {
-            let mut term = b.term.clone();
-            if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
-                *cond = phys_operand(c)?;
-            }
-            ops.clear();
-            lower_allocated_into(target, &b.insts, opts, &mut ops)?;
-            let live_out = |r: Reg| live.get_or_init(|| PhysLive::of_func(&f)).live_out(i, r);
-            let bundles = bundle_block((target, ws, &mut tally), (&term, &mut ops), &live_out, opts, hints)?;
-            done.push((bundles, term));
+    // Taken out so that `ws` can be lent to the bundler; an error
+    // leaves the workspace without this buffer, which costs only capacity.
+    let mut ops = std::mem::take(&mut ws.ops);
+    for (i, b) in f.blocks.iter().enumerate() {
+        let mut term = b.term.clone();
+        if let (TermKind::Brnz { cond, .. }, Some(c)) = (&mut term.kind, &b.cond) {
+            *cond = phys_operand(c)?;
         }
         ops.clear();
-        ws.ops = ops;
-        Ok(())
-    })?;
+        lower_allocated_into(target, &b.insts, opts, &mut ops)?;
+        let live_out = |r: Reg| live.get_or_init(|| PhysLive::of_func(&f)).live_out(i, r);
+        let bundles = bundle_block((target, ws, &mut tally), (&term, &mut ops), &live_out, opts, hints)?;
+        done.push((bundles, term));
+    }
+    ops.clear();
+    ws.ops = ops;
     let blocks = f
         .blocks
         .into_iter()
@@ -209,23 +209,12 @@ fn machine_inputs(inputs: &[Input]) -> Vec<Input> {
 /// and the lowered ops of the block at hand (between blocks and between
 /// compiles every list is empty: only its capacity is kept).
 #[derive(Default)]
-struct Workspace {
+pub(crate) struct Workspace {
     graph: DepGraph,
     scratch: GraphScratch,
     sched: Scratch,
     order: Vec<(usize, &'static str)>,
     ops: Vec<LoweredOp>,
-}
-
-thread_local! {
-    /// Each thread's [`Workspace`], kept from compile to compile
-    /// ([`crate::kept`]).
-    static WORKSPACE: std::cell::Cell<Workspace> = std::cell::Cell::new(Workspace::default());
-}
-
-/// Run `f` with this thread's [`Workspace`].
-fn with_workspace<R>(f: impl FnOnce(&mut Workspace) -> R) -> R {
-    crate::kept::with_kept(&WORKSPACE, f)
 }
 
 /// The bundles of a block of the allocated program ending with `term`,
@@ -645,7 +634,7 @@ mod tests {
                 let Ok(a) = crate::regalloc::allocate_func(&src, &ids, None, &opts) else { continue };
                 let Ok(p) = a.clone().into_allocated() else { continue };
                 let via_program = bundle_program_resolved(p.program, &p.descs, &opts, &hints);
-                let direct = bundle_allocated(a.func, &opts, &hints);
+                let direct = bundle_allocated(&mut Workspace::default(), a.func, &opts, &hints);
                 assert_eq!(direct.ok(), via_program.ok(), "{}", path.display());
                 checked += 1;
             }
@@ -654,18 +643,19 @@ mod tests {
     }
 
     #[test]
-    fn the_kept_workspace_bundles_as_a_fresh_one_does() {
+    fn a_reused_context_compiles_as_a_fresh_one_does() {
         let progs: Vec<_> = crate::test_corpus::programs().into_iter().map(|(_, p)| p).collect();
         assert!(progs.len() > 10, "{}", progs.len());
         let opts = Options::default();
         let shown = |c: Result<crate::Compiled, CompileError>| c.map(|c| (schedra_ir::print::print(&c.program), c.stats));
-        // This thread's workspaces (the bundler's, the pre-RA scheduler's)
+        // One context's buffers (the bundler's, the pre-RA scheduler's)
         // are reused across targets and sizes; each result equals a compile
-        // on a thread of its own (new workspaces).
+        // with a new context.
+        let mut ctx = crate::Context::default();
         for p in &progs {
-            let kept = shown(crate::compile(p, &opts));
-            let fresh = std::thread::scope(|s| s.spawn(|| shown(crate::compile(p, &opts))).join());
-            assert_eq!(Some(kept), fresh.ok());
+            let kept = shown(crate::compile_with(&mut ctx, p, &opts));
+            let fresh = shown(crate::compile(p, &opts));
+            assert_eq!(kept, fresh);
         }
     }
 

@@ -32,11 +32,11 @@
 
 pub mod bundle;
 pub mod color;
+mod context;
 pub mod depgraph;
 pub mod fault;
 pub mod inline;
 pub mod interference;
-mod kept;
 pub mod linear_scan;
 pub mod liveness;
 pub mod lower;
@@ -55,6 +55,7 @@ mod test_corpus;
 
 use schedra_ir::Program;
 
+pub use context::Context;
 pub use fault::Fault;
 
 /// Direction of the pre-RA list scheduler.
@@ -234,6 +235,12 @@ fn allocate_stressed(
 /// Invalid input is reported as [`CompileError::Unsupported`] with the
 /// validator's located message; nothing panics.
 pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> {
+    compile_with(&mut Context::new(), src, opts)
+}
+
+/// [`compile`] reusing the buffers of `ctx` (see [`Context`]): the same
+/// result, with fewer allocations when one context serves many compiles.
+pub fn compile_with(ctx: &mut Context, src: &Program, opts: &Options) -> Result<Compiled, CompileError> {
     if src.form != schedra_ir::Form::Source {
         return Err(CompileError::NotSource);
     }
@@ -246,10 +253,10 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
     }
     // The pre-RA order goes straight into the allocator's IR (no reordered
     // copy of the program is built).
-    let orders = sched_pre::block_orders_with(src, &ids, opts);
+    let orders = sched_pre::block_orders_with(&mut ctx.schedule, src, &ids, opts);
     let alloc = allocate_stressed(src, &ids, &orders, opts)?;
     let hints = bundle::Hints::from_source(src);
-    let (program, mut stats) = bundle::bundle_allocated(alloc.func, opts, &hints)?;
+    let (program, mut stats) = bundle::bundle_allocated(&mut ctx.bundle, alloc.func, opts, &hints)?;
     stats.spills = alloc.spills;
     stats.fills = alloc.fills;
     stats.remats = alloc.remats;

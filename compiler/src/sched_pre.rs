@@ -59,26 +59,24 @@ pub fn schedule_program(src: &Program, opts: &Options) -> Program {
 /// The order [`schedule_program`] gives each block's instructions (indices
 /// into the block's `insts`, a permutation), without building the program.
 pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
-    block_orders_with(src, &SourceIds::new(src), opts)
+    block_orders_with(&mut Scratch::default(), src, &SourceIds::new(src), opts)
 }
 
 /// [`block_orders`] with `src`'s opcodes and names already resolved
-/// (`ids` must be `SourceIds::new(src)`).
-pub fn block_orders_with(src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
+/// (`ids` must be `SourceIds::new(src)`), built in the reused `ws`.
+pub(crate) fn block_orders_with(ws: &mut Scratch, src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
     let deps = Summaries::new(src, ids);
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     // Live-out sets only feed the pressure mode: when every name together
     // stays below its threshold, no block needs them (see `tracks_pressure`).
     let all: usize = (0..ids.len()).map(|v| ids.size(v as u32) as usize).sum();
     let live = (all >= threshold(limit)).then(|| live_out(&deps, ids, ids.succs()));
-    crate::kept::with_kept(&SCRATCH, |ws| {
-        (0..src.blocks.len())
-            .map(|bi| {
-                let lo = live.as_ref().map_or(&[][..], |l| l.block(bi));
-                order_block(ws, deps.block(bi), (ids.cond(bi), lo), limit, opts.sched, ids)
-            })
-            .collect()
-    })
+    (0..src.blocks.len())
+        .map(|bi| {
+            let lo = live.as_ref().map_or(&[][..], |l| l.block(bi));
+            order_block(ws, deps.block(bi), (ids.cond(bi), lo), limit, opts.sched, ids)
+        })
+        .collect()
 }
 
 /// The live registers (virtual names' sizes summed) from which the
@@ -99,12 +97,6 @@ fn tracks_pressure(deps: &[OpDeps], live_out: &BitSet, names: &Names, threshold:
         virt_reads(d).chain(virt_writes(d)).for_each(|v| seen.insert(v as usize));
     }
     seen.iter().map(|v| names.size(v as u32) as usize).sum::<usize>() >= threshold
-}
-
-thread_local! {
-    /// Each thread's [`Scratch`], kept from compile to compile
-    /// ([`crate::kept`]).
-    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
 }
 
 /// Interned virtual register names with their sizes: the program's
@@ -207,11 +199,11 @@ fn live_out(deps: &Summaries, ids: &SourceIds, succs: &Successors) -> BlockSets 
 }
 
 /// The scheduler's per-block structures, kept between blocks (and between
-/// compiles, per thread) so that their memory is reused: the dependency
+/// compiles, in a [`crate::Context`]) so that their memory is reused: the dependency
 /// graph and its bookkeeping, the ready lists, and the counts, clocks and
 /// priorities of the ops.
 #[derive(Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     graph: DepGraph,
     graph_scratch: GraphScratch,
     ready: Ready,
