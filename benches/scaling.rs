@@ -23,7 +23,8 @@
 //! `valgrind --tool=callgrind` every function runs once per size and its
 //! inclusive instruction count is the phase's cost).
 
-use schedra_compiler::{bundle, compile, regalloc, sched_pre, Options};
+use schedra_compiler::pipeline::{allocate, bundle, schedule, Source};
+use schedra_compiler::{compile, Context, Options};
 use schedra_verify::{verify, Verdict, VerifyOptions};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -137,10 +138,12 @@ fn measure(n: usize, runs: usize) -> Result<Row, String> {
 
 /// One-run breakdown of where the time goes, phase by phase.
 fn phases(n: usize, src: &schedra_ir::Program, machine: &schedra_ir::Program, opts: &Options) {
-    let (pre_t, pre) = once(|| sched_pre::schedule_program(src, opts));
-    let (ra_t, alloc) = once(|| regalloc::allocate(&pre, opts));
-    let bundle_t = match &alloc {
-        Ok(a) => once(|| bundle::bundle_program(&a.program, opts)).0,
+    let Ok(source) = Source::new(src) else { return };
+    let mut ctx = Context::new();
+    let (pre_t, pre) = once(|| schedule(&mut ctx, &source, opts));
+    let (ra_t, alloc) = once(|| allocate(&source, &pre, opts));
+    let bundle_t = match alloc {
+        Ok(a) => once(|| bundle(&mut ctx, &source, a, opts)).0,
         Err(_) => Duration::ZERO,
     };
     let (rules_t, _) = once(|| (schedra_verify::rules::structure(src, machine), schedra_verify::rules::bundles(machine), schedra_verify::rules::hazards(machine)));

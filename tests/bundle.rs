@@ -1,12 +1,12 @@
-//! Behaviour of the bundler (`schedra_compiler::bundle`): random allocated
+//! Behaviour of the bundler (`schedra_compiler::pipeline::bundle_program`): random allocated
 //! programs (source form, physical registers only) for every target are
 //! bundled, and the machine program must produce the same effects and branch
 //! trace as the allocated program under the interpreters, for several seeds,
 //! and keep the target's bundle rules. Each scheduler fault must break a
 //! small program of its own.
 
-use schedra_compiler::bundle::{bundle_program, bundle_program_with, Hints};
-use schedra_compiler::{sched_pre, Fault, Options, Sched};
+use schedra_compiler::pipeline::{self, schedule, Hints, Source};
+use schedra_compiler::{Context, Fault, Options, Sched};
 use schedra_fuzz::interp;
 use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71, Dest, OperandKind};
 use schedra_ir::{Block, Form, Imm, Input, Inst, Operand, PhysReg, Program, Span, Stage, TermKind, Target, Terminator, VirtReg};
@@ -14,6 +14,12 @@ use schedra_ir::{Block, Form, Imm, Input, Inst, Operand, PhysReg, Program, Span,
 #[path = "support/rng.rs"]
 mod rng;
 use rng::Rng;
+
+/// The pipeline's pre-RA scheduling stage on `p`, as a program.
+fn schedule_program(p: &Program, opts: &Options) -> Program {
+    let src = Source::new(p).expect("source form");
+    schedule(&mut Context::new(), &src, opts).program(&src)
+}
 
 fn reg(r: u16, size: u8) -> Operand {
     Operand::Phys(PhysReg { base: r, size })
@@ -236,7 +242,7 @@ fn same_behaviour(alloc: &Program, m: &Program, seeds: u64) -> Result<(), String
 }
 
 fn check_program(p: &Program, opts: &Options) -> Result<(), String> {
-    let (m, stats) = bundle_program(p, opts).map_err(|e| e.to_string())?;
+    let (m, stats) = pipeline::bundle_program(p, opts, &Hints::of_inputs(p)).map_err(|e| e.to_string())?;
     check_rules(&m).map_err(|e| format!("{e}\n{m}"))?;
     same_behaviour(p, &m, 3).map_err(|e| format!("{e}\nsource:\n{p}\nmachine:\n{m}"))?;
     if stats.instructions != m.bundle_count() {
@@ -267,7 +273,7 @@ fn pre_ra_scheduling_keeps_behaviour_of_allocated_programs() {
         for sched in [Sched::TopDown, Sched::BottomUp] {
             for case in 0..100 {
                 let p = gen.program(&mut rng);
-                let q = sched_pre::schedule_program(&p, &Options { sched, ..Default::default() });
+                let q = schedule_program(&p, &Options { sched, ..Default::default() });
                 if let Err(e) = same_behaviour(&p, &q, 2) {
                     panic!("{} {sched:?} case {case}: {e}\n{q}", gen.t.name);
                 }
@@ -277,7 +283,7 @@ fn pre_ra_scheduling_keeps_behaviour_of_allocated_programs() {
 }
 
 fn bad(p: &Program, opts: &Options, hints: &Hints) -> bool {
-    let (m, _) = bundle_program_with(p, opts, hints).expect("bundles");
+    let (m, _) = pipeline::bundle_program(p, opts, hints).expect("bundles");
     check_rules(&m).is_err() || same_behaviour(p, &m, 2).is_err()
 }
 
@@ -376,7 +382,7 @@ fn pre_ra_scheduling_keeps_behaviour_of_virtual_non_ssa_programs() {
         for case in 0..300 {
             let p = virtualise(&gen.program(&mut rng), &gen.pool);
             for sched in [Sched::TopDown, Sched::BottomUp] {
-                let q = sched_pre::schedule_program(&p, &Options { sched, ..Default::default() });
+                let q = schedule_program(&p, &Options { sched, ..Default::default() });
                 assert_eq!(p.op_count(), q.op_count());
                 moved += usize::from(p.blocks != q.blocks);
                 if let Err(e) = same_behaviour(&p, &q, 2) {
@@ -400,7 +406,7 @@ fn the_verifier_proves_bundled_random_programs() {
         let mut rng = Rng::new(0x5eed ^ gen.t.name.len() as u64);
         for case in 0..cases {
             let p = gen.program(&mut rng);
-            let (m, _) = bundle_program(&p, &Options::default()).expect("bundles");
+            let (m, _) = pipeline::bundle_program(&p, &Options::default(), &Hints::of_inputs(&p)).expect("bundles");
             let (v, msg) = verdict(&p, &m);
             assert_eq!(v, schedra_verify::Verdict::Proven, "{} case {case}: {msg}\n{p}\n{m}", gen.t.name);
         }
@@ -427,7 +433,7 @@ fn the_verifier_catches_each_scheduler_fault_in_random_programs() {
             // Pinned: the registers a source would preallocate (inputs, and
             // the pool registers it names as destinations).
             let hints = Hints::from_source(&p);
-            let (m, _) = bundle_program_with(&p, &opts, &hints).expect("bundles");
+            let (m, _) = pipeline::bundle_program(&p, &opts, &hints).expect("bundles");
             verdict(&p, &m).0 == schedra_verify::Verdict::Violation
         });
         assert!(caught, "{f} on {} never caught", gen.t.name);
@@ -444,8 +450,8 @@ fn bundling_never_fails_under_any_fault_or_scheduler() {
             for f in Fault::all().iter().copied().map(Some).chain([None]) {
                 for sched in [Sched::TopDown, Sched::BottomUp] {
                     let opts = Options { inject: f, sched, ..Default::default() };
-                    let q = sched_pre::schedule_program(&p, &opts);
-                    if let Err(e) = bundle_program_with(&q, &opts, &hints) {
+                    let q = schedule_program(&p, &opts);
+                    if let Err(e) = pipeline::bundle_program(&q, &opts, &hints) {
                         panic!("{} case {case} {f:?}: {e}", gen.t.name);
                     }
                 }

@@ -4,7 +4,8 @@
 //! and the machine program give identical effects and branch traces under
 //! the interpreters on 20 seeds. The CLI keeps its statuses and output shapes.
 
-use schedra_compiler::{compile, regalloc, sched_pre, Options, Ra, Sched};
+use schedra_compiler::pipeline::{allocate, schedule, Source};
+use schedra_compiler::{compile, Context, Options, Ra, Sched};
 use schedra_fuzz::interp;
 use schedra_ir::Program;
 use std::process::Command;
@@ -50,8 +51,9 @@ fn allocated_programs_behave_like_their_sources() {
     for path in shaders() {
         let src = load(&path);
         for opts in combos() {
-            let scheduled = sched_pre::schedule_program(&src, &opts);
-            match regalloc::allocate(&scheduled, &opts) {
+            let source = Source::new(&src).expect("source form");
+            let scheduled = schedule(&mut Context::new(), &source, &opts);
+            match allocate(&source, &scheduled, &opts).and_then(|a| a.into_allocated()) {
                 Err(e) => failures.push(format!("{} {:?}: {e}", path.display(), opts)),
                 Ok(a) => {
                     if let Some(d) = differs(&src, &a.program) {

@@ -12,7 +12,8 @@
 //! `SCHEDRA_BENCH_FULL=1`; both timed once, so noisier than the schedulers'
 //! best-of figures).
 
-use schedra_compiler::{bundle, compile, regalloc, sched_pre, Options};
+use schedra_compiler::pipeline::{allocate, bundle_program, schedule, Hints, Source};
+use schedra_compiler::{compile, Context, Options};
 use schedra_ir::target::v3d71::V3D71;
 use schedra_ir::{
     Block, Form, Imm, Inst, Operand, Program, Span, Stage, TermKind, Terminator, VirtReg,
@@ -135,20 +136,23 @@ fn main() {
     for n in [1_000usize, 10_000] {
         let p = program(n, virt);
         let allocated = program(n, phys);
+        let hints = Hints::of_inputs(&allocated);
+        let Ok(src) = Source::new(&p) else { return };
+        let mut ctx = Context::new();
         let runs = if n > 5_000 { 3 } else { 10 };
         // The allocator and `compile` are timed once each.
         let ra_runs = 1;
         report(
             "sched_pre",
             n,
-            best(runs, || drop(sched_pre::schedule_program(&p, &opts))),
+            best(runs, || drop(schedule(&mut ctx, &src, &opts))),
         );
         report(
             "bundle",
             n,
-            best(runs, || drop(bundle::bundle_program(&allocated, &opts))),
+            best(runs, || drop(bundle_program(&allocated, &opts, &hints))),
         );
-        if let Ok((_, st)) = bundle::bundle_program(&allocated, &opts) {
+        if let Ok((_, st)) = bundle_program(&allocated, &opts, &hints) {
             println!(
                 "{n:>6} insts  bundle -> {} bundles, {} cycles, {} nops, {} sfu-stalls",
                 st.instructions, st.cycles, st.nops, st.sfu_stalls
@@ -158,12 +162,12 @@ fn main() {
             println!("{n:>6} insts  (regalloc and compile skipped; set SCHEDRA_BENCH_FULL=1)");
             continue;
         }
-        let pre = sched_pre::schedule_program(&p, &opts);
-        match regalloc::allocate(&pre, &opts) {
+        let pre = schedule(&mut ctx, &src, &opts);
+        match allocate(&src, &pre, &opts) {
             Ok(_) => report(
                 "regalloc",
                 n,
-                best(ra_runs, || drop(regalloc::allocate(&pre, &opts))),
+                best(ra_runs, || drop(allocate(&src, &pre, &opts))),
             ),
             Err(e) => println!("{n:>6} insts  regalloc failed: {e}"),
         }

@@ -40,6 +40,12 @@ pub struct Hints {
 }
 
 impl Hints {
+    /// The registers of `p`'s inputs: what an allocated program `p` is
+    /// known to preallocate.
+    pub fn of_inputs(p: &Program) -> Hints {
+        Hints { pinned: p.inputs.iter().flat_map(|i| i.reg.regs()).collect() }
+    }
+
     /// The registers `src` (a source-form program) preallocates: its input
     /// registers and every physical register it names as a destination.
     pub fn from_source(src: &Program) -> Hints {
@@ -57,40 +63,11 @@ impl Hints {
 
 /// Bundle the allocated program `alloc` (see the module doc) into the
 /// machine form, with its statistics (instructions, cycles, nops,
-/// sfu-stalls, spills and fills as scratch writes and reads). The pinned
-/// registers are taken to be `alloc`'s inputs; use [`bundle_program_with`]
-/// to pass the source's full list.
-pub fn bundle_program(alloc: &Program, opts: &Options) -> Result<(Program, Stats), CompileError> {
-    let hints = Hints {
-        pinned: alloc.inputs.iter().flat_map(|i| i.reg.regs()).collect(),
-    };
-    bundle_program_with(alloc, opts, &hints)
-}
-
-/// [`bundle_program`] with explicit [`Hints`] (the allocator passes
-/// `Hints::from_source(src)`).
-pub fn bundle_program_with(
-    alloc: &Program,
-    opts: &Options,
-    hints: &Hints,
-) -> Result<(Program, Stats), CompileError> {
-    bundle_program_owned(alloc.clone(), opts, hints)
-}
-
-/// [`bundle_program_with`] taking the allocated program by value: its
-/// instructions move into the machine program instead of being copied.
-pub fn bundle_program_owned(
-    alloc: Program,
-    opts: &Options,
-    hints: &Hints,
-) -> Result<(Program, Stats), CompileError> {
-    bundle_program_resolved(alloc, &[], opts, hints)
-}
-
-/// [`bundle_program_owned`] given each instruction's op description
-/// (`descs[b][k]` for instruction `k` of block `b`, as
-/// [`crate::regalloc::Allocated::descs`]); missing ones are looked up.
-pub fn bundle_program_resolved(
+/// sfu-stalls, spills and fills as scratch writes and reads), given each
+/// instruction's op description (`descs[b][k]` for instruction `k` of
+/// block `b`, as [`crate::regalloc::Allocated::descs`]); missing ones are
+/// looked up. Its instructions move into the machine program.
+pub(crate) fn bundle_program_resolved(
     alloc: Program,
     descs: &[Vec<&'static OpDesc>],
     opts: &Options,
@@ -137,7 +114,7 @@ pub fn bundle_program_resolved(
 
 /// Bundle the allocated function `f` (every location physical, as
 /// [`crate::regalloc::allocate_func`] returns it) into the machine form,
-/// with its statistics: the same result as [`bundle_program_resolved`] of
+/// with its statistics: the same result as `bundle_program_resolved` of
 /// its allocated program ([`Func::into_program_resolved`]), without
 /// building that program — each machine op's instruction is built once,
 /// by [`crate::lower::lower_allocated`]. The buffers of `ws` are reused.
@@ -512,6 +489,7 @@ fn insert_point(ops: &[LoweredOp], s: &Schedule, used: usize, k: usize) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::bundle_program;
     use schedra_ir::target::v3d71::V3D71;
     use schedra_ir::{Imm, PhysReg, Span, Stage, Terminator};
 
@@ -572,7 +550,8 @@ mod tests {
 
     #[test]
     fn mul_example_ends_with_thrsw_and_two_delay_slots() {
-        let (m, st) = bundle_program(&mul_example(), &Options::default()).unwrap();
+        let p = mul_example();
+        let (m, st) = bundle_program(&p, &Options::default(), &Hints::of_inputs(&p)).unwrap();
         let b = &m.blocks[0].bundles;
         let n = b.len();
         assert!(n >= 3);
@@ -610,7 +589,7 @@ mod tests {
                     && b.ops.iter().any(|o| o.inst.dest.is_some())
             })
         };
-        let (m, _) = bundle_program(&p, &Options::default()).unwrap();
+        let (m, _) = bundle_program(&p, &Options::default(), &Hints::of_inputs(&p)).unwrap();
         assert!(!writes_with_thrsw(&m));
         let (m, _) = bundle_program(
             &p,
@@ -618,6 +597,7 @@ mod tests {
                 inject: Some(Fault::V3dThrswRfWrite),
                 ..Default::default()
             },
+            &Hints::of_inputs(&p),
         )
         .unwrap();
         assert!(writes_with_thrsw(&m));

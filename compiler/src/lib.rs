@@ -42,6 +42,7 @@ pub mod liveness;
 pub mod lower;
 pub mod network;
 pub mod phys_live;
+pub mod pipeline;
 pub mod ra_ir;
 pub mod regalloc;
 pub mod sched_post;
@@ -206,28 +207,6 @@ pub enum CompileError {
     Allocation(String),
 }
 
-/// [`regalloc::allocate_func`]; under `stress_regalloc = Some(n)` a
-/// failure is retried with 2n registers, and finally without the limit,
-/// whose result (success or the real error) is returned.
-fn allocate_stressed(
-    p: &Program,
-    ids: &source_ids::SourceIds,
-    orders: &[Vec<usize>],
-    opts: &Options,
-) -> Result<regalloc::Allocation, CompileError> {
-    let mut o = *opts;
-    while let Some(n) = o.stress_regalloc {
-        match regalloc::allocate_func(p, ids, Some(orders), &o) {
-            Ok(a) => return Ok(a),
-            Err(_) => {
-                let more = n.checked_mul(2);
-                o.stress_regalloc = more.filter(|&m| m < p.target.regs.count);
-            }
-        }
-    }
-    regalloc::allocate_func(p, ids, Some(orders), &o)
-}
-
 /// Compile a source-form program: validate → pre-RA scheduling → register
 /// allocation (`opts.ra`) → post-RA scheduling and bundling. The result is a
 /// machine-form program meant to behave exactly like `src`, with shader-db
@@ -241,25 +220,12 @@ pub fn compile(src: &Program, opts: &Options) -> Result<Compiled, CompileError> 
 /// [`compile`] reusing the buffers of `ctx` (see [`Context`]): the same
 /// result, with fewer allocations when one context serves many compiles.
 pub fn compile_with(ctx: &mut Context, src: &Program, opts: &Options) -> Result<Compiled, CompileError> {
-    if src.form != schedra_ir::Form::Source {
-        return Err(CompileError::NotSource);
-    }
-    // Opcodes and names are resolved once, for validation too.
-    let ids = source_ids::SourceIds::new(src);
-    schedra_ir::validate::validate_resolved(src, ids.resolved())
-        .map_err(|e| CompileError::Unsupported(format!("invalid program: {e}")))?;
+    let source = pipeline::Source::new(src)?;
+    source.validate()?;
     if let Some(net) = src.target.network {
         return network::compile(src, net, opts);
     }
-    // The pre-RA order goes straight into the allocator's IR (no reordered
-    // copy of the program is built).
-    let orders = sched_pre::block_orders_with(&mut ctx.schedule, src, &ids, opts);
-    let alloc = allocate_stressed(src, &ids, &orders, opts)?;
-    let hints = bundle::Hints::from_source(src);
-    let (program, mut stats) = bundle::bundle_allocated(&mut ctx.bundle, alloc.func, opts, &hints)?;
-    stats.spills = alloc.spills;
-    stats.fills = alloc.fills;
-    stats.remats = alloc.remats;
-    stats.max_live = alloc.max_live;
-    Ok(Compiled { program, stats })
+    let scheduled = pipeline::schedule(ctx, &source, opts);
+    let allocation = pipeline::allocate(&source, &scheduled, opts)?;
+    pipeline::bundle(ctx, &source, allocation, opts)
 }

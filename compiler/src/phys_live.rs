@@ -201,7 +201,7 @@ mod tests {
         let mut checked = 0;
         for (path, src) in crate::test_corpus::programs() {
             let ids = SourceIds::new(&src);
-            let Ok(a) = crate::regalloc::allocate_resolved(&src, &ids, None, &Default::default()) else {
+            let Ok(a) = crate::regalloc::allocate_func(&src, &ids, None, &Default::default()).and_then(|a| a.into_allocated()) else {
                 continue;
             };
             let Ok(f) = crate::regalloc::allocate_func(&src, &ids, None, &Default::default()) else {

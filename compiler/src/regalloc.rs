@@ -133,36 +133,10 @@ impl Env {
 /// Upper bound on spill rounds beyond one per value.
 const EXTRA_ROUNDS: usize = 16;
 
-/// Allocate registers for a (scheduled) source-form program.
-pub fn allocate(p: &Program, opts: &Options) -> Result<Allocated, CompileError> {
-    allocate_ordered(p, None, opts)
-}
-
-/// [`allocate`] of `p` with each block's instructions in the order
-/// `orders[b]` (see [`Func::from_program_ordered`]): the same result as
-/// allocating the reordered program, without building it.
-pub fn allocate_ordered(
-    p: &Program,
-    orders: Option<&[Vec<usize>]>,
-    opts: &Options,
-) -> Result<Allocated, CompileError> {
-    allocate_resolved(p, &SourceIds::new(p), orders, opts)
-}
-
-/// [`allocate_ordered`] with `p`'s opcodes and names already resolved
-/// (`ids` must be `SourceIds::new(p)`).
-pub fn allocate_resolved(
-    p: &Program,
-    ids: &SourceIds,
-    orders: Option<&[Vec<usize>]>,
-    opts: &Options,
-) -> Result<Allocated, CompileError> {
-    allocate_func(p, ids, orders, opts)?.into_allocated()
-}
-
-/// [`allocate_resolved`] without building the allocated program: the
-/// allocated function itself (checked to be all physical, so it fails
-/// exactly when [`allocate_resolved`] does).
+/// Allocate registers for the source-form program `p` (opcodes and names
+/// resolved in `ids`, `SourceIds::new(p)`) with each block's instructions in
+/// the order `orders[b]` (see [`Func::from_resolved`]): the allocated
+/// function, checked to be all physical.
 pub fn allocate_func(
     p: &Program,
     ids: &SourceIds,
@@ -519,13 +493,16 @@ mod tests {
         let src = "target gen8\ninput %x:2 = $g2:2\nb0:\n %y:2 = mul %x, %x\n %z:2 = add %y, %x\n %t:4 = send.tex %z\n send.eot %t\n end\n";
         let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
         for ra in [Ra::Split, Ra::Graph] {
-            let a = allocate(
+            let a = allocate_func(
                 &p,
+                &SourceIds::new(&p),
+                None,
                 &Options {
                     ra,
                     ..Options::default()
                 },
             )
+            .and_then(Allocation::into_allocated)
             .expect("allocates");
             let ops = a.program.blocks.iter().flat_map(|b| &b.insts);
             for i in ops {

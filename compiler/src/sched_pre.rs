@@ -40,30 +40,10 @@ use crate::liveness::{BitSet, BlockSets, Successors};
 use crate::source_ids::SourceIds;
 use schedra_ir::{Inst, Operand, Program, Target};
 
-/// The same source program with the instructions of each block reordered by
-/// the scheduler `opts.sched` (see the module doc). Never changes meaning.
-pub fn schedule_program(src: &Program, opts: &Options) -> Program {
-    let orders = block_orders(src, opts);
-    let mut out = src.clone();
-    for (b, order) in out.blocks.iter_mut().zip(&orders) {
-        let old = std::mem::take(&mut b.insts);
-        let mut slots: Vec<Option<Inst>> = old.into_iter().map(Some).collect();
-        b.insts = order
-            .iter()
-            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-            .collect();
-    }
-    out
-}
-
-/// The order [`schedule_program`] gives each block's instructions (indices
-/// into the block's `insts`, a permutation), without building the program.
-pub fn block_orders(src: &Program, opts: &Options) -> Vec<Vec<usize>> {
-    block_orders_with(&mut Scratch::default(), src, &SourceIds::new(src), opts)
-}
-
-/// [`block_orders`] with `src`'s opcodes and names already resolved
-/// (`ids` must be `SourceIds::new(src)`), built in the reused `ws`.
+/// The new order of each block's instructions of `src` (indices into the
+/// block's `insts`, a permutation) under the scheduler `opts.sched` (see
+/// the module doc), with `src`'s opcodes and names resolved in `ids`
+/// (`SourceIds::new(src)`), built in the reused `ws`. Never changes meaning.
 pub(crate) fn block_orders_with(ws: &mut Scratch, src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
     let deps = Summaries::new(src, ids);
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
@@ -666,7 +646,14 @@ fn list_schedule<D: Direction>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::{schedule, Source};
     use schedra_ir::target::v3d71::V3D71;
+
+    /// The pipeline's scheduling stage on `p`, as a program.
+    fn schedule_program(p: &Program, opts: &Options) -> Program {
+        let s = Source::new(p).unwrap();
+        schedule(&mut crate::Context::new(), &s, opts).program(&s)
+    }
     use schedra_ir::{Block, Form, Imm, PhysReg, Span, Stage, TermKind, Terminator, VirtReg};
 
     fn v(n: &str) -> Operand {
