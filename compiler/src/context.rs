@@ -14,7 +14,7 @@
 #[derive(Default)]
 pub struct Context {
     /// The pre-RA scheduler's per-block structures.
-    pub(crate) schedule: crate::sched_pre::Scratch,
+    pub(crate) schedule: crate::schedule::Scratch,
     /// The bundler's per-block structures.
     pub(crate) bundle: crate::bundle::Workspace,
 }

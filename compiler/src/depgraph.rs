@@ -26,7 +26,8 @@
 
 use crate::inline::{InlineItem, InlineVec};
 use rustc_hash::FxHashMap as HashMap;
-use schedra_ir::Reg;
+use schedra_ir::target::{OpDesc, OperandKind, Sem};
+use schedra_ir::{Inst, Operand, Reg, Target};
 
 /// A storage location an op reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -646,6 +647,79 @@ fn conflicts(a: &Effect, b: &Effect) -> bool {
         (Effect::Barrier, _) | (_, Effect::Barrier) => true,
         _ => false,
     }
+}
+
+/// The ordered effects of an op (either form).
+pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
+    let mut out = Effects::default();
+    push_effects(&mut out, target, desc, inst);
+    out
+}
+
+/// Append [`effects`] of an op to `out` (a summary's list, filled in
+/// place rather than built and moved).
+pub fn push_effects(out: &mut Effects, target: &Target, desc: &OpDesc, inst: &Inst) {
+    // The index operand's value (only outputs and scratch accesses ask).
+    let index = || {
+        inst.srcs
+            .iter()
+            .zip(desc.operands)
+            .find(|(_, k)| **k == OperandKind::Index)
+            .and_then(|(o, _)| o.imm())
+            .map(|i| i.bits)
+    };
+    if target.ends_thread(desc) {
+        out.push(Effect::Barrier);
+    }
+    match desc.sem {
+        Sem::Output(ch, with_index) => {
+            let index = if with_index { index() } else { None };
+            out.push(Effect::Output(Channel { name: ch, index }));
+        }
+        Sem::ScratchRead | Sem::ScratchWrite => {
+            let write = desc.sem == Sem::ScratchWrite;
+            let size = if write {
+                value_size(desc, inst)
+            } else {
+                dest_size(inst)
+            };
+            match index() {
+                Some(lo) => out.push(Effect::Scratch {
+                    write,
+                    lo,
+                    hi: lo.saturating_add(size.max(1)),
+                }),
+                None => out.push(Effect::Scratch {
+                    write,
+                    lo: 0,
+                    hi: u32::MAX,
+                }),
+            }
+        }
+        _ => {}
+    }
+}
+
+fn dest_size(inst: &Inst) -> u32 {
+    match &inst.dest {
+        Some(Operand::Phys(p)) => p.size as u32,
+        Some(Operand::Virt(v)) => v.size.unwrap_or(1) as u32,
+        _ => 1,
+    }
+}
+
+fn value_size(desc: &OpDesc, inst: &Inst) -> u32 {
+    inst.srcs
+        .iter()
+        .zip(desc.operands)
+        .filter(|(_, k)| **k != OperandKind::Index)
+        .map(|(o, _)| match o {
+            Operand::Phys(p) => p.size as u32,
+            Operand::Virt(v) => v.size.unwrap_or(1) as u32,
+            _ => 1,
+        })
+        .max()
+        .unwrap_or(1)
 }
 
 #[cfg(test)]

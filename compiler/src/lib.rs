@@ -1,55 +1,55 @@
 //! schedra's compiler: a real backend for the targets of `schedra-ir`.
 //!
-//! Pipeline (each stage its own module):
-//! 1. `depgraph` — per-block dependency graph (RAW, WAR, WAW on virtual and
-//!    physical registers, implicit writes, output and memory order).
-//! 2. `sched_pre` — pre-RA list scheduler (top-down critical path with a
-//!    register-pressure mode, or bottom-up).
-//! 3. `liveness`, `interference`, `color` (Chaitin–Briggs), `linear_scan`
-//!    (per block, preallocated registers fixed, splitting), `spill`
-//!    (spill/fill and rematerialisation), `regalloc` (the two modes).
-//! 4. `sched_post` + `bundle` — post-RA list scheduling into the target's
-//!    bundles, latencies, delayed writes, thread end (`lower` turns the
-//!    allocated ops into machine ops; `phys_live` answers which physical
-//!    registers are live out of a block, for copy forwarding).
-//!    On a target with encoded waits (kepler) `waits` then inserts the
-//!    texture barriers and computes each bundle's `wait` (and, with
-//!    `--post peephole`, the list scheduler is replaced by nouveau's
-//!    dual-issue peephole on the allocated order).
-//! 5. `stats` — shader-db style statistics.
+//! [`compile`] runs one pipeline ([`pipeline`]), each stage in its own
+//! folder, each returning a value a test can inspect, all sharing one
+//! [`Context`] of reusable buffers:
 //!
-//! The boundary between allocation and bundling is the *allocated program*:
-//! a source-form [`Program`] whose operands are all physical registers or
-//! immediates, with spill code inserted as the target's scratch ops and every
-//! op with an implicit destination carrying the physical register its value
-//! must end up in. `bundle::bundle_program` turns it into the machine form.
-//! [`compile`] does not build that program: the bundler lowers straight
-//! from the allocator's own form, every location physical
-//! (`regalloc::allocate_func` → `bundle::bundle_allocated`), to the same
-//! machine program.
+//! 1. validate and resolve (`source_ids`: opcodes and virtual-register
+//!    names numbered once, for validation and every later stage);
+//! 2. `schedule/` — the pre-RA list scheduler (top-down critical path with
+//!    a register-pressure mode, or bottom-up) over the dependency graph of
+//!    `depgraph` (RAW, WAR, WAW on virtual and physical registers, implicit
+//!    writes, output and memory order): each block's new order;
+//! 3. `allocate/` — register allocation on its own form (`ra_ir`):
+//!    `liveness`, `interference`, `color` (Chaitin–Briggs), `linear_scan`
+//!    (per block, preallocated registers fixed, splitting), `spill`
+//!    (spill/fill and rematerialisation), the two modes and the spill loop
+//!    in `allocate/mod.rs`: a function whose every location is physical;
+//! 4. `bundle/` — `lower` turns the allocated ops into machine ops,
+//!    `schedule` list-schedules them into the target's bundles (latencies,
+//!    delayed writes), `phys_live` answers which physical registers are
+//!    live out of a block (for copy forwarding), the thread end is placed
+//!    and `stats` tallies the shader-db statistics; on a target with
+//!    encoded waits (kepler) `waits` then inserts the texture barriers and
+//!    computes each bundle's `wait` (with `--post peephole`, nouveau's
+//!    dual-issue peephole on the allocated order replaces the list
+//!    scheduler).
+//!
+//! A target with a bypass network (lima-gp) has its own integrated
+//! scheduler in `network/` in place of stages 2–4. `cfg` (successors, bit
+//! sets, the backward fixpoint) and `inline` (short inline lists) serve
+//! every stage.
+//!
+//! The allocated program — a source-form [`Program`] whose operands are
+//! all physical registers or immediates, spill code inserted as the
+//! target's scratch ops — is the allocation's inspection view
+//! ([`pipeline::Allocation::into_allocated`]); the bundler lowers straight
+//! from the allocator's form, and [`pipeline::bundle_program`] bundles an
+//! allocated program written out by hand.
 
 #![warn(missing_docs)]
 
+pub mod allocate;
 pub mod bundle;
-pub mod color;
+pub mod cfg;
 mod context;
 pub mod depgraph;
 pub mod fault;
 pub mod inline;
-pub mod interference;
-pub mod linear_scan;
-pub mod liveness;
-pub mod lower;
 pub mod network;
-pub mod phys_live;
 pub mod pipeline;
-pub mod ra_ir;
-pub mod regalloc;
-pub mod sched_post;
-pub mod sched_pre;
+pub mod schedule;
 pub mod source_ids;
-pub mod spill;
-pub mod stats;
 pub mod waits;
 #[cfg(test)]
 mod test_corpus;

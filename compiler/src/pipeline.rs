@@ -23,13 +23,13 @@
 //! written out as a [`Program`] (every operand physical), for inputs that
 //! did not come from the allocator.
 
-use crate::regalloc;
+use crate::allocate as allocator;
 use crate::source_ids::SourceIds;
-use crate::{bundle as bundler, sched_pre, CompileError, Compiled, Context, Options};
+use crate::{bundle as bundler, schedule as scheduler, CompileError, Compiled, Context, Options};
 use schedra_ir::{Form, Inst, Program};
 
 pub use crate::bundle::Hints;
-pub use crate::regalloc::{Allocated, Allocation};
+pub use crate::allocate::{Allocated, Allocation};
 
 /// A source-form program with its opcodes and names resolved once, the
 /// input of every stage.
@@ -92,7 +92,7 @@ impl Scheduled {
 /// Stage 1, the pre-RA list scheduler (`opts.sched`): each block's new
 /// order. Never changes meaning.
 pub fn schedule(ctx: &mut Context, src: &Source, opts: &Options) -> Scheduled {
-    Scheduled { orders: sched_pre::block_orders_with(&mut ctx.schedule, src.program, &src.ids, opts) }
+    Scheduled { orders: scheduler::block_orders_with(&mut ctx.schedule, src.program, &src.ids, opts) }
 }
 
 /// Stage 2, register allocation (`opts.ra`) of `src` in the order `s`.
@@ -103,7 +103,7 @@ pub fn allocate(src: &Source, s: &Scheduled, opts: &Options) -> Result<Allocatio
     let (p, ids, orders) = (src.program, &src.ids, Some(&s.orders[..]));
     let mut o = *opts;
     while let Some(n) = o.stress_regalloc {
-        match regalloc::allocate_func(p, ids, orders, &o) {
+        match allocator::allocate_func(p, ids, orders, &o) {
             Ok(a) => return Ok(a),
             Err(_) => {
                 let more = n.checked_mul(2);
@@ -111,7 +111,7 @@ pub fn allocate(src: &Source, s: &Scheduled, opts: &Options) -> Result<Allocatio
             }
         }
     }
-    regalloc::allocate_func(p, ids, orders, &o)
+    allocator::allocate_func(p, ids, orders, &o)
 }
 
 /// Stage 3, post-RA scheduling and bundling of the allocation `a` of

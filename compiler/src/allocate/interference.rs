@@ -15,8 +15,8 @@
 //! the end-of-program registers of the description), runs a wide destination may not partly overlap,
 //! and copy hints.
 
-use crate::liveness::{self, Liveness, VarMap};
-use crate::ra_ir::{Func, Kind, Loc, RegSet, ValId};
+use super::liveness::{self, Liveness, VarMap};
+use super::ra_ir::{Func, Kind, Loc, RegSet, ValId};
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Reg};
@@ -447,7 +447,7 @@ impl<'f> RuleSets<'f> {
     /// caller then has nothing to add).
     fn get(&self, desc: &'static OpDesc, as_dest: bool) -> Option<RegSet> {
         let f = self.f;
-        let cell = crate::ra_ir::op_index(f.target, desc)
+        let cell = super::ra_ir::op_index(f.target, desc)
             .and_then(|i| self.table.get(i))
             .and_then(|e| e.get(as_dest as usize));
         let uncached = || Some(rule_forbidden_uncached(f, desc, as_dest)).filter(|s| !s.is_empty());
@@ -473,7 +473,7 @@ fn forbid(k: &mut Constraints, v: ValId, set: &RegSet) {
 fn constrain_inst(
     k: &mut Constraints,
     rules: &RuleSets,
-    i: &crate::ra_ir::RInst,
+    i: &super::ra_ir::RInst,
     end: Option<&RegSet>,
 ) {
     if let Some(Loc::Val(v)) = i.dest {
@@ -483,7 +483,7 @@ fn constrain_inst(
         if let Some(end) = end {
             forbid(k, v, end);
         }
-        if crate::liveness::dest_excludes_srcs(rules.f, i) {
+        if super::liveness::dest_excludes_srcs(rules.f, i) {
             if let Some(np) = k.no_partial.get_mut(v as usize) {
                 np.extend(i.use_locs().filter_map(Loc::phys));
             }
@@ -511,7 +511,7 @@ fn constrain_inst(
     }
 }
 
-fn add_copy_hints(k: &mut Constraints, i: &crate::ra_ir::RInst) {
+fn add_copy_hints(k: &mut Constraints, i: &super::ra_ir::RInst) {
     let (Some(Loc::Val(d)), Sem::Mov) = (i.dest, i.desc.sem) else {
         return;
     };
@@ -536,9 +536,9 @@ fn add_copy_hints(k: &mut Constraints, i: &crate::ra_ir::RInst) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::liveness::{analyze, VarMap};
+    use crate::allocate::liveness::{analyze, VarMap};
 
-    use crate::ra_ir::test_func as func;
+    use crate::allocate::ra_ir::test_func as func;
 
     #[test]
     fn gen8_rules_forbid_g127_for_send_results_and_low_registers_for_eot() {

@@ -15,8 +15,8 @@
 //! `out[b] = ∪ (uses[s] ∪ (out[s] − defs[s]))` over the successors `s`,
 //! i.e. what `liveness::program_live_out` computes for every register.
 
-use crate::liveness::Successors;
-use crate::ra_ir::{Func, Loc, ROperand};
+use crate::cfg::Successors;
+use crate::allocate::ra_ir::{Func, Loc, ROperand};
 use schedra_ir::{Operand, PhysReg, Program, Reg, TermKind};
 
 /// The physical uses and definitions of every block of an allocated
@@ -169,7 +169,7 @@ impl PhysLive {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::liveness::{program_live_out, UseDef};
+    use crate::cfg::{program_live_out, UseDef};
     use crate::source_ids::SourceIds;
 
     /// The backward fixpoint over every register (the definition).
@@ -201,10 +201,10 @@ mod tests {
         let mut checked = 0;
         for (path, src) in crate::test_corpus::programs() {
             let ids = SourceIds::new(&src);
-            let Ok(a) = crate::regalloc::allocate_func(&src, &ids, None, &Default::default()).and_then(|a| a.into_allocated()) else {
+            let Ok(a) = crate::allocate::allocate_func(&src, &ids, None, &Default::default()).and_then(|a| a.into_allocated()) else {
                 continue;
             };
-            let Ok(f) = crate::regalloc::allocate_func(&src, &ids, None, &Default::default()) else {
+            let Ok(f) = crate::allocate::allocate_func(&src, &ids, None, &Default::default()) else {
                 continue;
             };
             let live = PhysLive::new(&a.program);

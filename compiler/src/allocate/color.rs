@@ -14,9 +14,9 @@
 //! Invariant: every run returned is allowed for its node and overlaps no run
 //! of an interfering node nor any register the node interferes with.
 
-use crate::interference::{Constraints, Graph, Hint};
-use crate::ra_ir::{RegSet, ValId};
-use crate::spill::LazyCosts;
+use super::interference::{Constraints, Graph, Hint};
+use super::ra_ir::{RegSet, ValId};
+use super::spill::LazyCosts;
 use schedra_ir::PhysReg;
 
 /// The values to colour and what is known about them.
@@ -228,9 +228,9 @@ pub fn used_regs(assign: &[Option<PhysReg>]) -> RegSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interference::{build, constraints};
-    use crate::liveness::{analyze, VarMap};
-    use crate::ra_ir::Func;
+    use crate::allocate::interference::{build, constraints};
+    use crate::allocate::liveness::{analyze, VarMap};
+    use crate::allocate::ra_ir::Func;
 
     fn setup(src: &str, regs: &[u16]) -> (Func, Graph, Constraints) {
         let p = schedra_ir::parse::parse(src.as_bytes(), None).expect("parse");
@@ -248,7 +248,7 @@ mod tests {
         let (f, g, k) = setup(TRIANGLE, &[0, 1, 2, 3]);
         let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
         let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
-        let cost = LazyCosts::known(crate::spill::Costs {
+        let cost = LazyCosts::known(crate::allocate::spill::Costs {
             cost: vec![1.0; sizes.len()],
             span: vec![0; sizes.len()],
         });
@@ -275,7 +275,7 @@ mod tests {
         let (f, g, k) = setup(TRIANGLE, &[0, 1]);
         let nodes: Vec<ValId> = (0..f.vals.len() as ValId).collect();
         let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
-        let cost = LazyCosts::known(crate::spill::Costs {
+        let cost = LazyCosts::known(crate::allocate::spill::Costs {
             cost: vec![1.0; sizes.len()],
             span: vec![0; sizes.len()],
         });

@@ -21,11 +21,18 @@
 //! Invariant of the result: every operand is physical; no register holds two
 //! values at one gap; every run satisfies the target's register rules.
 
-use crate::interference::{self, Constraints, Graph};
-use crate::liveness::{self, Liveness, VarMap};
-use crate::ra_ir::{mov_desc, Func, Kind, Loc, RBlock, ROperand, RegSet, ValId};
+use interference::{Constraints, Graph};
+use liveness::{Liveness, VarMap};
+use ra_ir::{mov_desc, Func, Kind, Loc, RBlock, ROperand, RegSet, ValId};
 use crate::source_ids::SourceIds;
-use crate::{color, linear_scan, spill, CompileError, Fault, Options, Ra};
+use crate::{CompileError, Fault, Options, Ra};
+
+pub mod color;
+pub mod interference;
+pub mod linear_scan;
+pub mod liveness;
+pub mod ra_ir;
+pub mod spill;
 use schedra_ir::{PhysReg, Program, Reg};
 
 /// The allocated program and what allocation did.
@@ -454,7 +461,7 @@ fn finish(
 mod tests {
     use super::*;
 
-    use crate::ra_ir::test_func as func;
+    use ra_ir::test_func as func;
 
     #[test]
     fn each_fault_flips_exactly_its_own_decision() {

@@ -16,7 +16,7 @@
 //! destination must not overlap its sources (gen8 ALU rule) keeps its value
 //! sources occupied one gap longer.
 
-use crate::ra_ir::{Func, Loc, RInst, ROperand};
+use super::ra_ir::{Func, Loc, RInst, ROperand};
 use schedra_ir::target::{Dest, Overlap};
 use std::borrow::Cow;
 
@@ -390,7 +390,7 @@ pub fn analyze(f: &Func, vm: &VarMap) -> Liveness {
 /// none of whose successors' `in` grew since its last visit; starting from
 /// `in = gen`, `out = ∅` (below every solution), the iteration reaches the
 /// least one (any fair order of visits does).
-fn solve_flat<'s>(
+pub(crate) fn solve_flat<'s>(
     (w, nb): (usize, usize),
     gen: Vec<u64>,
     k: &[u64],
@@ -737,7 +737,7 @@ pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) ->
 mod tests {
     use super::*;
 
-    use crate::ra_ir::test_func as func;
+    use crate::allocate::ra_ir::test_func as func;
 
     #[test]
     fn loop_carried_value_is_live_around_the_loop() {

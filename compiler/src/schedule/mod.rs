@@ -34,9 +34,9 @@
 //! program; blocks, labels and terminators are unchanged.
 
 use crate::depgraph::{DepGraph, GraphScratch, Loc, OpDeps};
-use crate::lower::push_effects;
+use crate::depgraph::push_effects;
 use crate::{Options, Sched};
-use crate::liveness::{BitSet, BlockSets, Successors};
+use crate::cfg::{BitSet, BlockSets, Successors};
 use crate::source_ids::SourceIds;
 use schedra_ir::{Inst, Operand, Program, Target};
 
@@ -175,7 +175,7 @@ fn live_out(deps: &Summaries, ids: &SourceIds, succs: &Successors) -> BlockSets 
             read(&defs, b, v);
         }
     }
-    crate::liveness::live_out_of(succs, uses, &defs)
+    crate::cfg::live_out_of(succs, uses, &defs)
 }
 
 /// The scheduler's per-block structures, kept between blocks (and between

@@ -22,9 +22,10 @@
 //! allocated afterwards and avoid them, so a scratch register is reserved
 //! exactly in the regions where spill code runs. Spill code is never spilled.
 
-use crate::interference::Constraints;
-use crate::liveness::{self, BitSet, Liveness, VarMap};
-use crate::ra_ir::{desc_by_sem, Func, Kind, Loc, RInst, ROperand, RegSet, ValId};
+use super::interference::Constraints;
+use super::liveness::{self, Liveness, VarMap};
+use crate::cfg::BitSet;
+use super::ra_ir::{desc_by_sem, Func, Kind, Loc, RInst, ROperand, RegSet, ValId};
 use crate::CompileError;
 use schedra_ir::target::{OpDesc, Sem};
 use schedra_ir::SmolStr;
@@ -539,7 +540,7 @@ pub fn spill_values_in(
 
 /// Whether block `b` reads or writes any value of `plans` (its terminator
 /// included).
-fn mentions_any(b: &crate::ra_ir::RBlock, plans: &[Plan]) -> bool {
+fn mentions_any(b: &super::ra_ir::RBlock, plans: &[Plan]) -> bool {
     let victim = |l: Loc| plans.iter().any(|p| l == Loc::Val(p.v));
     let cond = b.cond.as_ref().and_then(ROperand::loc);
     cond.is_some_and(victim)
@@ -664,9 +665,9 @@ impl Ctx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interference::constraints;
+    use crate::allocate::interference::constraints;
 
-    use crate::ra_ir::test_func as func;
+    use crate::allocate::ra_ir::test_func as func;
 
     #[test]
     fn loop_depth_counts_natural_loops() {

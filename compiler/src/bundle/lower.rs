@@ -24,10 +24,12 @@
 //! leaves every register except the target's implicitly written ones exactly
 //! as the allocated op did, with the same effects.
 
-use crate::depgraph::{Channel, Effect, Effects, Loc, OpDeps};
-use crate::ra_ir::{emit_with, RInst};
+use crate::depgraph::{push_effects, Loc, OpDeps};
+#[cfg(test)]
+use crate::depgraph::{effects, Effect};
+use crate::allocate::ra_ir::{emit_with, RInst};
 use crate::{CompileError, Fault, Options};
-use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
+use schedra_ir::target::{Dest, OpDesc, Sem};
 use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Target};
 
@@ -112,9 +114,9 @@ pub fn lower_insts_resolved(
 }
 
 /// Lower the instructions of one block of the allocated function (every
-/// location physical, as [`crate::regalloc::allocate_func`] returns it):
+/// location physical, as [`crate::allocate::allocate_func`] returns it):
 /// the same ops as [`lower_insts_resolved`] of the block's allocated
-/// program ([`crate::ra_ir::emit_with`]), each machine instruction built
+/// program ([`crate::allocate::ra_ir::emit_with`]), each machine instruction built
 /// once, straight from the allocator's form.
 pub fn lower_allocated(
     target: &'static Target,
@@ -319,57 +321,6 @@ fn fill_machine_deps(deps: &mut OpDeps, target: &Target, desc: &OpDesc, inst: &I
     push_effects(&mut deps.effects, target, desc, inst);
 }
 
-/// The ordered effects of an op (either form).
-pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
-    let mut out = Effects::default();
-    push_effects(&mut out, target, desc, inst);
-    out
-}
-
-/// Append [`effects`] of an op to `out` (a summary's list, filled in
-/// place rather than built and moved).
-pub fn push_effects(out: &mut Effects, target: &Target, desc: &OpDesc, inst: &Inst) {
-    // The index operand's value (only outputs and scratch accesses ask).
-    let index = || {
-        inst.srcs
-            .iter()
-            .zip(desc.operands)
-            .find(|(_, k)| **k == OperandKind::Index)
-            .and_then(|(o, _)| o.imm())
-            .map(|i| i.bits)
-    };
-    if ends_thread(target, desc) {
-        out.push(Effect::Barrier);
-    }
-    match desc.sem {
-        Sem::Output(ch, with_index) => {
-            let index = if with_index { index() } else { None };
-            out.push(Effect::Output(Channel { name: ch, index }));
-        }
-        Sem::ScratchRead | Sem::ScratchWrite => {
-            let write = desc.sem == Sem::ScratchWrite;
-            let size = if write {
-                value_size(desc, inst)
-            } else {
-                dest_size(inst)
-            };
-            match index() {
-                Some(lo) => out.push(Effect::Scratch {
-                    write,
-                    lo,
-                    hi: lo.saturating_add(size.max(1)),
-                }),
-                None => out.push(Effect::Scratch {
-                    write,
-                    lo: 0,
-                    hi: u32::MAX,
-                }),
-            }
-        }
-        _ => {}
-    }
-}
-
 /// Readers of one copied value that may be redirected to the fixed register.
 const MAX_FORWARDED_READERS: usize = 3;
 /// How far (in lowered ops) after the copy those readers may sit.
@@ -548,28 +499,6 @@ fn forward_readers(
 /// `ProgramEnd::LastOp`.
 pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
     target.ends_thread(desc)
-}
-
-fn dest_size(inst: &Inst) -> u32 {
-    match &inst.dest {
-        Some(Operand::Phys(p)) => p.size as u32,
-        Some(Operand::Virt(v)) => v.size.unwrap_or(1) as u32,
-        _ => 1,
-    }
-}
-
-fn value_size(desc: &OpDesc, inst: &Inst) -> u32 {
-    inst.srcs
-        .iter()
-        .zip(desc.operands)
-        .filter(|(_, k)| **k != OperandKind::Index)
-        .map(|(o, _)| match o {
-            Operand::Phys(p) => p.size as u32,
-            Operand::Virt(v) => v.size.unwrap_or(1) as u32,
-            _ => 1,
-        })
-        .max()
-        .unwrap_or(1)
 }
 
 #[cfg(test)]

@@ -18,12 +18,17 @@
 //! every block end apart from the target's implicitly written registers),
 //! and every bundle and end sequence satisfies the target's rules.
 
-use crate::lower::{forward_in_place, lower_allocated_into, lower_insts_resolved, would_forward, LoweredOp};
-use crate::ra_ir::{phys_operand, Func};
+use lower::{forward_in_place, lower_allocated_into, lower_insts_resolved, would_forward, LoweredOp};
+use crate::allocate::ra_ir::{phys_operand, Func};
 use crate::depgraph::{DepGraph, GraphScratch};
-use crate::phys_live::PhysLive;
-use crate::sched_post::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
-use crate::{stats, CompileError, Fault, Options, Stats};
+use phys_live::PhysLive;
+use schedule::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
+use crate::{CompileError, Fault, Options, Stats};
+
+pub mod lower;
+pub mod phys_live;
+pub mod schedule;
+pub mod stats;
 use schedra_ir::SmolStr;
 use schedra_ir::target::Clock;
 use schedra_ir::{
@@ -65,7 +70,7 @@ impl Hints {
 /// machine form, with its statistics (instructions, cycles, nops,
 /// sfu-stalls, spills and fills as scratch writes and reads), given each
 /// instruction's op description (`descs[b][k]` for instruction `k` of
-/// block `b`, as [`crate::regalloc::Allocated::descs`]); missing ones are
+/// block `b`, as [`crate::allocate::Allocated::descs`]); missing ones are
 /// looked up. Its instructions move into the machine program.
 pub(crate) fn bundle_program_resolved(
     alloc: Program,
@@ -113,11 +118,11 @@ pub(crate) fn bundle_program_resolved(
 }
 
 /// Bundle the allocated function `f` (every location physical, as
-/// [`crate::regalloc::allocate_func`] returns it) into the machine form,
+/// [`crate::allocate::allocate_func`] returns it) into the machine form,
 /// with its statistics: the same result as `bundle_program_resolved` of
 /// its allocated program ([`Func::into_program_resolved`]), without
 /// building that program — each machine op's instruction is built once,
-/// by [`crate::lower::lower_allocated`]. The buffers of `ws` are reused.
+/// by [`lower::lower_allocated`]. The buffers of `ws` are reused.
 pub(crate) fn bundle_allocated(
     ws: &mut Workspace,
     f: Func,
@@ -266,7 +271,7 @@ fn emit(
         let mut ops_here = take_bundle_ops(target, ops, bundle, order);
         if let Some((m, _)) = marker_here {
             ops_here.push(marker_op(m));
-            crate::sched_post::sort_by_slot(target, &mut ops_here);
+            schedule::sort_by_slot(target, &mut ops_here);
         }
         bundles.push(Bundle {
             ops: ops_here,
@@ -277,7 +282,7 @@ fn emit(
     bundles
 }
 
-/// [`crate::sched_post::bundle_ops`] moving each op's instruction out of
+/// [`schedule::bundle_ops`] moving each op's instruction out of
 /// `ops` (every op sits in exactly one bundle) instead of copying it: the
 /// members are put in the target's slot order first (`order` is scratch
 /// space), then their ops built.
@@ -289,7 +294,7 @@ fn take_bundle_ops(
 ) -> Vec<schedra_ir::Op> {
     order.clear();
     order.extend_from_slice(bundle);
-    order.sort_by_key(|&(_, slot)| crate::sched_post::slot_rank(target, slot));
+    order.sort_by_key(|&(_, slot)| schedule::slot_rank(target, slot));
     let mut v = Vec::with_capacity(order.len() + 1);
     for &(i, slot) in order.iter() {
         if let Some(o) = ops.get_mut(i) {
@@ -611,7 +616,7 @@ mod tests {
             let hints = Hints::from_source(&src);
             for stress in [None, Some(2)] {
                 let opts = Options { stress_regalloc: stress, ..Options::default() };
-                let Ok(a) = crate::regalloc::allocate_func(&src, &ids, None, &opts) else { continue };
+                let Ok(a) = crate::allocate::allocate_func(&src, &ids, None, &opts) else { continue };
                 let Ok(p) = a.clone().into_allocated() else { continue };
                 let via_program = bundle_program_resolved(p.program, &p.descs, &opts, &hints);
                 let direct = bundle_allocated(&mut Workspace::default(), a.func, &opts, &hints);

@@ -2,7 +2,7 @@
 //! (lima gpir's second level, seed 000).
 //!
 //! Input: one block's gap occupancy, the registers already fixed at each gap
-//! (cross-block values coloured by [`crate::color`], preallocated and scratch
+//! (cross-block values coloured by [`super::color`], preallocated and scratch
 //! registers), and the block-local values. A local value's *web* is a maximal
 //! run of gaps it occupies. Webs are taken in order of their first gap; each
 //! gets the first register run, in round-robin order after copy hints, that is
@@ -16,9 +16,10 @@
 //! runs are both held at the gap where it sits, so it never overwrites a live
 //! register.
 
-use crate::interference::{Constraints, Hint};
-use crate::liveness::{BitSet, VarMap};
-use crate::ra_ir::{Kind, Loc, RBlock, RInst, ROperand, RegSet, ValId};
+use super::interference::{Constraints, Hint};
+use super::liveness::VarMap;
+use crate::cfg::BitSet;
+use super::ra_ir::{Kind, Loc, RBlock, RInst, ROperand, RegSet, ValId};
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::OpDesc;
 use schedra_ir::{PhysReg, Span};
@@ -450,9 +451,9 @@ fn push_copies(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interference;
-    use crate::liveness::{self, VarMap};
-    use crate::ra_ir::{mov_desc, Func};
+    use crate::allocate::interference;
+    use crate::allocate::liveness::{self, VarMap};
+    use crate::allocate::ra_ir::{mov_desc, Func};
 
     /// `%c` lives while R0.y, R0.z and then R0.x are written by the source:
     /// with only R0.x–R0.z allocatable, no register is free for its whole

@@ -32,7 +32,7 @@
 //! the bundles compute what the ops computed in order.
 
 use crate::depgraph::{DepGraph, Edge, EdgeKind, GraphScratch, Loc};
-use crate::lower::LoweredOp;
+use super::lower::LoweredOp;
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Clock, OperandKind};
 use schedra_ir::SmolStr;
@@ -762,7 +762,7 @@ pub(crate) fn slot_rank(target: &Target, slot: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::lower_block;
+    use crate::bundle::lower::lower_block;
     use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71};
     use schedra_ir::{Imm, Operand, PhysReg, Span};
 
