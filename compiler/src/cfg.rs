@@ -130,19 +130,6 @@ impl BitSet {
             .map(|(a, b)| (a & b).count_ones() as usize)
             .sum()
     }
-    /// Remove every member.
-    pub fn clear(&mut self) {
-        self.words_mut().iter_mut().for_each(|w| *w = 0);
-    }
-    /// Make this set equal to `o` (sets of the same capacity), reusing its
-    /// storage.
-    pub fn copy_from(&mut self, o: &BitSet) {
-        if self.len == o.len {
-            self.words_mut().copy_from_slice(o.words());
-        } else {
-            *self = o.clone();
-        }
-    }
     /// Remove every member of `o` (sets of the same capacity).
     pub fn subtract(&mut self, o: &BitSet) {
         for (a, b) in self.words_mut().iter_mut().zip(o.words().iter()) {
@@ -236,6 +223,7 @@ pub(crate) fn solve_flat<'s>(
 /// fixpoint ([`program_live_out`]). Feed a block's accesses in program
 /// order.
 #[derive(Clone, Debug)]
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub struct UseDef {
     /// Variables read before any write in the block.
     pub uses: BitSet,
@@ -245,6 +233,7 @@ pub struct UseDef {
 
 impl UseDef {
     /// Empty sets over `0..width`.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn new(width: usize) -> UseDef {
         UseDef {
             uses: BitSet::new(width),
@@ -252,12 +241,14 @@ impl UseDef {
         }
     }
     /// Record a read of `x`: upward exposed unless written earlier.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn read(&mut self, x: usize) {
         if !self.defs.contains(x) {
             self.uses.insert(x);
         }
     }
     /// Record a write of `x`.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn write(&mut self, x: usize) {
         self.defs.insert(x);
     }
@@ -345,10 +336,6 @@ impl Successors {
     pub fn len(&self) -> usize {
         self.of.len()
     }
-    /// Whether the program has no block.
-    pub fn is_empty(&self) -> bool {
-        self.of.is_empty()
-    }
     /// The successors of block `b` (empty for an unknown block).
     pub fn of(&self, b: usize) -> &[usize] {
         self.of.get(b).map_or(&[][..], |(s, n)| s.get(..*n as usize).unwrap_or(&[]))
@@ -427,6 +414,7 @@ pub fn live_out_of(succs: &Successors, uses: BlockSets, defs: &BlockSets) -> Blo
 /// `in = use ∪ (out − def)`, `out = ∪ in(succ)`), given each block's
 /// [`UseDef`] (`ud[b]` for block `b`; a missing entry reads as empty);
 /// sets over `0..width`. [`live_out_of`] without the per-block sets.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) -> Vec<BitSet> {
     let nb = p.blocks.len();
     let (mut uses, mut defs) = (BlockSets::new(nb, width), BlockSets::new(nb, width));

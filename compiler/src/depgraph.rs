@@ -350,6 +350,7 @@ impl DepGraph {
     /// Build the graph of `ops` (in program order). `keep` decides whether an
     /// edge is kept; the post-RA scheduler uses it for fault injection, every
     /// other caller passes `|_| true`.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn build<T: AsRef<OpDeps>>(ops: &[T], keep: impl Fn(&Edge) -> bool) -> DepGraph {
         let mut g = DepGraph::default();
         g.rebuild(&mut GraphScratch::default(), ops, keep);
@@ -552,11 +553,6 @@ impl DepGraph {
         self.n
     }
 
-    /// Whether the graph has no ops.
-    pub fn is_empty(&self) -> bool {
-        self.n == 0
-    }
-
     /// How many incoming edges op `i` has.
     pub fn pred_count(&self, i: usize) -> usize {
         self.preds(i).len()
@@ -580,6 +576,7 @@ impl DepGraph {
     /// For each op, the longest delay-weighted path from it to the end of
     /// the block, counting `own[i]` (its own latency) at the path's end: the
     /// critical-path priority of a top-down scheduler.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn heights(&self, own: &[u32]) -> Vec<i64> {
         let mut h = Vec::new();
         self.heights_into(own, &mut h);
@@ -604,6 +601,7 @@ impl DepGraph {
 
     /// For each op, the longest delay-weighted path from the start of the
     /// block to it: the priority of a bottom-up scheduler.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn depths(&self) -> Vec<i64> {
         let mut d = Vec::new();
         self.depths_into(&mut d);
@@ -650,6 +648,7 @@ fn conflicts(a: &Effect, b: &Effect) -> bool {
 }
 
 /// The ordered effects of an op (either form).
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn effects(target: &Target, desc: &OpDesc, inst: &Inst) -> Effects {
     let mut out = Effects::default();
     push_effects(&mut out, target, desc, inst);

@@ -39,18 +39,18 @@
 
 #![warn(missing_docs)]
 
-pub mod allocate;
-pub mod bundle;
-pub mod cfg;
+pub(crate) mod allocate;
+pub(crate) mod bundle;
+pub(crate) mod cfg;
 mod context;
-pub mod depgraph;
-pub mod fault;
-pub mod inline;
-pub mod network;
+pub(crate) mod depgraph;
+pub(crate) mod fault;
+pub(crate) mod inline;
+pub(crate) mod network;
 pub mod pipeline;
-pub mod schedule;
-pub mod source_ids;
-pub mod waits;
+pub(crate) mod schedule;
+pub(crate) mod source_ids;
+pub(crate) mod waits;
 #[cfg(test)]
 mod test_corpus;
 

@@ -186,11 +186,6 @@ impl<'p> SourceIds<'p> {
         self.names.len()
     }
 
-    /// Whether the program names no virtual register.
-    pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
-    }
-
     /// The text of name `id` (empty for an unknown id).
     pub fn name(&self, id: u32) -> &'p str {
         self.names.get(id as usize).copied().unwrap_or("")
@@ -231,12 +226,14 @@ impl<'p> SourceIds<'p> {
     }
     /// The op description of instruction `k` of block `b` (`None` when the
     /// target lacks its opcode or there is no such instruction).
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn desc(&self, b: usize, k: usize) -> Option<&'static OpDesc> {
         self.inst_index(b, k).and_then(|i| self.descs.get(i).copied().flatten())
     }
 
     /// The name id of operand `j` of instruction `k` of block `b` (`0` the
     /// destination, `1 + s` source `s`), when it is a virtual register.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn operand(&self, b: usize, k: usize, j: usize) -> Option<u32> {
         self.inst(b, k).operand(j)
     }

@@ -219,6 +219,7 @@ fn set_bit(words: &mut [u64], v: ValId, on: bool) {
 }
 
 /// The registers of all runs in `assign` (for tests and diagnostics).
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn used_regs(assign: &[Option<PhysReg>]) -> RegSet {
     let mut s = RegSet::default();
     assign.iter().flatten().for_each(|r| s.insert_run(*r));

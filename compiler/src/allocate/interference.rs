@@ -101,10 +101,12 @@ impl Graph {
         (start, list)
     }
     /// Whether values `a` and `b` interfere.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn interferes(&self, a: ValId, b: ValId) -> bool {
         let (a, b) = (a as usize, b as usize);
         a < self.nv && b < self.nv && self.bit(a, b)
     }
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     fn bit(&self, a: usize, b: usize) -> bool {
         self.rows
             .get(a * self.stride + b / 64)
@@ -337,6 +339,7 @@ pub fn end_window(t: &schedra_ir::Target) -> usize {
 
 /// Compute the constraints of `f`'s values. `allocatable` lists the
 /// registers the allocator may hand out, in preference order.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn constraints(f: &Func, allocatable: &[Reg]) -> Result<Constraints, crate::CompileError> {
     constraints_with(f, candidate_runs(f, allocatable))
 }

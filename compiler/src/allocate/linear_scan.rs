@@ -40,6 +40,7 @@ pub struct Scan<'a> {
     /// Variable numbering.
     pub vm: &'a VarMap,
     /// Which values are cross-block (already coloured).
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub global: &'a [bool],
     /// The block-local values (below `vm.nv` and not `global`) as set
     /// words ([`local_words`]).
@@ -51,6 +52,7 @@ pub struct Scan<'a> {
     /// Value sizes.
     pub sizes: &'a [u8],
     /// The target's `mov`, for split copies.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub mov: &'static OpDesc,
     /// Fault `ra-split-preallocated`: ignore preallocated ranges that begin
     /// after a segment's first gap (so never split for them).
@@ -222,6 +224,7 @@ fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
 /// Allocate the local values of `blk` and rewrite it with physical operands
 /// and split copies. `Err((v, g))` names a value that found no register at
 /// gap `g` (the caller spills).
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBlock, (ValId, usize)> {
     let segs = scan_block(occ, scan)?;
     let mut out = blk.clone();
@@ -246,6 +249,7 @@ pub struct Placed<'a> {
 
 impl Scan<'_> {
     /// The part of the scan's input that rewriting needs.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn placed(&self) -> Placed<'_> {
         Placed {
             global: self.global,

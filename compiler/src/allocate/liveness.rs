@@ -46,6 +46,7 @@ impl VarMap {
     }
     /// A map that tracks physical registers only (values are invisible):
     /// enough to place spill code, and much smaller.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn phys_only(f: &Func) -> VarMap {
         VarMap {
             nv: 0,
@@ -96,10 +97,6 @@ impl VarMap {
             .filter(|r| (*r as usize) < self.nregs)
             .for_each(|r| f(self.phys_var(r)));
     }
-    /// Push the variables of `l` onto `out`.
-    pub fn loc_vars(&self, l: Loc, out: &mut Vars) {
-        self.each_loc_var(l, |x| out.push(x));
-    }
     /// Call `f` with each variable `i` reads, in the order of [`VarMap::uses`].
     pub fn each_use(&self, i: &RInst, mut f: impl FnMut(usize)) {
         for l in i.use_locs() {
@@ -119,34 +116,7 @@ impl VarMap {
             }
         }
     }
-    /// Variables read by `i`.
-    pub fn uses(&self, i: &RInst) -> Vars {
-        let mut out = Vars::default();
-        self.each_use(i, |x| out.push(x));
-        out
-    }
-    /// Variables written by `i` (its destination and implicit writes).
-    pub fn defs(&self, i: &RInst) -> Vars {
-        let mut out = Vars::default();
-        self.each_def(i, |x| out.push(x));
-        out
-    }
-    /// Variables read by the terminator.
-    pub fn term_uses(&self, cond: Option<&ROperand>) -> Vars {
-        let mut out = Vars::default();
-        if let Some(l) = cond.and_then(ROperand::loc) {
-            self.loc_vars(l, &mut out);
-        }
-        out
-    }
 }
-
-/// How many variables a [`Vars`] holds before it moves to the heap.
-const INLINE_VARS: usize = 8;
-
-/// The variables one instruction reads or writes: a short list kept inline
-/// (no allocation for the usual few operands), on the heap when longer.
-pub type Vars = crate::inline::InlineVec<usize, INLINE_VARS>;
 
 /// Whether `i`'s destination may not overlap its value sources: a
 /// destination of more than one register whose op forbids partial overlap

@@ -59,7 +59,7 @@ pub struct Allocated {
 #[derive(Clone, Debug)]
 pub struct Allocation {
     /// The allocated function.
-    pub func: Func,
+    pub(crate) func: Func,
     /// Scratch writes inserted.
     pub spills: usize,
     /// Scratch reads inserted.
@@ -191,7 +191,6 @@ pub fn allocate_func(
             }
         }
         let sp_env = spill::SpillEnv {
-            alloc: &env.allocatable,
             cons: &cons,
             skip_fill_rule: env.skip_fill_rule,
         };

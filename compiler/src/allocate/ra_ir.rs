@@ -10,7 +10,7 @@
 //! Invariant: after allocation every [`Loc`] is [`Loc::Phys`] or
 //! [`Loc::Scratch`] ([`Func::check_physical`]); [`emit_with`] then gives
 //! each instruction's allocated form, from which the bundler lowers its
-//! machine ops, and [`Func::to_program`] the whole *allocated program*
+//! machine ops, and [`Func::into_program_resolved`] the whole *allocated program*
 //! (source form, physical operands only).
 
 use crate::source_ids::SourceIds;
@@ -445,26 +445,19 @@ fn lower_operand(o: &Operand, id: Option<u32>, names: &Names) -> Result<ROperand
 }
 
 impl Func {
-    /// Lower a source-form program. Fails on the machine form, unknown
-    /// opcodes, undefined values or unknown labels (all rejected earlier by
-    /// validation).
+    /// [`Func::from_resolved`] of `p` as written.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn from_program(p: &Program) -> Result<Func, CompileError> {
-        Func::from_program_ordered(p, None)
+        Func::from_resolved(p, &SourceIds::new(p), None)
     }
 
-    /// [`Func::from_program`] of `p` with each block's instructions taken in
-    /// the order `orders[b]` (indices into the block's `insts`), exactly as if
-    /// the program had first been rewritten in that order (the pre-RA
-    /// scheduler's result) — without building that program.
-    pub fn from_program_ordered(
-        p: &Program,
-        orders: Option<&[Vec<usize>]>,
-    ) -> Result<Func, CompileError> {
-        Func::from_resolved(p, &SourceIds::new(p), orders)
-    }
-
-    /// [`Func::from_program_ordered`] with `p`'s opcodes and names already
-    /// resolved (`ids` must be `SourceIds::new(p)`).
+    /// Lower the source-form program `p` (opcodes and names resolved in
+    /// `ids`, which must be `SourceIds::new(p)`), each block's instructions
+    /// taken in the order `orders[b]` (indices into the block's `insts`),
+    /// exactly as if the program had first been rewritten in that order
+    /// (the pre-RA scheduler's result) — without building that program.
+    /// Fails on the machine form, unknown opcodes, undefined values or
+    /// unknown labels (all rejected earlier by validation).
     pub fn from_resolved(
         p: &Program,
         ids: &SourceIds,
@@ -529,7 +522,7 @@ impl Func {
     }
 
     /// Whether every location is physical; else the error
-    /// [`Func::into_program`] would give (the first virtual location, block
+    /// [`Func::into_program_resolved`] would give (the first virtual location, block
     /// by block: an instruction's destination, then its sources, then the
     /// branch condition).
     pub fn check_physical(&self) -> Result<(), CompileError> {
@@ -553,22 +546,12 @@ impl Func {
         Ok(())
     }
 
-    /// Back to a program once every location is physical. Copies whose
-    /// source and destination are the same run are dropped; copies wider than
-    /// the target's ALU operands are split into chunks, ordered so that an
+    /// Back to a program once every location is physical, with each
+    /// block's op descriptions parallel to its instructions (so that later
+    /// stages need not look opcodes up). Copies whose source and
+    /// destination are the same run are dropped; copies wider than the
+    /// target's ALU operands are split into chunks, ordered so that an
     /// overlapping source is read before it is overwritten.
-    pub fn to_program(&self) -> Result<Program, CompileError> {
-        self.clone().into_program()
-    }
-
-    /// [`Func::to_program`] consuming the function: labels, terminators
-    /// and the name move into the program instead of being copied.
-    pub fn into_program(self) -> Result<Program, CompileError> {
-        self.into_program_resolved().map(|(p, _)| p)
-    }
-
-    /// [`Func::into_program`] with each block's op descriptions, parallel to
-    /// its instructions (so that later stages need not look opcodes up).
     #[allow(clippy::type_complexity)]
     pub fn into_program_resolved(
         self,

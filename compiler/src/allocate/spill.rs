@@ -89,19 +89,6 @@ pub fn loop_depth(f: &Func) -> Vec<u32> {
     depth
 }
 
-/// For every value, its definition if it can be rematerialised: defined
-/// exactly once, by a uniform or constant load with only immediate operands,
-/// and block-local (every occurrence in one block, the definition first): a
-/// value live across a block boundary must be held in a register or scratch
-/// slot there (semantics.md), so it is spilled instead. One pass over the
-/// function (indexed by value id).
-pub fn remat_defs(f: &Func) -> Vec<Option<RInst>> {
-    remat_sites(f)
-        .into_iter()
-        .map(|s| s.and_then(|(b, k)| f.blocks.get(b)?.insts.get(k).cloned()))
-        .collect()
-}
-
 /// [`remat_defs`] as the (block, instruction index) of each value's
 /// rematerialisable definition: nothing is cloned.
 fn remat_sites(f: &Func) -> RematSites {
@@ -195,6 +182,7 @@ impl<'a> LazyCosts<'a> {
         }
     }
     /// Costs already known.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn known(c: Costs) -> LazyCosts<'static> {
         LazyCosts {
             src: None,
@@ -220,17 +208,6 @@ impl<'a> LazyCosts<'a> {
     pub fn into_remat_sites(self) -> Option<RematSites> {
         self.sites.into_inner()
     }
-}
-
-/// Compute spill costs.
-pub fn costs(f: &Func, vm: &VarMap, lv: &Liveness) -> Costs {
-    costs_at_depth(f, vm, lv, &loop_depth(f))
-}
-
-/// [`costs`] given `depth`, the [`loop_depth`] of `f`'s blocks (which
-/// spilling never changes: it adds instructions, not blocks).
-pub fn costs_at_depth(f: &Func, vm: &VarMap, lv: &Liveness, depth: &[u32]) -> Costs {
-    costs_with_sites(f, vm, lv, depth, &remat_sites(f))
 }
 
 /// [`costs_at_depth`] given `remat`, the [`RematSites`] of `f`.
@@ -391,8 +368,6 @@ pub fn pressure_victims(
 
 /// Choices that shape spill code.
 pub struct SpillEnv<'a> {
-    /// Allocatable registers in preference order.
-    pub alloc: &'a [Reg],
     /// Rule constraints of the values.
     pub cons: &'a Constraints,
     /// Fault `gen8-r127-spill-fill`: do not check a fill's destination
@@ -467,6 +442,7 @@ fn replace_uses(i: &mut RInst, v: ValId, by: Loc) {
 
 /// Replace value `v` by spill code (or rematerialise it). Returns whether it
 /// was rematerialised.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn spill_value(f: &mut Func, v: ValId, env: &SpillEnv) -> Result<bool, CompileError> {
     spill_values(f, &[v], env).map(|n| n == 1)
 }
@@ -482,6 +458,7 @@ struct Plan {
 /// pass. Scratch registers of one instruction avoid each other and every
 /// physical register occupied around it; those of different instructions
 /// never live at once. Returns how many values were rematerialised.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn spill_values(f: &mut Func, vs: &[ValId], env: &SpillEnv) -> Result<usize, CompileError> {
     let vm = VarMap::phys_only(f);
     let lv = liveness::analyze(f, &vm);
@@ -681,7 +658,6 @@ mod tests {
         let alloc = f.target.rules.allocatable(f.stage);
         let k = constraints(&f, &alloc).expect("constraints");
         let env = SpillEnv {
-            alloc: &alloc,
             cons: &k,
             skip_fill_rule: false,
         };
@@ -705,7 +681,6 @@ mod tests {
             let alloc = f.target.rules.allocatable(f.stage);
             let k = constraints(&f, &alloc).expect("constraints");
             let env = SpillEnv {
-                alloc: &alloc,
                 cons: &k,
                 skip_fill_rule: skip,
             };

@@ -1,6 +1,6 @@
 //! Lowering: ops of the allocated program (source form, every register
 //! physical), or of the allocated function it is made from
-//! ([`lower_allocated`]) → machine ops, each with the slots it may issue in and its
+//! ([`lower_allocated_into`]) → machine ops, each with the slots it may issue in and its
 //! dependency summary (what it reads, what it writes with which latency,
 //! which effects it has).
 //!
@@ -25,8 +25,6 @@
 //! as the allocated op did, with the same effects.
 
 use crate::depgraph::{push_effects, Loc, OpDeps};
-#[cfg(test)]
-use crate::depgraph::{effects, Effect};
 use crate::allocate::ra_ir::{emit_with, RInst};
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Dest, OpDesc, Sem};
@@ -76,6 +74,7 @@ pub fn write_latency(target: &Target, desc: &OpDesc, implicit: bool, opts: &Opti
 }
 
 /// Lower the ops of one block of the allocated program.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn lower_block(
     target: &'static Target,
     insts: &[Inst],
@@ -86,6 +85,7 @@ pub fn lower_block(
 
 /// [`lower_block`] taking the instructions by value (they move into the
 /// lowered ops instead of being copied).
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn lower_insts(
     target: &'static Target,
     insts: Vec<Inst>,
@@ -117,19 +117,8 @@ pub fn lower_insts_resolved(
 /// location physical, as [`crate::allocate::allocate_func`] returns it):
 /// the same ops as [`lower_insts_resolved`] of the block's allocated
 /// program ([`crate::allocate::ra_ir::emit_with`]), each machine instruction built
-/// once, straight from the allocator's form.
-pub fn lower_allocated(
-    target: &'static Target,
-    insts: &[RInst],
-    opts: &Options,
-) -> Result<Vec<LoweredOp>, CompileError> {
-    let mut out = Vec::new();
-    lower_allocated_into(target, insts, opts, &mut out)?;
-    Ok(out)
-}
-
-/// [`lower_allocated`] appended to `out` (a list reused from block to
-/// block).
+/// once, straight from the allocator's form; appended to `out` (a list
+/// reused from block to block).
 pub fn lower_allocated_into(
     target: &'static Target,
     insts: &[RInst],
@@ -250,21 +239,8 @@ pub fn target_mov(target: &'static Target) -> Result<&'static OpDesc, CompileErr
         .ok_or_else(|| CompileError::Unsupported(format!("{} has no register copy", target.name)))
 }
 
-/// Build a machine op for `inst` (already in machine form).
-pub fn machine_op(
-    target: &'static Target,
-    desc: &'static OpDesc,
-    inst: Inst,
-    opts: &Options,
-) -> Result<LoweredOp, CompileError> {
-    let mut out = Vec::with_capacity(1);
-    push_machine_op(target, desc, inst, opts, &mut out)?;
-    out.pop()
-        .ok_or_else(|| CompileError::Unsupported("no machine op".into()))
-}
-
-/// [`machine_op`] appended to `out` (built in place, not moved through a
-/// `Result`).
+/// Append the machine op for `inst` (already in machine form) to `out`
+/// (built in place, not moved through a `Result`).
 fn push_machine_op(
     target: &'static Target,
     desc: &'static OpDesc,
@@ -335,6 +311,7 @@ const MAX_FORWARD_SPAN: usize = 8;
 /// block (`live_out`, asked last: it may walk the program).
 /// The dependency graph then keeps `$r` unchanged until the last redirected
 /// read, exactly as it kept it for the copy.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn forward_implicit_copies(
     target: &Target,
     mut ops: Vec<LoweredOp>,
@@ -497,6 +474,7 @@ fn forward_readers(
 /// Whether the op ends the thread and must stay the block's last op (gen8
 /// `send.eot`: "last op of the program"), per the description's
 /// `ProgramEnd::LastOp`.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
     target.ends_thread(desc)
 }
@@ -504,6 +482,7 @@ pub fn ends_thread(target: &Target, desc: &OpDesc) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::depgraph::{effects, Effect};
     use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71};
     use schedra_ir::{Imm, Span};
 

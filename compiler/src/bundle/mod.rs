@@ -122,7 +122,7 @@ pub(crate) fn bundle_program_resolved(
 /// with its statistics: the same result as `bundle_program_resolved` of
 /// its allocated program ([`Func::into_program_resolved`]), without
 /// building that program — each machine op's instruction is built once,
-/// by [`lower::lower_allocated`]. The buffers of `ws` are reused.
+/// by [`lower::lower_allocated_into`]. The buffers of `ws` are reused.
 pub(crate) fn bundle_allocated(
     ws: &mut Workspace,
     f: Func,
@@ -386,14 +386,6 @@ fn term_reads(term: &Terminator) -> Vec<Reg> {
         } => p.regs().collect(),
         _ => Vec::new(),
     }
-}
-
-/// Physical registers live out of each block of the allocated program
-/// (an op's destination is a definition, its register sources and the
-/// terminator's condition are uses), in increasing order.
-pub fn phys_live_out(p: &Program) -> Vec<Vec<Reg>> {
-    let live = PhysLive::new(p);
-    (0..p.blocks.len()).map(|b| live.live_out_all(b)).collect()
 }
 
 /// The marker op in its slot.

@@ -99,7 +99,7 @@ impl PhysLive {
     }
 
     /// Scan the allocated function `f` (every location physical) as if it
-    /// were its allocated program ([`Func::into_program`]): identity copies
+    /// were its allocated program ([`Func::into_program_resolved`]): identity copies
     /// are left out (a copy split into chunks reads and writes the same
     /// registers, every source before it is overwritten). The successors
     /// are `f`'s.
@@ -160,6 +160,7 @@ impl PhysLive {
     }
 
     /// Every register live out of block `b`, in increasing order.
+    #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn live_out_all(&self, b: usize) -> Vec<Reg> {
         let top = (self.words * 64).min(Reg::MAX as usize + 1);
         (0..top).map(|r| r as Reg).filter(|&r| self.live_out(b, r)).collect()

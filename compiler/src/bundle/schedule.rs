@@ -35,7 +35,6 @@ use crate::depgraph::{DepGraph, Edge, EdgeKind, GraphScratch, Loc};
 use super::lower::LoweredOp;
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Clock, OperandKind};
-use schedra_ir::SmolStr;
 use schedra_ir::{Inst, OpDesc, Reg, Target};
 
 /// A block's schedule: the bundles in issue order, each the ops it holds
@@ -55,10 +54,6 @@ impl Schedule {
     /// How many bundles.
     pub fn len(&self) -> usize {
         self.ends.len()
-    }
-    /// Whether there is no bundle.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
     }
     /// The ops of bundle `i` with their slots (empty past the end).
     pub fn bundle(&self, i: usize) -> &[(usize, &'static str)] {
@@ -101,6 +96,7 @@ impl Schedule {
 /// registers are dropped) and `R600PinnedWar` (those on pinned registers
 /// are dropped: the group interference check ignores them; only on the
 /// fault's own target, r600).
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn build_graph(target: &Target, ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
     let mut g = DepGraph::default();
     build_graph_in(&mut g, &mut GraphScratch::default(), (target, ops), pinned, opts);
@@ -127,14 +123,6 @@ pub fn build_graph_in(
         }
         !(pinned_fault && pinned.contains(&r))
     })
-}
-
-/// The slot assignment of `members` (ops of one bundle), if the bundle is
-/// legal: one op per slot, no two ops writing one register, at most
-/// `rules.max_bundle_imms()` distinct immediates, and `rules.bundle_ok`.
-pub fn fits(target: &Target, ops: &[LoweredOp], members: &[usize]) -> Option<Vec<&'static str>> {
-    let mut t = Trial::default();
-    fits_into(target, ops, members, &mut t).then_some(t.slots)
 }
 
 /// Scratch lists of one bundle check, reused from trial to trial. The
@@ -486,6 +474,7 @@ impl State {
 }
 
 /// Schedule the lowered ops of one block into bundles (see the module doc).
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn schedule(
     target: &Target,
     ops: &[LoweredOp],
@@ -722,25 +711,6 @@ pub fn landing_end(ops: &[LoweredOp], s: &Schedule) -> usize {
         .flat_map(|(o, &c)| o.deps.writes.iter().map(move |w| c + w.1 as usize))
         .max()
         .unwrap_or(0)
-}
-
-/// The machine-form ops of one scheduled bundle, in the target's slot order.
-pub fn bundle_ops(
-    target: &Target,
-    ops: &[LoweredOp],
-    bundle: &[(usize, &'static str)],
-) -> Vec<schedra_ir::Op> {
-    let mut v: Vec<schedra_ir::Op> = bundle
-        .iter()
-        .filter_map(|&(i, slot)| {
-            ops.get(i).map(|o| schedra_ir::Op {
-                slot: SmolStr::new_static(slot),
-                inst: o.inst.clone(),
-            })
-        })
-        .collect();
-    sort_by_slot(target, &mut v);
-    v
 }
 
 /// Order `ops` as the target lists its slots (the printed order of a

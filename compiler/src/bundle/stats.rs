@@ -75,6 +75,7 @@ impl Landing {
 /// Instructions, cycles, nops, sfu-stalls, spills and fills of `prog` (a
 /// machine-form program). `max_live` and `remats` stay 0: the allocator
 /// fills them.
+#[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn machine_stats(prog: &Program) -> Stats {
     let t = prog.target;
     let mut tally = Tally::default();
