@@ -1260,10 +1260,12 @@ impl<'a> Machine<'a> {
             let id = self.run.writes.len();
             self.settled(reg, cycle, &op.at, true);
             if unknown {
-                // A fixed-latency write to the register still in flight at
-                // the result's earliest landing may land before or after it.
-                let earliest = cycle + self.code.min_landing.max(1);
-                if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land >= earliest) {
+                // A fixed-latency write to the register still in flight when
+                // the result issues: the barrier that covers the result lands
+                // it at the barrier's next bundle, which on this timeline (a
+                // barrier's stall counted as zero) may come before that
+                // write lands, so the write must have landed first.
+                if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land > cycle) {
                     self.run.issues.push(TimingIssue::Unsettled { at: op.at.clone(), reg, write: w.id, tex: false, overwrite: true });
                 }
                 self.s.uncovered.push(id);
