@@ -141,3 +141,81 @@ fn bad_kepler_input_is_a_located_error() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("imm.ir:4:10:"), "{err}");
 }
+
+/// The texture-barrier op of `p`'s target.
+fn is_barrier(p: &Program, op: &schedra_ir::Op) -> bool {
+    p.target.op(&op.inst.opcode).is_some_and(|d| d.sem == schedra_ir::target::Sem::TexBarrier)
+}
+
+/// Whether `op` is an unknown-landing op (a `tex`) of `p`'s target.
+fn is_unknown(p: &Program, op: &schedra_ir::Op) -> bool {
+    p.target.op(&op.inst.opcode).is_some_and(|d| d.unknown_landing)
+}
+
+/// Texbar levels are not carried across blocks: the compiler ends every
+/// block that issues a `tex` with a `texbar 0` after its last one, so a
+/// successor (a join of a diamond, a loop body entered again by its back
+/// edge) starts with no texture in flight.
+#[test]
+fn no_texture_is_in_flight_at_a_block_end_across_a_diamond_or_a_back_edge() {
+    for name in ["tex-diamond.ir", "tex-loop.ir", "multi-tex.ir", "textured-dependent.ir"] {
+        let src = load(&root().join("corpus/kepler").join(name));
+        for opts in modes() {
+            let c = compile(&src, &opts).expect("compiles");
+            for b in &c.program.blocks {
+                let ops: Vec<&schedra_ir::Op> = b.bundles.iter().flat_map(|x| &x.ops).collect();
+                let Some(last_tex) = ops.iter().rposition(|o| is_unknown(&c.program, o)) else { continue };
+                let closed = ops.iter().skip(last_tex).any(|o| is_barrier(&c.program, o) && o.inst.srcs.first().and_then(|s| s.imm()).is_some_and(|i| i.bits == 0));
+                assert!(closed, "{name} {opts:?}: block {} ends with a texture in flight\n{}", b.label, c.program);
+            }
+        }
+    }
+}
+
+/// `p` with the last barrier of block `label` emptied (its wait kept).
+fn without_last_barrier(p: &Program, label: &str) -> Program {
+    let mut out = p.clone();
+    let target = p.target;
+    let block = out.blocks.iter_mut().find(|b| b.label == label).expect("block");
+    let bundle = block.bundles.iter_mut().rev().find(|x| x.ops.iter().any(|o| target.op(&o.inst.opcode).is_some_and(|d| d.sem == schedra_ir::target::Sem::TexBarrier))).expect("a barrier");
+    bundle.ops.clear();
+    out
+}
+
+/// A texture issued in one block and read in another, its barrier
+/// removed: the verifier rejects it at the block end (`latency`, naming
+/// the `tex`), and on some seed it behaves differently — in a diamond's
+/// entry (read at the join) and in a loop body (read after the back edge
+/// and at the exit).
+#[test]
+fn a_texture_read_across_a_block_edge_without_its_barrier_is_latency() {
+    for (name, block) in [("tex-diamond.ir", "entry"), ("tex-loop.ir", "body")] {
+        let src = load(&root().join("corpus/kepler").join(name));
+        let c = compile(&src, &Options::default()).expect("compiles");
+        let broken = without_last_barrier(&c.program, block);
+        let r = verify(&src, &broken, &VerifyOptions::default());
+        assert_eq!(r.verdict, Verdict::Violation, "{name}: {:?}\n{broken}", r.violations);
+        assert!(
+            r.violations.iter().any(|v| v.kind == schedra_verify::Kind::Latency && v.block == block && v.message.contains("no texbar waits for it before the block ends")),
+            "{name}: {:?}\n{broken}",
+            r.violations
+        );
+        assert!((0..SEEDS).any(|s| behaviour(&src, s) != behaviour(&broken, s)), "{name}: the missing barrier changes nothing on {SEEDS} seeds\n{broken}");
+    }
+}
+
+/// A barrier moved from the end of a diamond's entry to the start of both
+/// arms would cover the texture before the join reads it, but levels are
+/// not carried across blocks: the verifier rejects the entry's end.
+#[test]
+fn a_barrier_in_the_successors_does_not_cover_a_texture_of_the_predecessor() {
+    let src = load(&root().join("corpus/kepler/tex-diamond.ir"));
+    let c = compile(&src, &Options::default()).expect("compiles");
+    let mut moved = without_last_barrier(&c.program, "entry");
+    let bar = c.program.blocks.iter().flat_map(|b| b.bundles.iter()).find(|x| x.ops.iter().any(|o| is_barrier(&c.program, o))).cloned().expect("a barrier");
+    for b in moved.blocks.iter_mut().filter(|b| b.label == "sampled" || b.label == "flat") {
+        b.bundles.insert(0, schedra_ir::Bundle { wait: 0, ..bar.clone() });
+    }
+    let r = verify(&src, &moved, &VerifyOptions::default());
+    assert!(r.violations.iter().any(|v| v.kind == schedra_verify::Kind::Latency && v.block == "entry" && v.message.contains("before the block ends")), "{:?}\n{moved}", r.violations);
+}
