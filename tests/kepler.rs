@@ -140,6 +140,32 @@ fn bad_kepler_input_is_a_located_error() {
     let (code, err) = schedra(&["compile"], imm, "imm.ir");
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("imm.ir:4:10:"), "{err}");
+    let pair = "target kepler\nb0:\n    %a = ipa 0\n    { i0: fadd $r1, $r2, $r3 ; i1: fmul $r4, $r2, $r3 }\n    st.out 0, %a\n    end\n";
+    let (code, err) = schedra(&["compile"], pair, "pair.ir");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("pair.ir:4:5:") && err.contains("machine form"), "{err}");
+    let unknown = "target kepler\nb0:\n    %a = ipa 0\n    %b = vmad %a, %a\n    st.out 0, %b\n    end\n";
+    let (code, err) = schedra(&["compile"], unknown, "unknown.ir");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown.ir:4:10:") && err.contains("unknown opcode `vmad`"), "{err}");
+}
+
+/// A machine program pairing an op with one of no known class (an opcode
+/// kepler does not have) parses, and is a located `structure` violation
+/// (cli.md: a machine program that parses but is wrong, unknown opcodes
+/// included, is status 1), never a panic.
+#[test]
+fn a_pair_with_an_unknown_opcode_is_a_located_structure_violation() {
+    let dir = std::env::temp_dir().join(format!("schedra-kepler-pair-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src = dir.join("s.ir");
+    let machine = dir.join("m.s");
+    std::fs::write(&src, "target kepler\nb0:\n    %a = ipa 0\n    st.out 0, %a\n    end\n").expect("write");
+    std::fs::write(&machine, "target kepler\nform machine\nb0:\n    { i0: ipa $r0, 0 ; i1: vmad $r1, $r0 } wait 14\n    { i0: st.out 0, $r0 }\n    end\n").expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_schedra")).arg("verify").arg(&src).arg(&machine).output().expect("run schedra");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("structure: `vmad` is not an opcode of kepler") && text.contains("m.s:4:5"), "{text}");
 }
 
 /// The texture-barrier op of `p`'s target.
