@@ -153,3 +153,42 @@ fn a_tex_over_a_fixed_latency_write_in_flight_is_latency() {
     let r = run(&landed);
     assert_eq!(r.verdict, Verdict::Proven, "{:?}", r.violations);
 }
+
+/// A scalar `tex` and then a four-register `tex.2d` in flight: `texbar 1`
+/// covers the `tex` only (levels count ops, not registers), so a read of
+/// the `tex.2d`'s first register after it is `latency`; `texbar 0` covers
+/// both.
+#[test]
+fn a_barrier_level_counts_a_multi_register_sample_once() {
+    let src = "target kepler
+b0:
+    %c = ipa 0
+    %t = tex %c
+    $r60 = mov %c
+    $r61 = mov %c
+    $r56:4 = tex.2d $r60:2
+    %x = mov $r56
+    %y = fmul %x, %t
+    st.out 0, %y
+    end
+";
+    let machine = "target kepler
+form machine
+b0:
+    { i0: ipa $r0, 0 } wait 14
+    { i0: tex $r1, $r0 }
+    { i0: mov $r60, $r0 ; i1: mov $r61, $r0 } wait 8
+    { i0: tex.2d $r56:4, $r60:2 }
+    { i0: texbar LEVEL }
+    { i0: fmul $r2, $r56, $r1 } wait 8
+    { i0: st.out 0, $r2 }
+    { i0: texbar 0 }
+    end
+";
+    let s = schedra_ir::parse::parse(src.as_bytes(), None).expect("parses");
+    let run = |m: &str| verify(&s, &schedra_ir::parse::parse(m.as_bytes(), None).expect("parses"), &VerifyOptions::default());
+    let r = run(&machine.replace("LEVEL", "0"));
+    assert_eq!(r.verdict, Verdict::Proven, "{:?}", r.violations);
+    let r = run(&machine.replace("LEVEL", "1"));
+    assert!(r.violations.iter().any(|v| v.kind == Kind::Latency && v.message.contains("reads $r56 before a texbar waits for `tex.2d`")), "{:?}", r.violations);
+}
