@@ -19,7 +19,7 @@
 //! or `# expect: violation` (the pair is wrong and was once proven: it must
 //! not be proven and must behave differently on some seed).
 
-use schedra_compiler::{compile, Fault, Options, Ra, Sched};
+use schedra_compiler::{compile, Options, Post, Ra, Sched};
 use schedra_fuzz::interp;
 use schedra_ir::Program;
 use schedra_verify::{verify, Verdict, VerifyOptions};
@@ -54,21 +54,10 @@ fn header<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     text.lines().map(str::trim).filter_map(|l| l.strip_prefix('#')).find_map(|l| l.trim().strip_prefix(key)?.trim().strip_prefix(':').map(str::trim))
 }
 
-/// Compiler options from a `--ra X --sched Y [--inject F]` string.
+/// Compiler options from a `--ra X --sched Y [--inject F] [--post P]`
+/// string, read as the campaign reads its reproduce lines.
 fn options(spec: &str, case: &Path) -> Options {
-    let mut opts = Options::default();
-    let words: Vec<&str> = spec.split_whitespace().collect();
-    for pair in words.chunks(2) {
-        match pair {
-            ["--ra", "split"] => opts.ra = Ra::Split,
-            ["--ra", "graph"] => opts.ra = Ra::Graph,
-            ["--sched", "topdown"] => opts.sched = Sched::TopDown,
-            ["--sched", "bottomup"] => opts.sched = Sched::BottomUp,
-            ["--inject", f] => opts.inject = Some(Fault::from_name(f).unwrap_or_else(|| panic!("{}: unknown fault {f}", case.display()))),
-            other => panic!("{}: bad options {other:?}", case.display()),
-        }
-    }
-    opts
+    schedra_fuzz::campaign::parse_options_line(spec).unwrap_or_else(|e| panic!("{}: bad options: {e}", case.display()))
 }
 
 /// Runs `machine` against `src` on every seed; the first difference.
@@ -152,6 +141,7 @@ fn header_and_options_are_read() {
     let o = options("--ra graph --sched bottomup", Path::new("t"));
     assert_eq!((o.ra, o.sched, o.inject), (Ra::Graph, Sched::BottomUp, None));
     assert_eq!(options("", Path::new("t")), Options::default());
+    assert_eq!(options("--ra graph --sched bottomup --post peephole", Path::new("t")).post, Post::Peephole);
 }
 
 /// The pinned verifier stall: the mutant of fuzz campaign case 2372 once

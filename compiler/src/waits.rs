@@ -20,8 +20,9 @@
 //! 3. Waits ([`timed`]): a scoreboard holds, per register, the cycle its
 //!    last write lands, and the cycle the next SFU op may issue. Each group
 //!    issues at the first cycle after the previous one at which its sources
-//!    have landed, its writes land after the register's last write, and
-//!    the SFU timer allows it; a single op and a later single op that may
+//!    have landed, its fixed-latency writes land after the register's last
+//!    write, its unknown-landing writes issue after that write has landed,
+//!    and the SFU timer allows it; a single op and a later single op that may
 //!    dual-issue with it and is ready at the same cycle become a pair
 //!    (Mesa's sched byte 0x04; a pair is never extended): in the peephole
 //!    mode only the next op, as Mesa's calculator does; in the list mode any
@@ -203,18 +204,21 @@ impl Board {
     }
 
     /// The first cycle from `from` at which `ops` may issue together.
-    fn earliest(&self, target: &Target, clock: &WaitClock, ops: &[Op], from: u64, opts: &Options) -> u64 {
+    fn earliest(&self, target: &Target, ops: &[Op], from: u64, opts: &Options) -> u64 {
         let mut at = from;
         for op in ops {
             let Some(d) = desc(target, op) else { continue };
             for r in reads(&op.inst) {
                 at = at.max(self.land(r));
             }
-            // Writes land after the register's last write: an
-            // unknown-landing result at its earliest landing.
-            let l = if d.unknown_landing { u64::from(clock.landing.0.max(1)) } else { Self::latency(d, opts) };
+            // A fixed-latency write lands after the register's last write;
+            // an unknown-landing op issues only once that write has landed
+            // (as Mesa's calculator makes every write wait), since its own
+            // landing is not on this board's timeline: a barrier's stall
+            // counts as zero here and in the verifier.
             for r in writes(d, &op.inst) {
-                at = at.max((self.land(r) + 1).saturating_sub(l));
+                let after = if d.unknown_landing { self.land(r) } else { (self.land(r) + 1).saturating_sub(Self::latency(d, opts)) };
+                at = at.max(after);
             }
             if d.sfu {
                 at = at.max(self.sfu);
@@ -271,9 +275,9 @@ pub fn timed(target: &Target, clock: &WaitClock, groups: Vec<Vec<Op>>, opts: &Op
     let (mut from, mut last) = (0u64, None::<u64>);
     let mut queue: std::collections::VecDeque<Vec<Op>> = groups.into();
     while let Some(mut ops) = queue.pop_front() {
-        let at = board.earliest(target, clock, &ops, from, opts);
+        let at = board.earliest(target, &ops, from, opts);
         if let [a] = ops.as_slice() {
-            if let Some(k) = partner(target, clock, (&board, from, at), a, &queue, opts) {
+            if let Some(k) = partner(target, (&board, from, at), a, &queue, opts) {
                 if let Some(mut b) = queue.remove(k).and_then(|g| g.into_iter().next()) {
                     if let (Some(s0), Some(s1)) = (target.slots.first(), target.slots.get(1)) {
                         if let Some(a) = ops.first_mut() {
@@ -312,7 +316,7 @@ const PARTNER_WINDOW: usize = 8;
 /// mode looks only at the next group (Mesa's calculator pairs neighbours);
 /// the list mode also at the next [`PARTNER_WINDOW`] groups, taking an op
 /// that commutes with every op it passes.
-fn partner(target: &Target, clock: &WaitClock, (board, from, at): (&Board, u64, u64), a: &Op, queue: &std::collections::VecDeque<Vec<Op>>, opts: &Options) -> Option<usize> {
+fn partner(target: &Target, (board, from, at): (&Board, u64, u64), a: &Op, queue: &std::collections::VecDeque<Vec<Op>>, opts: &Options) -> Option<usize> {
     let window = if opts.post == Post::List { PARTNER_WINDOW } else { 1 };
     let sfu = |o: &Op| desc(target, o).is_some_and(|d| d.sfu);
     for (k, g) in queue.iter().enumerate().take(window) {
@@ -321,7 +325,7 @@ fn partner(target: &Target, clock: &WaitClock, (board, from, at): (&Board, u64, 
         if !passes {
             continue;
         }
-        let ready = board.earliest(target, clock, std::slice::from_ref(b), from, opts) <= at;
+        let ready = board.earliest(target, std::slice::from_ref(b), from, opts) <= at;
         if ready && !(sfu(a) && sfu(b)) && (pairable(target, a, b) || faulty_pair(target, a, b, opts)) {
             return Some(k);
         }
@@ -417,6 +421,18 @@ mod tests {
         let faulty = barriers(&KEPLER, groups, &Options { inject: Some(Fault::KeplerTexWaw), ..Options::default() });
         let text: Vec<String> = faulty.iter().map(|g| names(&[Bundle { ops: g.clone(), span: Default::default(), wait: 0 }]).join("")).collect();
         assert_eq!(text, ["tex w0", "tex w0", "tex w0", "texbar 1 w0", "fadd w0", "mov w0", "texbar 0 w0"]);
+    }
+
+    #[test]
+    fn a_tex_waits_for_its_destination_s_last_write_to_land() {
+        // shr r0 lands at 9; the tex over r0 issues then (wait 8), not at
+        // cycle 1 on the strength of its own earliest landing (18).
+        let groups = vec![vec![op("i0", "shr", Some(0), &[1, 1])], vec![op("i0", "tex", Some(0), &[1])], vec![op("i0", "texbar", None, &[])]];
+        let out = timed(&KEPLER, &CLOCK, groups, &Options::default());
+        assert_eq!(names(&out).first().map(String::as_str), Some("shr w8"));
+        let other = vec![vec![op("i0", "shr", Some(0), &[1, 1])], vec![op("i0", "tex", Some(2), &[1])], vec![op("i0", "texbar", None, &[])]];
+        let out = timed(&KEPLER, &CLOCK, other, &Options::default());
+        assert_eq!(names(&out).first().map(String::as_str), Some("shr w0"), "another register does not wait");
     }
 
     #[test]

@@ -441,7 +441,7 @@ impl Checker<'_> {
                     let msg = match (tex, overwrite) {
                         (true, false) => format!("`{}` reads ${r} before a texbar waits for `{}` (bundle {}, line {}) that writes it", at.opcode, w.at.opcode, w.at.bundle, w.at.line),
                         (true, true) => format!("`{}` overwrites ${r} before a texbar waits for `{}` (bundle {}, line {}) that writes it, which may land after it", at.opcode, w.at.opcode, w.at.bundle, w.at.line),
-                        (false, true) => format!("`{}` writes ${r} at a time the program cannot know while `{}` (bundle {}) is still in flight to it: either may land last", at.opcode, w.at.opcode, w.at.bundle),
+                        (false, true) => format!("`{}` writes ${r} at a time the program cannot know while `{}` (bundle {}) is still in flight to it (landing at cycle {}); a texture result may overwrite only a register with no write in flight", at.opcode, w.at.opcode, w.at.bundle, w.land),
                         (false, false) => format!("`{}` reads ${r} while `{}` (bundle {}) may not have landed: a texbar before it stalls for a time the program cannot know", at.opcode, w.at.opcode, w.at.bundle),
                     };
                     self.out.push(Violation::new(Kind::Latency, label, at.bundle, at.line, msg));

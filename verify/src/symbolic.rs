@@ -953,8 +953,9 @@ pub struct MachScratch {
     /// [`TimingIssue::Unsettled`]); empty on targets without barriers.
     unsettled: Vec<Unsettled>,
     /// The unknown-landing writes no barrier has waited for yet, in issue
-    /// order.
-    uncovered: Vec<WriteId>,
+    /// order, each with the index of the op that made it (an op's writes
+    /// are adjacent; a barrier level counts ops, not registers).
+    uncovered: Vec<(usize, WriteId)>,
 }
 
 /// A register whose contents are not known until `until`.
@@ -1110,8 +1111,8 @@ impl<'a> Machine<'a> {
     /// unknown, so a read before their landing may see either value).
     fn barrier(&mut self, level: u32, cycle: u64) {
         let s = &mut *self.s;
-        let k = s.uncovered.len().saturating_sub(level as usize);
-        for id in s.uncovered.drain(..k) {
+        let k = covered(&s.uncovered, level);
+        for (_, id) in s.uncovered.drain(..k) {
             if let Some(w) = s.pending.iter_mut().find(|w| w.id == id) {
                 w.land = cycle;
             }
@@ -1260,13 +1261,15 @@ impl<'a> Machine<'a> {
             let id = self.run.writes.len();
             self.settled(reg, cycle, &op.at, true);
             if unknown {
-                // A fixed-latency write to the register still in flight at
-                // the result's earliest landing may land before or after it.
-                let earliest = cycle + self.code.min_landing.max(1);
-                if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land >= earliest) {
+                // A fixed-latency write to the register still in flight when
+                // the result issues: the barrier that covers the result lands
+                // it at the barrier's next bundle, which on this timeline (a
+                // barrier's stall counted as zero) may come before that
+                // write lands, so the write must have landed first.
+                if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land > cycle) {
                     self.run.issues.push(TimingIssue::Unsettled { at: op.at.clone(), reg, write: w.id, tex: false, overwrite: true });
                 }
-                self.s.uncovered.push(id);
+                self.s.uncovered.push((i.op, id));
                 self.s.unsettled.push(Unsettled { reg, until: u64::MAX, write: id, tex: true });
             } else if let Some(other) = self.s.pending.iter().find(|o| o.reg == reg && o.land == land) {
                 self.run.issues.push(TimingIssue::SameCycle { write: id, other: other.id });
@@ -1284,6 +1287,23 @@ impl<'a> Machine<'a> {
             }
         }
     }
+}
+
+/// How many of the oldest `uncovered` writes a barrier of `level` covers:
+/// all but those of the `level` most recent ops.
+fn covered(uncovered: &[(usize, WriteId)], level: u32) -> usize {
+    let mut ops = 0u32;
+    let mut last = None;
+    for (k, (op, _)) in uncovered.iter().enumerate().rev() {
+        if last != Some(*op) {
+            if ops == level {
+                return k + 1;
+            }
+            ops += 1;
+            last = Some(*op);
+        }
+    }
+    0
 }
 
 /// The registers a machine op writes (explicit or implicit destination).
@@ -1415,6 +1435,16 @@ mod tests {
     fn machine(target: &str, body: &str) -> Program {
         let text = format!("target {target}\nform machine\n{body}");
         schedra_ir::parse::parse(text.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    #[test]
+    fn a_barrier_level_counts_ops_not_registers() {
+        // op 3 wrote one register, op 5 four: `texbar 1` covers op 3 only.
+        let u = [(3, 10), (5, 11), (5, 12), (5, 13), (5, 14)];
+        assert_eq!(covered(&u, 1), 1);
+        assert_eq!(covered(&u, 0), 5);
+        assert_eq!(covered(&u, 2), 0);
+        assert_eq!(covered(&[], 0), 0);
     }
 
     #[test]

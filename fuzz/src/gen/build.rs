@@ -142,8 +142,15 @@ impl Imms {
     }
 }
 
-/// Whether `op` may be a straight-line candidate under `cfg`.
+/// Whether `op` may be a straight-line candidate under `cfg`: not one
+/// whose fixed operand sizes no value of the target can have (an op only
+/// for physical registers, kepler `tex.2d`).
 fn candidate(t: &Target, op: &OpDesc, cfg: &Config) -> bool {
+    if let Sizes::Fixed { dest, src } = op.sizes {
+        if dest.max(src) > t.max_value_size {
+            return false;
+        }
+    }
     let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
     let output = matches!(op.sem, Sem::Output(..));
     let implicit = matches!(op.dest, Dest::Implicit(_));

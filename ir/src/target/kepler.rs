@@ -9,6 +9,10 @@
 //!   in `i0`, so they never pair.
 //! - Each bundle may end with `wait N` (0..=31, [`MAX_WAIT`]): the next bundle
 //!   issues N + 1 cycles later (the sched byte's stall count).
+//! - `tex.2d` (an extension): the 2D sample of a texture at the coordinate
+//!   pair `$rN:2`, four result registers `$rM:4`, landing like `tex`; only
+//!   on physical registers (values are one register), so the front end's
+//!   texture path ([`ABI`]) is its one source.
 //! - Latencies (`getLatency` for chipsets >= 0xe4): 9 by default, 15 for
 //!   `imul` and `ipa`, 24 for `ld.attr` and local loads, 9 for `ld.const`;
 //!   `tex` lands at a time the program cannot know, 17 to 417 cycles after
@@ -22,7 +26,7 @@
 //! programs and the compiler materialise constants that no ALU immediate
 //! can hold.
 
-use super::abi::{Abi, Emit, Fetch, StageAbi};
+use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi};
 use super::{Clock, Dest, OpClass, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target, WaitClock};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -66,7 +70,7 @@ const fn store(name: &'static str, sem: Sem) -> OpDesc {
 
 const AB: &[K] = &[V, V];
 
-static OPS: [OpDesc; 27] = [
+static OPS: [OpDesc; 28] = [
     op("fadd", Sem::FAdd, AB, OpClass::Arith, 9),
     op("fmul", Sem::FMul, AB, OpClass::Arith, 9),
     op("ffma", Sem::FMad, &[V, V, V], OpClass::Arith, 9),
@@ -94,6 +98,7 @@ static OPS: [OpDesc; 27] = [
     store("st.out", Sem::Output("out", true)),
     OpDesc { overlap: Overlap::Any, ..store("st.local", Sem::ScratchWrite) },
     OpDesc { overlap: Overlap::Any, ..op("ld.local", Sem::ScratchRead, &[K::Index], OpClass::Load, 24) },
+    OpDesc { sizes: Sizes::Fixed { dest: 4, src: 2 }, slots: FIRST, unknown_landing: true, ..op("tex.2d", Sem::Texture, &[R], OpClass::Tex, 17) },
 ];
 
 /// The Kepler GK104 description.
@@ -123,13 +128,14 @@ pub static KEPLER: Target = Target {
 /// The shader ABI: uniforms through `ld.const N`, vertex attributes through
 /// `ld.attr N`, fragment inputs through `ipa N`, every output component one
 /// `st.out N, a` (vertex: position is slot 0, location L is slot L + 1;
-/// fragment: location L is slot L). Kepler's `tex` is scalar (one
-/// coordinate register in, one result register out), which the [`Abi`]'s
-/// four-component 2D sample cannot describe, so no texture path is given.
+/// fragment: location L is slot L). A 2D sample is `tex.2d` (Kepler's
+/// `TEX` with a coordinate pair and a four-register result): the
+/// coordinates moved into `$r60:2`, the result read from `$r56:4` (a
+/// 4-aligned quad and an even pair, as the hardware wants them).
 pub static ABI: Abi = Abi {
     vertex: Some(StageAbi { input: Fetch::Op("ld.attr"), output: Emit::Indexed { op: "st.out", position: 0, first_location: 1 }, ..FRAGMENT }),
     fragment: Some(FRAGMENT),
-    texture: None,
+    texture: Some(TexAbi { op: "tex.2d", coord: 60, result: 56 }),
 };
 const FRAGMENT: StageAbi = StageAbi {
     uniform: Fetch::Op("ld.const"),
