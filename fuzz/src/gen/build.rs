@@ -11,7 +11,10 @@
 //! Invariant: every instruction pushed is valid at its point: operands
 //! defined, sizes as the op's [`Sizes`] demand, no implicitly written or
 //! reserved register named, physical destinations only on ops with an
-//! explicit destination and only from the disjoint preallocated pool.
+//! explicit destination and only from the disjoint preallocated pool or
+//! the profile's wide runs (values no ALU op can make: gathered there one
+//! register at a time by moves, and a wide result's registers read one at a
+//! time).
 
 use super::config::{imm_class, Config};
 use super::features::Features;
@@ -347,6 +350,9 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// Emit an op that makes a fresh value of `size` from nothing but
     /// constants or outside inputs; its location.
     pub(super) fn produce(&mut self, size: u8) -> Result<Option<Loc>> {
+        if let Some(run) = self.prof.wide_run(size) {
+            return self.gather(run);
+        }
         let implicit = self.cfg.implicit;
         let is_load = move |o: &&'static OpDesc| {
             o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1 && (implicit || o.dest == Dest::Explicit)
@@ -375,6 +381,21 @@ impl<'a, 'u> Gen<'a, 'u> {
         self.push(inst);
         self.scope.define(Loc::Virt(id), size);
         Ok(Some(Loc::Virt(id)))
+    }
+
+    /// Fill the wide run `run` one register at a time with moves of
+    /// single-register values; its location.
+    fn gather(&mut self, run: PhysReg) -> Result<Option<Loc>> {
+        let Some(mov) = self.prof.mov else { return Ok(None) };
+        for r in run.regs() {
+            let Some(src) = self.reg_operand(1)? else { return Ok(None) };
+            let inst = Inst { opcode: SmolStr::new_static(mov.name), dest: Some(Operand::Phys(PhysReg::one(r))), srcs: vec![self.operand(src, false)], span: Span::default() };
+            self.push(inst);
+            self.scope.define(Loc::Phys(PhysReg::one(r)), 1);
+        }
+        self.features.insert(Features::PREALLOC_WRITE);
+        self.scope.define(Loc::Phys(run), run.size);
+        Ok(Some(Loc::Phys(run)))
     }
 
     /// An index constant for `op` (uniform or varying number, export
@@ -495,7 +516,12 @@ impl<'a, 'u> Gen<'a, 'u> {
             }
         }
         self.note_operands(&srcs);
-        let dest = if op.dest == Dest::None { None } else { Some(self.dest(op, dsize, force_new)?) };
+        let wide = self.prof.wide_run(dsize).filter(|_| op.dest == Dest::Explicit);
+        let dest = match (op.dest, wide) {
+            (Dest::None, _) => None,
+            (_, Some(run)) => Some(Loc::Phys(run)),
+            _ => Some(self.dest(op, dsize, force_new)?),
+        };
         if matches!(op.sem, Sem::Output(..)) {
             self.features.insert(Features::MID_OUTPUT);
         }
@@ -505,8 +531,15 @@ impl<'a, 'u> Gen<'a, 'u> {
         self.note_op(op);
         let inst = Inst { opcode: SmolStr::new_static(op.name), dest: dest.map(|l| self.operand(l, true)), srcs, span: Span::default() };
         self.push(inst);
-        if let Some(l) = dest {
-            self.scope.define(l, dsize);
+        match (dest, wide) {
+            (Some(_), Some(run)) => {
+                // Each register of a wide result is a value of its own.
+                self.features.insert(Features::PREALLOC_WRITE);
+                run.regs().for_each(|r| self.scope.define(Loc::Phys(PhysReg::one(r)), 1));
+                self.scope.define(Loc::Phys(run), run.size);
+            }
+            (Some(l), None) => self.scope.define(l, dsize),
+            _ => {}
         }
         Ok(dest)
     }
