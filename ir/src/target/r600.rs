@@ -21,7 +21,7 @@
 //! clause schedule also guarantees. The latency is the model's number, not
 //! a measured one.
 
-use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi};
+use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi, Texture};
 use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -96,7 +96,7 @@ pub static R600: Target = Target {
 pub static ABI: Abi = Abi {
     vertex: Some(StageAbi { first_reg: 4, output: Emit::Indexed { op: "export", position: 0, first_location: 1 }, ..FRAGMENT }),
     fragment: Some(FRAGMENT),
-    texture: Some(TexAbi { op: "tex", coord: TEX_COORD, result: TEX_RESULT }),
+    texture: Some(Texture::Send(TexAbi { op: "tex", coord: TEX_COORD, result: TEX_RESULT })),
 };
 /// The ABI's texture coordinate registers: R126.x, R126.y.
 const TEX_COORD: Reg = 126 * 4;
