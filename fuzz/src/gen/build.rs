@@ -22,7 +22,7 @@ use super::profile::Profile;
 use super::scope::{Def, Loc, Scope};
 use super::draw::Cursor;
 use arbitrary::Result;
-use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes, TEXEL_WORDS};
 use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
 use schedra_ir::SmolStr;
 use std::cell::RefCell;
@@ -150,8 +150,11 @@ fn candidate(t: &Target, op: &OpDesc, cfg: &Config) -> bool {
     let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
     let output = matches!(op.sem, Sem::Output(..));
     let implicit = matches!(op.dest, Dest::Implicit(_));
-    let send = op.sem == Sem::Texture;
-    !op.machine_only && !outside && !t.ends_thread(op) && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
+    let send = matches!(op.sem, Sem::Texture | Sem::TexLookup);
+    // A texture unit's coordinate writes and result reads come only inside
+    // a whole lookup sequence (`Gen::unit_lookup`).
+    let unit_part = matches!(op.sem, Sem::TexCoord | Sem::TexResult);
+    !op.machine_only && !outside && !unit_part && !t.ends_thread(op) && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
 }
 
 /// The straight-line candidates of `t` under `cfg`: the enabled
@@ -506,6 +509,9 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         let i = self.pick(self.ops.len())?;
         let op = self.ops[i];
+        if op.sem == Sem::TexLookup {
+            return self.unit_lookup(op);
+        }
         let (dsize, ssize) = self.sizes_for(op)?;
         let mut srcs = Vec::with_capacity(op.operands.len());
         let mut imms = Imms::default();
@@ -542,6 +548,38 @@ impl<'a, 'u> Gen<'a, 'u> {
             _ => {}
         }
         Ok(dest)
+    }
+
+    /// One whole texture-unit lookup with `lookup` (`Sem::TexLookup`): a
+    /// coordinate write with each of the target's coordinate ops, the
+    /// lookup, then its [`TEXEL_WORDS`] result reads into fresh values (the
+    /// scheduler spreads them; the unit's rules need them in this block).
+    /// Returns the last result's location.
+    fn unit_lookup(&mut self, lookup: &'static OpDesc) -> Result<Option<Loc>> {
+        let t = self.t;
+        let Some(result) = t.ops.iter().find(|o| o.sem == Sem::TexResult && o.dest == Dest::Explicit && o.operands.is_empty()) else { return Ok(None) };
+        let coords: Vec<&'static OpDesc> = t.ops.iter().filter(|o| o.sem == Sem::TexCoord && !o.machine_only).collect();
+        let mut pending = Vec::with_capacity(coords.len() + 1);
+        for op in coords.into_iter().chain([lookup]) {
+            let mut imms = Imms::default();
+            let Some(kind) = op.operands.first().copied() else { return Ok(None) };
+            let Some(src) = self.source(op, 0, kind, 1, &mut imms)? else { return Ok(None) };
+            pending.push(Inst { opcode: SmolStr::new_static(op.name), dest: None, srcs: vec![src], span: Span::default() });
+        }
+        // The coordinates' producers (if any) came first; the unit's ops follow.
+        for inst in pending {
+            self.push(inst);
+        }
+        self.features.insert(Features::SEND);
+        let mut last = None;
+        for _ in 0..TEXEL_WORDS {
+            let id = self.fresh(1);
+            let inst = Inst { opcode: SmolStr::new_static(result.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: Vec::new(), span: Span::default() };
+            self.push(inst);
+            self.scope.define(Loc::Virt(id), 1);
+            last = Some(Loc::Virt(id));
+        }
+        Ok(last)
     }
 
     fn note_operands(&mut self, srcs: &[Operand]) {

@@ -924,6 +924,26 @@ mod tests {
     }
 
     #[test]
+    fn tmu_results_land_after_the_lookup_latency() {
+        // tmut at 0, tmus at 1: the lookup lands at 101.
+        let body = |gap: usize| format!("b0:\n {{ add: tmut $rf1 }}\n {{ add: tmus $rf2 }}\n{} {{ sig: ldtmu $rf4 }}\n {{ sig: ldtmu $rf5 }}\n {{ sig: ldtmu $rf6 }}\n {{ sig: ldtmu $rf7 }}\n {{ add: tlbw $rf4 }}\n {{ add: tlbw $rf7 }}\n end\n", " { }\n".repeat(gap));
+        let w = World::new(4);
+        let texel = |k| w.texture(&[w.input_reg(2), w.input_reg(1)], k);
+        let on_time = machine("v3d71", "input $rf1\ninput $rf2", &body(99));
+        let o = run_any(&on_time, 4, 1000).expect("runs");
+        assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![texel(0)], vec![texel(3)]]));
+        // One cycle early: the first word is wrong, the last (read at 104) right.
+        let early = machine("v3d71", "input $rf1\ninput $rf2", &body(98));
+        let o = run_any(&early, 4, 1000).expect("runs");
+        assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![!texel(0)], vec![texel(3)]]));
+        // A fifth ldtmu, or a block end with a word unread, stops the run.
+        let extra = machine("v3d71", "input $rf1\ninput $rf2", &body(99).replace(" { add: tlbw $rf4 }", " { sig: ldtmu $rf8 }"));
+        assert!(matches!(run_any(&extra, 4, 1000), Err(RunError::Hazard { .. })));
+        let missing = machine("v3d71", "input $rf1\ninput $rf2", &body(99).replace(" { sig: ldtmu $rf7 }\n", ""));
+        assert!(matches!(run_any(&missing, 4, 1000), Err(RunError::Hazard { .. })));
+    }
+
+    #[test]
     fn unknown_opcodes_and_bad_registers_are_errors() {
         let p = machine("v3d71", "", "b0:\n { add: frob $rf1, $rf2 }\n end\n");
         assert!(matches!(run_any(&p, 0, 100), Err(RunError::UnknownOpcode { .. })));
