@@ -1129,6 +1129,20 @@ mod tests {
     }
 
     #[test]
+    fn texture_unit_order_within_blocks() {
+        let words = " %r = ldtmu\n %g = ldtmu\n %b = ldtmu\n %a = ldtmu\n";
+        check(&format!("target v3d71\ninput %u = $rf1\nb0:\n tmut %u\n tmus %u\n{words} tlbw %a\n end\n")).unwrap();
+        let extra = format!("input %u = $rf1\nb0:\n tmus %u\n{words} %x = ldtmu\n end\n");
+        assert!(bad("v3d71", &extra).starts_with("9:7: `ldtmu` reads"), "{}", bad("v3d71", &extra));
+        assert!(bad("v3d71", "b0:\n %x = ldtmu\n end\n").contains("`ldtmu` reads the texture unit while no lookup has a word left to read"));
+        assert!(bad("v3d71", "b0:\n tmus 1\n %r = ldtmu\n end\n").contains("block `b0` ends with 3 word(s) of a texture lookup unread"));
+        assert!(bad("v3d71", "b0:\n tmut 1\n end\n").contains("ends with a texture coordinate written and no lookup started"));
+        // A lookup's words may not be read in a later block.
+        let split = format!("b0:\n tmus 1\n jmp b1\nb1:\n{words} end\n");
+        assert!(bad("v3d71", &split).contains("block `b0` ends with 4 word(s)"));
+    }
+
+    #[test]
     fn instruction_errors() {
         assert!(bad("v3d71", "b0:\n %a = frob 1\n end\n").contains("unknown opcode `frob`"));
         assert!(bad("v3d71", "b0:\n thrsw\n end\n").contains("only in the machine form"));
