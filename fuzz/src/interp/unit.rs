@@ -62,9 +62,8 @@ impl Unit {
     }
     /// The end of a block: the unit must be empty.
     pub fn end_block(&mut self) -> Result<(), String> {
-        if let Some(l) = self.queue.front() {
-            let unread: u32 = self.queue.iter().map(|l| TEXEL_WORDS - l.next).sum();
-            let _ = l;
+        if !self.queue.is_empty() {
+            let unread: u32 = self.queue.iter().map(|l| TEXEL_WORDS.saturating_sub(l.next)).sum();
             self.queue.clear();
             return Err(format!("the block ends with {unread} word(s) of a texture lookup unread"));
         }
