@@ -23,6 +23,12 @@
 //!    payload range g112–g127, no partial overlap of a multi-register ALU
 //!    destination and a source), judged on the physical operands alone —
 //!    no allocation of the virtual ones could repair a breach there;
+//!    a texture unit's ops (`Sem::TexCoord`, `TexLookup`, `TexResult`)
+//!    keep its first-in first-out order within each block: a result read
+//!    only while a lookup's word is unread, and at the block's end every
+//!    lookup's [`crate::target::TEXEL_WORDS`] words read and no coordinate
+//!    latched (the machine form must do the same, so a source that breaks
+//!    it has no correct translation);
 //! 5. every block is reachable from the entry, and no edge is critical (from
 //!    a block with two successors to a block with two predecessors);
 //! 6. defined before use: a must-be-defined forward dataflow over the CFG
@@ -44,7 +50,7 @@
 use crate::error::Located;
 use crate::ir::*;
 use crate::lex::show;
-use crate::target::{Dest, OpDesc, OperandKind, Sizes, Target};
+use crate::target::{Dest, OpDesc, OperandKind, Sem, Sizes, Target};
 use rustc_hash::FxHashMap as HashMap;
 
 /// Check that a source-form program is valid for its target. Returns `Ok`
@@ -109,6 +115,7 @@ fn instructions(p: &Program, sizes: &SizeMap<'_>, known: &[Option<&'static OpDes
     let mut descs = Vec::with_capacity(p.blocks.iter().map(|b| b.insts.len()).sum());
     for b in &p.blocks {
         let mut last_desc = None;
+        let mut unit = UnitCount::default();
         for (k, i) in b.insts.iter().enumerate() {
             let desc = known.get(descs.len()).map_or_else(|| t.op(&i.opcode), |d| *d);
             let inst = Inst_::new(p, sizes, i, desc)?;
@@ -117,9 +124,11 @@ fn instructions(p: &Program, sizes: &SizeMap<'_>, known: &[Option<&'static OpDes
             if t.ends_thread(inst.d) && !last {
                 return Err(err(i.span, format!("`{}` ends the thread, so it must be the last instruction of a block that ends with `end`", inst.d.name)));
             }
+            unit.op(inst.d).map_err(|m| err(i.span, m))?;
             descs.push(inst.d);
             last_desc = Some(inst.d);
         }
+        unit.end(&b.label).map_err(|m| err(b.term.span, m))?;
         if let TermKind::Brnz { cond, .. } = &b.term.kind {
             cond_ok(p, sizes, cond, b.term.span)?;
         }
@@ -143,6 +152,41 @@ fn thread_ends(p: &Program, b: &Block, end_op: Option<&OpDesc>, last: Option<&Op
     match ends {
         true => Ok(()),
         false => Err(err(b.term.span, format!("block `{}` ends the program without `{}`; on target {} the last instruction before `end` must end the thread", show(&b.label), end_op.name, t.name))),
+    }
+}
+
+/// A block's texture-unit traffic so far: coordinates latched for the next
+/// lookup, and result words started and not yet read.
+#[derive(Default)]
+struct UnitCount {
+    latched: u32,
+    unread: u32,
+}
+
+impl UnitCount {
+    /// Account for one op.
+    fn op(&mut self, d: &OpDesc) -> Result<(), String> {
+        match d.sem {
+            Sem::TexCoord => self.latched = self.latched.saturating_add(1),
+            Sem::TexLookup => {
+                self.latched = 0;
+                self.unread = self.unread.saturating_add(crate::target::TEXEL_WORDS);
+            }
+            Sem::TexResult if self.unread == 0 => return Err(format!("`{}` reads the texture unit while no lookup has a word left to read", d.name)),
+            Sem::TexResult => self.unread -= 1,
+            _ => {}
+        }
+        Ok(())
+    }
+    /// The block's end: nothing may be left in the unit.
+    fn end(&self, label: &str) -> Result<(), String> {
+        if self.unread > 0 {
+            return Err(format!("block `{}` ends with {} word(s) of a texture lookup unread; every lookup's words are read in the block that starts it", show(label), self.unread));
+        }
+        if self.latched > 0 {
+            return Err(format!("block `{}` ends with a texture coordinate written and no lookup started", show(label)));
+        }
+        Ok(())
     }
 }
 
@@ -1082,6 +1126,20 @@ mod tests {
         assert!(bad("v3d71", "b0:\n end\nb1:\n end\n").starts_with("4:1: block `b1` is unreachable"));
         let crit = "b0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n brnz %c, b2, b3\nb2:\n jmp b3\nb3:\n end\n";
         assert!(bad("v3d71", crit).starts_with("4:2: the edge from `b0` to `b2` is critical"), "{}", bad("v3d71", crit));
+    }
+
+    #[test]
+    fn texture_unit_order_within_blocks() {
+        let words = " %r = ldtmu\n %g = ldtmu\n %b = ldtmu\n %a = ldtmu\n";
+        check(&format!("target v3d71\ninput %u = $rf1\nb0:\n tmut %u\n tmus %u\n{words} tlbw %a\n end\n")).unwrap();
+        let extra = format!("input %u = $rf1\nb0:\n tmus %u\n{words} %x = ldtmu\n end\n");
+        assert!(bad("v3d71", &extra).starts_with("9:7: `ldtmu` reads"), "{}", bad("v3d71", &extra));
+        assert!(bad("v3d71", "b0:\n %x = ldtmu\n end\n").contains("`ldtmu` reads the texture unit while no lookup has a word left to read"));
+        assert!(bad("v3d71", "b0:\n tmus 1\n %r = ldtmu\n end\n").contains("block `b0` ends with 3 word(s) of a texture lookup unread"));
+        assert!(bad("v3d71", "b0:\n tmut 1\n end\n").contains("ends with a texture coordinate written and no lookup started"));
+        // A lookup's words may not be read in a later block.
+        let split = format!("b0:\n tmus 1\n jmp b1\nb1:\n{words} end\n");
+        assert!(bad("v3d71", &split).contains("block `b0` ends with 4 word(s)"));
     }
 
     #[test]

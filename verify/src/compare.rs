@@ -459,6 +459,23 @@ impl Checker<'_> {
                     );
                     self.out.push(Violation::new(Kind::Latency, label, end, end_line, msg));
                 }
+                TimingIssue::TexEarly { at, lookup, cycle, lands } => {
+                    let from = lookup.as_ref().map_or(String::new(), |l| format!(" started by `{}` (bundle {}, line {})", l.opcode, l.bundle, l.line));
+                    let msg = format!("`{}` reads the texture unit at cycle {cycle}, before its lookup{from} lands at cycle {lands}", at.opcode);
+                    self.out.push(Violation::new(Kind::Latency, label, at.bundle, at.line, msg));
+                }
+                TimingIssue::TexEmpty { at } => {
+                    let msg = format!("`{}` reads the texture unit while no lookup has a word left to read (one result read too many)", at.opcode);
+                    self.out.push(Violation::new(Kind::Hazard, label, at.bundle, at.line, msg));
+                }
+                TimingIssue::TexLeft { unread, lookup } => {
+                    let msg = match lookup {
+                        Some(l) if *unread > 0 => format!("the block ends with {unread} word(s) of the texture lookup started by `{}` (bundle {}, line {}) unread", l.opcode, l.bundle, l.line),
+                        _ if *unread > 0 => format!("the block ends with {unread} word(s) of a texture lookup unread"),
+                        _ => "the block ends with a texture coordinate written and no lookup started".to_string(),
+                    };
+                    self.out.push(Violation::new(Kind::Hazard, label, end, end_line, msg));
+                }
                 TimingIssue::Expired { write, read, cycle } => {
                     let Some(w) = m.writes.get(*write) else { continue };
                     let msg = format!(

@@ -43,6 +43,7 @@ pub mod smt;
 pub mod srccode;
 pub mod symbolic;
 pub mod term;
+pub mod texunit;
 pub mod wto;
 
 pub use report::{render_human, Kind, Obligations, Report, Verdict, Violation};

@@ -31,6 +31,7 @@ use crate::regfile::{RegMap, RegTable, SlotMap};
 use crate::machcode::{MachArg, MachBlock, MachCode, MachCond, MachOp};
 use crate::srccode::{Arg, SrcCode};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
+use crate::texunit::TexUnit;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
 use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Program, Reg};
@@ -291,6 +292,13 @@ pub enum Shape {
     Store(u32),
     /// Writes the words to an output channel.
     Effect(Channel),
+    /// Latches the words as texture coordinates.
+    TexCoord,
+    /// Starts a texture lookup of the words and the latched coordinates.
+    TexLookup,
+    /// Writes the texture unit's next result word to its destination (no
+    /// words: the simulator pops it).
+    TexResult,
     /// No dataflow meaning (no words).
     Nothing,
 }
@@ -303,7 +311,7 @@ impl Shape {
             Shape::Load(off, n) => Outcome::Load(off, n),
             Shape::Store(off) => Outcome::Store(off, words),
             Shape::Effect(ch) => Outcome::Effect(ch, words),
-            Shape::Nothing => Outcome::Nothing,
+            Shape::TexCoord | Shape::TexLookup | Shape::TexResult | Shape::Nothing => Outcome::Nothing,
         }
     }
 }
@@ -409,6 +417,15 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
             Shape::Effect(channel)
         }
         Sem::ThreadSwitch | Sem::TexBarrier => Shape::Nothing,
+        Sem::TexCoord => {
+            out.extend(value_ops().flat_map(|v| v.iter().copied()));
+            Shape::TexCoord
+        }
+        Sem::TexLookup => {
+            out.extend(value_ops().flat_map(|v| v.iter().copied()));
+            Shape::TexLookup
+        }
+        Sem::TexResult => Shape::TexResult,
         sem => {
             let zero = terms.zero();
             let mut args: Vec<Term> = Vec::new();
@@ -607,6 +624,7 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env
     let defs = if record { Vec::with_capacity(insts.len()) } else { Vec::new() };
     let mut run = SrcRun { entry, exit: env, defs, ..SrcRun::default() };
     let SrcScratch { args, out } = scratch;
+    let mut unit = TexUnit::default();
     for (i, inst) in insts.iter().enumerate() {
         let Some(desc) = inst.desc else { continue };
         args.clear();
@@ -637,6 +655,20 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env
             Shape::Effect(channel) => {
                 run.effects.push(SrcEffect { channel, words: out.clone(), inst: i, line: inst.line });
                 continue;
+            }
+            Shape::TexCoord => {
+                unit.coord(out);
+                continue;
+            }
+            Shape::TexLookup => {
+                unit.lookup(out, 0, None);
+                continue;
+            }
+            Shape::TexResult => {
+                // A validated source never reads an empty unit; if it did,
+                // the word is a literal 0.
+                let t = unit.result(terms).map_or_else(|| terms.zero(), |r| r.term);
+                out.push(t);
             }
             Shape::Nothing => continue,
         }
@@ -829,6 +861,32 @@ pub enum TimingIssue {
         /// The terminator's cycle.
         end: u64,
     },
+    /// A texture unit's result read before its lookup lands (v3d71
+    /// `ldtmu` too soon after `tmus`).
+    TexEarly {
+        /// The reading op.
+        at: OpAt,
+        /// The op that started the lookup.
+        lookup: Option<OpAt>,
+        /// The cycle of the read.
+        cycle: u64,
+        /// The cycle the lookup lands.
+        lands: u64,
+    },
+    /// A texture unit's result read with no lookup word left to read.
+    TexEmpty {
+        /// The reading op.
+        at: OpAt,
+    },
+    /// The block ends with texture work left in the unit: `unread` words
+    /// of lookups (the oldest started by `lookup`), or a latched
+    /// coordinate with no lookup started.
+    TexLeft {
+        /// Words started and not read.
+        unread: u32,
+        /// The op that started the oldest unread lookup.
+        lookup: Option<OpAt>,
+    },
     /// A read of a result after its read window ended.
     Expired {
         /// The write whose result was read.
@@ -929,6 +987,8 @@ struct Machine<'a> {
     run: &'a mut MachRun,
     mem: SlotMap<(Term, Option<ReadId>)>,
     s: &'a mut MachScratch,
+    /// The texture unit within this block.
+    unit: TexUnit,
 }
 
 /// The machine simulator's working tables, reused from run to run (a
@@ -1201,9 +1261,12 @@ impl<'a> Machine<'a> {
 
     /// Complete one issued op: stores and effects at once, register writes
     /// as pending writes landing after the op's latency.
-    fn complete(&mut self, i: Issued, cycle: u64) {
+    fn complete(&mut self, mut i: Issued, cycle: u64) {
         let code = self.code;
         let Some(op) = code.op(i.op) else { return };
+        if matches!(i.shape, Shape::TexCoord | Shape::TexLookup | Shape::TexResult) && !self.tex_unit(op, &mut i, cycle) {
+            return;
+        }
         let mut loaded: Vec<(Term, Option<ReadId>)> = Vec::new();
         let copy = match i.shape {
             Shape::Write => op.desc.sem == Sem::Mov,
@@ -1236,7 +1299,7 @@ impl<'a> Machine<'a> {
                 self.run.effects.push(MachEffect { channel, words, reads, at: op.at.clone() });
                 return;
             }
-            Shape::Nothing => return,
+            Shape::TexCoord | Shape::TexLookup | Shape::TexResult | Shape::Nothing => return,
         };
         let latency = u64::from(op.desc.latency.max(1));
         let unknown = op.desc.unknown_landing && self.code.waits;
@@ -1306,6 +1369,44 @@ fn covered(uncovered: &[(usize, WriteId)], level: u32) -> usize {
     0
 }
 
+impl Machine<'_> {
+    /// A texture-unit op issued at `cycle`: coordinates latched and lookups
+    /// started (`false`: nothing is written), or a result word popped into
+    /// `i`'s words, to be written like any result (`true`). A read before
+    /// the lookup lands, or of an empty unit, is a timing issue.
+    fn tex_unit(&mut self, op: &MachOp, i: &mut Issued, cycle: u64) -> bool {
+        let words = self.s.bundle.words.get(i.words.clone()).unwrap_or(&[]);
+        match i.shape {
+            Shape::TexCoord => self.unit.coord(words),
+            Shape::TexLookup => {
+                let lands = cycle.saturating_add(u64::from(op.desc.latency));
+                let words = words.to_vec();
+                self.unit.lookup(&words, lands, Some(op.at.clone()));
+            }
+            _ => {
+                let term = match self.unit.result(self.terms) {
+                    Some(p) => {
+                        if cycle < p.lands {
+                            self.run.issues.push(TimingIssue::TexEarly { at: op.at.clone(), lookup: p.at, cycle, lands: p.lands });
+                        }
+                        p.term
+                    }
+                    None => {
+                        self.run.issues.push(TimingIssue::TexEmpty { at: op.at.clone() });
+                        self.junk_reg(Reg::MAX)
+                    }
+                };
+                let w0 = self.s.bundle.words.len();
+                self.s.bundle.words.push(term);
+                i.words = w0..w0 + 1;
+                i.shape = Shape::Write;
+                return true;
+            }
+        }
+        false
+    }
+}
+
 /// The registers a machine op writes (explicit or implicit destination).
 pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> impl Iterator<Item = Reg> {
     let run = match desc.dest {
@@ -1343,7 +1444,7 @@ pub fn run_machine_into(terms: &mut Terms, code: &MachCode, scratch: &mut MachSc
     scratch.uncovered.clear();
     scratch.next_land = u64::MAX;
     run.reset_for(code.op_count(block), block.len, entry.regs, record);
-    let mut m = Machine { terms, code, at, run, mem: entry.slots.map(|t| (t, None)), s: scratch };
+    let mut m = Machine { terms, code, at, run, mem: entry.slots.map(|t| (t, None)), s: scratch, unit: TexUnit::default() };
     m.run.entry_slots = entry.slots;
     let mut cycle = 0u64;
     for (ops, timing) in code.timed_bundles(block) {
@@ -1394,6 +1495,10 @@ fn finish(m: &mut Machine, block: &MachBlock, mut cycle: u64) {
         None => {}
     }
     m.land(cycle);
+    let (unread, lookup) = m.unit.unread();
+    if unread > 0 || m.unit.latched() {
+        m.run.issues.push(TimingIssue::TexLeft { unread, lookup: lookup.cloned() });
+    }
     if !m.code.interlocked {
         for w in &m.s.pending {
             m.run.issues.push(TimingIssue::InFlight { write: w.id, end: cycle });

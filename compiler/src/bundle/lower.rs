@@ -295,6 +295,24 @@ fn fill_machine_deps(deps: &mut OpDeps, target: &Target, desc: &OpDesc, inst: &I
             .push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
     }
     push_effects(&mut deps.effects, target, desc, inst);
+    push_unit_deps(deps, desc);
+}
+
+/// The location that stands for a texture unit's queue (v3d71's TMU) in
+/// dependency summaries; no register file reaches this index.
+pub const TEX_UNIT: Loc = Loc::Phys(schedra_ir::Reg::MAX);
+
+/// A texture-unit op (`Sem::TexCoord`, `TexLookup`, `TexResult`) reads and
+/// writes [`TEX_UNIT`], so that the unit's ops keep their program order and
+/// a result read issues at least a lookup's latency (its landing) after the
+/// lookup before it: the write of a lookup has the op's latency, the others
+/// one cycle.
+pub fn push_unit_deps(deps: &mut OpDeps, desc: &OpDesc) {
+    if matches!(desc.sem, Sem::TexCoord | Sem::TexLookup | Sem::TexResult) {
+        let lat = if desc.sem == Sem::TexLookup { desc.latency.max(1) } else { 1 };
+        deps.reads.push(TEX_UNIT);
+        deps.writes.push((TEX_UNIT, lat));
+    }
 }
 
 /// Readers of one copied value that may be redirected to the fixed register.

@@ -33,6 +33,7 @@ use crate::types::{element, pointee, size_of};
 use arith::Cond;
 use builder::{fimm, Builder, Val};
 use naga::{BinaryOperator as B, Expression as X, Handle, Module, ScalarKind, Statement as S, TypeInner};
+use schedra_ir::target::abi::{TexAbi, TexUnit, Texture};
 use schedra_ir::{Form, Input, Operand, PhysReg, Program, Reg, Stage, Target, VirtReg};
 use std::collections::HashMap;
 
@@ -731,7 +732,46 @@ impl<'a> Lower<'a> {
 
     fn sample(&mut self, coords: Vec<Val>) -> R<Vec<Val>> {
         let t = self.b.target;
-        let tex = t.abi.and_then(|a| a.texture).ok_or_else(|| format!("texture sampling is not supported on target {}", t.name))?;
+        match t.abi.and_then(|a| a.texture).ok_or_else(|| format!("texture sampling is not supported on target {}", t.name))? {
+            Texture::Send(tex) => self.sample_send(tex, coords),
+            Texture::Unit(unit) => self.sample_unit(unit, coords),
+        }
+    }
+
+    /// A texture unit's sample: the coordinates after the first written in
+    /// order, the first written by the lookup op, then the texel's words
+    /// read one by one.
+    fn sample_unit(&mut self, unit: TexUnit, coords: Vec<Val>) -> R<Vec<Val>> {
+        let t = self.b.target;
+        let find = |name: &str| t.op(name).ok_or_else(|| format!("the ABI's texture op `{name}` is not in the target's table"));
+        let (coord, lookup, result) = (find(unit.coord)?, find(unit.lookup)?, find(unit.result)?);
+        let operand = |b: &mut Builder, op: &schedra_ir::OpDesc, v: Val| -> R<Val> {
+            match v {
+                Operand::Imm(imm) if t.rules.imm_ok(op, 0, imm) => Ok(Operand::Imm(imm)),
+                v => b.reg(v),
+            }
+        };
+        let Some((first, rest)) = coords.split_first() else { return Err("a texture sample without coordinates".into()) };
+        for c in rest {
+            let v = operand(&mut self.b, coord, c.clone())?;
+            self.b.raw(coord.name, None, vec![v]);
+        }
+        let v = operand(&mut self.b, lookup, first.clone())?;
+        self.b.raw(lookup.name, None, vec![v]);
+        let mut out = Vec::new();
+        for _ in 0..schedra_ir::target::TEXEL_WORDS {
+            let d = self.b.vreg();
+            self.b.raw(result.name, Some(Operand::Virt(d.clone())), Vec::new());
+            out.push(Operand::Virt(d));
+        }
+        Ok(out)
+    }
+
+    /// A sample by one op over register runs: the coordinates moved into
+    /// the ABI's coordinate registers, the texel read from its result
+    /// registers.
+    fn sample_send(&mut self, tex: TexAbi, coords: Vec<Val>) -> R<Vec<Val>> {
+        let t = self.b.target;
         let op = t.op(tex.op).ok_or("the ABI's texture op is not in the target's table")?;
         let (dsize, csize) = match op.sizes {
             schedra_ir::target::Sizes::Fixed { dest, src } => (dest, src),

@@ -11,7 +11,10 @@
 //! Invariant: every instruction pushed is valid at its point: operands
 //! defined, sizes as the op's [`Sizes`] demand, no implicitly written or
 //! reserved register named, physical destinations only on ops with an
-//! explicit destination and only from the disjoint preallocated pool.
+//! explicit destination and only from the disjoint preallocated pool or
+//! the profile's wide runs (values no ALU op can make: gathered there one
+//! register at a time by moves, and a wide result's registers read one at a
+//! time).
 
 use super::config::{imm_class, Config};
 use super::features::Features;
@@ -19,7 +22,7 @@ use super::profile::Profile;
 use super::scope::{Def, Loc, Scope};
 use super::draw::Cursor;
 use arbitrary::Result;
-use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes, TEXEL_WORDS};
 use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
 use schedra_ir::SmolStr;
 use std::cell::RefCell;
@@ -154,8 +157,11 @@ fn candidate(t: &Target, op: &OpDesc, cfg: &Config) -> bool {
     let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
     let output = matches!(op.sem, Sem::Output(..));
     let implicit = matches!(op.dest, Dest::Implicit(_));
-    let send = op.sem == Sem::Texture;
-    !op.machine_only && !outside && !t.ends_thread(op) && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
+    let send = matches!(op.sem, Sem::Texture | Sem::TexLookup);
+    // A texture unit's coordinate writes and result reads come only inside
+    // a whole lookup sequence (`Gen::unit_lookup`).
+    let unit_part = matches!(op.sem, Sem::TexCoord | Sem::TexResult);
+    !op.machine_only && !outside && !unit_part && !t.ends_thread(op) && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
 }
 
 /// The straight-line candidates of `t` under `cfg`: the enabled
@@ -354,6 +360,9 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// Emit an op that makes a fresh value of `size` from nothing but
     /// constants or outside inputs; its location.
     pub(super) fn produce(&mut self, size: u8) -> Result<Option<Loc>> {
+        if let Some(run) = self.prof.wide_run(size) {
+            return self.gather(run);
+        }
         let implicit = self.cfg.implicit;
         let is_load = move |o: &&'static OpDesc| {
             o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1 && (implicit || o.dest == Dest::Explicit)
@@ -382,6 +391,21 @@ impl<'a, 'u> Gen<'a, 'u> {
         self.push(inst);
         self.scope.define(Loc::Virt(id), size);
         Ok(Some(Loc::Virt(id)))
+    }
+
+    /// Fill the wide run `run` one register at a time with moves of
+    /// single-register values; its location.
+    fn gather(&mut self, run: PhysReg) -> Result<Option<Loc>> {
+        let Some(mov) = self.prof.mov else { return Ok(None) };
+        for r in run.regs() {
+            let Some(src) = self.reg_operand(1)? else { return Ok(None) };
+            let inst = Inst { opcode: SmolStr::new_static(mov.name), dest: Some(Operand::Phys(PhysReg::one(r))), srcs: vec![self.operand(src, false)], span: Span::default() };
+            self.push(inst);
+            self.scope.define(Loc::Phys(PhysReg::one(r)), 1);
+        }
+        self.features.insert(Features::PREALLOC_WRITE);
+        self.scope.define(Loc::Phys(run), run.size);
+        Ok(Some(Loc::Phys(run)))
     }
 
     /// An index constant for `op` (uniform or varying number, export
@@ -492,6 +516,9 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         let i = self.pick(self.ops.len())?;
         let op = self.ops[i];
+        if op.sem == Sem::TexLookup {
+            return self.unit_lookup(op);
+        }
         let (dsize, ssize) = self.sizes_for(op)?;
         let mut srcs = Vec::with_capacity(op.operands.len());
         let mut imms = Imms::default();
@@ -502,7 +529,12 @@ impl<'a, 'u> Gen<'a, 'u> {
             }
         }
         self.note_operands(&srcs);
-        let dest = if op.dest == Dest::None { None } else { Some(self.dest(op, dsize, force_new)?) };
+        let wide = self.prof.wide_run(dsize).filter(|_| op.dest == Dest::Explicit);
+        let dest = match (op.dest, wide) {
+            (Dest::None, _) => None,
+            (_, Some(run)) => Some(Loc::Phys(run)),
+            _ => Some(self.dest(op, dsize, force_new)?),
+        };
         if matches!(op.sem, Sem::Output(..)) {
             self.features.insert(Features::MID_OUTPUT);
         }
@@ -512,10 +544,49 @@ impl<'a, 'u> Gen<'a, 'u> {
         self.note_op(op);
         let inst = Inst { opcode: SmolStr::new_static(op.name), dest: dest.map(|l| self.operand(l, true)), srcs, span: Span::default() };
         self.push(inst);
-        if let Some(l) = dest {
-            self.scope.define(l, dsize);
+        match (dest, wide) {
+            (Some(_), Some(run)) => {
+                // Each register of a wide result is a value of its own.
+                self.features.insert(Features::PREALLOC_WRITE);
+                run.regs().for_each(|r| self.scope.define(Loc::Phys(PhysReg::one(r)), 1));
+                self.scope.define(Loc::Phys(run), run.size);
+            }
+            (Some(l), None) => self.scope.define(l, dsize),
+            _ => {}
         }
         Ok(dest)
+    }
+
+    /// One whole texture-unit lookup with `lookup` (`Sem::TexLookup`): a
+    /// coordinate write with each of the target's coordinate ops, the
+    /// lookup, then its [`TEXEL_WORDS`] result reads into fresh values (the
+    /// scheduler spreads them; the unit's rules need them in this block).
+    /// Returns the last result's location.
+    fn unit_lookup(&mut self, lookup: &'static OpDesc) -> Result<Option<Loc>> {
+        let t = self.t;
+        let Some(result) = t.ops.iter().find(|o| o.sem == Sem::TexResult && o.dest == Dest::Explicit && o.operands.is_empty()) else { return Ok(None) };
+        let coords: Vec<&'static OpDesc> = t.ops.iter().filter(|o| o.sem == Sem::TexCoord && !o.machine_only).collect();
+        let mut pending = Vec::with_capacity(coords.len() + 1);
+        for op in coords.into_iter().chain([lookup]) {
+            let mut imms = Imms::default();
+            let Some(kind) = op.operands.first().copied() else { return Ok(None) };
+            let Some(src) = self.source(op, 0, kind, 1, &mut imms)? else { return Ok(None) };
+            pending.push(Inst { opcode: SmolStr::new_static(op.name), dest: None, srcs: vec![src], span: Span::default() });
+        }
+        // The coordinates' producers (if any) came first; the unit's ops follow.
+        for inst in pending {
+            self.push(inst);
+        }
+        self.features.insert(Features::SEND);
+        let mut last = None;
+        for _ in 0..TEXEL_WORDS {
+            let id = self.fresh(1);
+            let inst = Inst { opcode: SmolStr::new_static(result.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: Vec::new(), span: Span::default() };
+            self.push(inst);
+            self.scope.define(Loc::Virt(id), 1);
+            last = Some(Loc::Virt(id));
+        }
+        Ok(last)
     }
 
     fn note_operands(&mut self, srcs: &[Operand]) {

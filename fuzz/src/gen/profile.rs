@@ -2,11 +2,13 @@
 //! derived from the description: the registers inputs arrive in
 //! (`Target::inputs`), the pool of registers that may be preallocated, how a loop
 //! counter counts down, how a branch condition is made, and which output op
-//! ends the program (`Target::ends_thread`).
+//! ends the program (`Target::ends_thread`), and the register runs that
+//! carry values wider than any ALU op can make (`wide`).
 //!
 //! Invariant: every register in a profile exists in the target's file, is
 //! neither reserved (for the pool) nor implicitly written, and the pool's
-//! runs are pairwise disjoint.
+//! runs are pairwise disjoint; the wide runs are disjoint from each other,
+//! from the pool and from the inputs.
 
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Imm, PhysReg, Reg, Target};
@@ -56,6 +58,50 @@ pub struct Profile {
     pub fold: Option<&'static OpDesc>,
     /// The register move (`mov`).
     pub mov: Option<&'static OpDesc>,
+    /// For each size of a fixed-size op whose source no ALU op can make
+    /// (`Sizes::Fixed` with a source wider than `max_alu_size`: r600's
+    /// `tex`), its source and destination sizes beyond the ALU's: one
+    /// aligned run of allocatable registers: the generator gathers such an
+    /// operand there one register at a time and writes such a result there,
+    /// so that its registers can be read one at a time.
+    pub wide: Vec<PhysReg>,
+}
+
+impl Profile {
+    /// The wide run of `size` registers, if the target needs one.
+    pub fn wide_run(&self, size: u8) -> Option<PhysReg> {
+        self.wide.iter().copied().find(|p| p.size == size)
+    }
+}
+
+/// [`Profile::wide`]: for each wide size in increasing order, the highest
+/// aligned run of allocatable registers that overlaps no input, pool run or
+/// earlier wide run.
+fn wide_runs(t: &'static Target, taken: &[PhysReg]) -> Vec<PhysReg> {
+    let mut sizes: Vec<u8> = t
+        .ops
+        .iter()
+        .filter(|o| !o.machine_only)
+        .filter_map(|o| match o.sizes {
+            Sizes::Fixed { dest, src } if src > t.max_alu_size => Some([dest, src]),
+            _ => None,
+        })
+        .flatten()
+        .filter(|&s| s > t.max_alu_size && s <= t.max_value_size)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let alloc = t.rules.allocatable(t.default_stage);
+    let mut out: Vec<PhysReg> = Vec::new();
+    for size in sizes {
+        let align = if size >= 3 { 4 } else { size as Reg };
+        let fits = |p: &PhysReg| {
+            t.regs.contains(*p) && p.regs().all(|r| alloc.contains(&r) && !t.implicit_regs.contains(&r) && !t.reserved.contains(&r)) && !taken.iter().chain(out.iter()).any(|q| q.overlaps(*p))
+        };
+        let run = alloc.iter().rev().filter(|&&r| r % align == 0).map(|&r| PhysReg { base: r, size }).find(fits);
+        out.extend(run);
+    }
+    out
 }
 
 fn imm_op(t: &'static Target, sem: Sem, imm: Imm) -> Option<&'static OpDesc> {
@@ -127,7 +173,9 @@ impl Profile {
         });
         let inputs = t.inputs.to_vec();
         let pool = pool_regs(t, &inputs);
-        Profile { inputs, pool, counter: counter(t, mov), cond, outputs, final_output, fold, mov }
+        let taken: Vec<PhysReg> = inputs.iter().chain(pool.iter()).copied().collect();
+        let wide = wide_runs(t, &taken);
+        Profile { inputs, pool, counter: counter(t, mov), cond, outputs, final_output, fold, mov, wide }
     }
 }
 
@@ -167,5 +215,18 @@ mod tests {
         assert!(r.float);
         let v = Profile::of(schedra_ir::target::by_name("v3d71").expect("v3d71")).counter.expect("counter");
         assert!(!v.float);
+    }
+
+    #[test]
+    fn wide_runs_exist_exactly_for_sizes_no_alu_op_makes() {
+        let r600 = Profile::of(schedra_ir::target::by_name("r600").expect("r600"));
+        let sizes: Vec<u8> = r600.wide.iter().map(|p| p.size).collect();
+        assert_eq!(sizes, [2, 4], "r600's tex reads two registers and writes four");
+        assert!(r600.wide.iter().all(|p| p.base % if p.size >= 3 { 4 } else { p.size as u16 } == 0));
+        for (i, a) in r600.wide.iter().enumerate() {
+            assert!(r600.wide[i + 1..].iter().chain(&r600.pool).chain(&r600.inputs).all(|b| !a.overlaps(*b)), "{a:?}");
+        }
+        // gen8's ALU makes two-register values, and its send.tex needs no more.
+        assert!(Profile::of(schedra_ir::target::by_name("gen8").expect("gen8")).wide.is_empty());
     }
 }

@@ -72,6 +72,12 @@ pub enum Action {
     Effect(Channel, Words),
     /// Store these words in scratch from this slot.
     ScratchWrite(u32, Words),
+    /// Write these words to the texture unit's coordinates.
+    TexCoord(Words),
+    /// Start a texture lookup with these first coordinate words.
+    TexLookup(Words),
+    /// Write the texture unit's next result word to the op's destination.
+    TexResult,
     /// Nothing observable (thread switch).
     Nothing,
 }
@@ -337,6 +343,9 @@ pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch
             Action::Effect(channel, last_value(args)?)
         }
         Sem::ThreadSwitch | Sem::TexBarrier => Action::Nothing,
+        Sem::TexCoord => Action::TexCoord(last_value(args)?),
+        Sem::TexLookup => Action::TexLookup(last_value(args)?),
+        Sem::TexResult => Action::TexResult,
         sem => Action::Write(arithmetic(sem, args, width)?),
     })
 }

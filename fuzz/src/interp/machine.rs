@@ -43,6 +43,12 @@
 //! at most N of the results issued before it are in flight; the hold is
 //! counted in `stalls`.
 //!
+//! Texture unit (v3d71 TMU, [`super::unit`]): coordinate writes, lookups
+//! and result reads act at issue in the bundle's op order; a lookup issued
+//! at c lands at c + its latency, and a result read before that gets a
+//! wrong word; a read with nothing queued, or a block end with anything
+//! queued, is a [`RunError::Hazard`].
+//!
 //! Effects happen at issue, in the bundle's op order. Scratch memory is
 //! private. `thrsw` does nothing. At entry each declared input register holds
 //! the world's input word and every other register the world's garbage word.
@@ -52,6 +58,7 @@
 
 use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
+use super::unit::Unit;
 use super::words::Words;
 use schedra_ir::target::opcache::OpCache;
 use super::{label_map, successor, Effects, Exits, Fuel, Outcome, Place, RunError, Trace, World};
@@ -325,6 +332,8 @@ struct Machine<'p> {
     now: u64,
     stalls: u64,
     scratch: Scratch,
+    /// The texture unit (v3d71's TMU).
+    unit: Unit,
     effects: Effects,
     trace: Trace,
     fuel: Fuel,
@@ -393,6 +402,7 @@ impl<'p> Machine<'p> {
             now: 0,
             stalls: 0,
             scratch: Scratch::new(world),
+            unit: Unit::default(),
             effects,
             trace,
             fuel: Fuel::new(fuel),
@@ -627,6 +637,12 @@ impl<'p> Machine<'p> {
             }
             Action::Effect(channel, words) => channel.record(&mut self.effects, &words),
             Action::ScratchWrite(slot, words) => self.scratch.write(slot, &words),
+            Action::TexCoord(words) => self.unit.coord(&words),
+            Action::TexLookup(words) => self.unit.lookup(&words, self.now.saturating_add(u64::from(d.desc.latency))),
+            Action::TexResult => {
+                let word = self.unit.result(&self.world, self.now).map_err(|message| RunError::Hazard { at: at.place(), message })?;
+                self.apply(d, Action::Write(Words::one(word)), at)?;
+            }
             Action::Nothing => {}
         }
         Ok(())
@@ -660,6 +676,7 @@ impl<'p> Machine<'p> {
         let block = d.block;
         let at = Loc::new(block, block.bundles.len(), block.term.span.line);
         self.fuel.spend()?;
+        self.unit.end_block().map_err(|message| RunError::Hazard { at: at.place(), message })?;
         let cond = match &block.term.kind {
             TermKind::Brnz { cond, .. } => {
                 if let Some(r) = cond.phys() {
@@ -904,6 +921,26 @@ mod tests {
         }
         assert!(stalls.iter().any(|&s| s != stalls[0]), "the landing depends on the seed: {stalls:?}");
         assert!(missed > 0 && missed < 20, "{missed} of 20 seeds read too early");
+    }
+
+    #[test]
+    fn tmu_results_land_after_the_lookup_latency() {
+        // tmut at 0, tmus at 1: the lookup lands at 101.
+        let body = |gap: usize| format!("b0:\n {{ add: tmut $rf1 }}\n {{ add: tmus $rf2 }}\n{} {{ sig: ldtmu $rf4 }}\n {{ sig: ldtmu $rf5 }}\n {{ sig: ldtmu $rf6 }}\n {{ sig: ldtmu $rf7 }}\n {{ add: tlbw $rf4 }}\n {{ add: tlbw $rf7 }}\n end\n", " { }\n".repeat(gap));
+        let w = World::new(4);
+        let texel = |k| w.texture(&[w.input_reg(2), w.input_reg(1)], k);
+        let on_time = machine("v3d71", "input $rf1\ninput $rf2", &body(99));
+        let o = run_any(&on_time, 4, 1000).expect("runs");
+        assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![texel(0)], vec![texel(3)]]));
+        // One cycle early: the first word is wrong, the last (read at 104) right.
+        let early = machine("v3d71", "input $rf1\ninput $rf2", &body(98));
+        let o = run_any(&early, 4, 1000).expect("runs");
+        assert_eq!(o.effects.channels.get("tlb"), Some(&vec![vec![!texel(0)], vec![texel(3)]]));
+        // A fifth ldtmu, or a block end with a word unread, stops the run.
+        let extra = machine("v3d71", "input $rf1\ninput $rf2", &body(99).replace(" { add: tlbw $rf4 }", " { sig: ldtmu $rf8 }"));
+        assert!(matches!(run_any(&extra, 4, 1000), Err(RunError::Hazard { .. })));
+        let missing = machine("v3d71", "input $rf1\ninput $rf2", &body(99).replace(" { sig: ldtmu $rf7 }\n", ""));
+        assert!(matches!(run_any(&missing, 4, 1000), Err(RunError::Hazard { .. })));
     }
 
     #[test]

@@ -37,6 +37,7 @@ mod robust;
 pub mod scratch;
 pub mod source;
 pub mod trace;
+pub mod unit;
 pub mod words;
 pub mod world;
 

@@ -18,6 +18,7 @@
 //!
 //! Invariant: the run is a pure function of (program, seed, fuel).
 
+use super::unit::Unit;
 use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
 use super::scratch::Scratch;
 use super::words::Words;
@@ -196,6 +197,7 @@ impl<'p> Decoded<'p> {
             }
             fuel.spend()?;
             let at = || Place::new(&block.label, block.insts.len(), block.term.span.line);
+            st.unit.end_block().map_err(|m| RunError::Malformed { at: at(), message: m })?;
             let cond = match &block.term.kind {
                 TermKind::Brnz { cond, .. } => Some(st.cond(cond, d.cond).map_err(|m| RunError::Malformed { at: at(), message: m })?),
                 _ => None,
@@ -254,6 +256,8 @@ struct State {
     vregs: Vec<Option<Words>>,
     phys: Vec<Option<u32>>,
     scratch: Scratch,
+    /// The texture unit (read without timing: never early).
+    unit: Unit,
     /// The operand buffer, reused by every step.
     args: Vec<Arg>,
 }
@@ -266,6 +270,7 @@ impl State {
             vregs: vec![None; d.slots],
             phys: vec![None; d.phys],
             scratch: Scratch::new(world),
+            unit: Unit::default(),
             args: Vec::with_capacity(4),
         };
         for (input, &slot) in d.p.inputs.iter().zip(&d.inputs) {
@@ -359,6 +364,12 @@ impl State {
             Action::Write(words) => self.write(desc, d, words)?,
             Action::Effect(channel, words) => return Ok(Some((channel, words))),
             Action::ScratchWrite(slot, words) => self.scratch.write(slot, &words),
+            Action::TexCoord(words) => self.unit.coord(&words),
+            Action::TexLookup(words) => self.unit.lookup(&words, 0),
+            Action::TexResult => {
+                let word = self.unit.result(&self.world, u64::MAX)?;
+                self.write(desc, d, Words::one(word))?;
+            }
             Action::Nothing => {}
         }
         if desc.dest == Dest::None && d.inst.dest.is_some() {

@@ -69,6 +69,31 @@ pub struct StageAbi {
     pub output: Emit,
 }
 
+/// How a target samples a texture.
+#[derive(Clone, Copy, Debug)]
+pub enum Texture {
+    /// One op over register runs (gen8 `send.tex`, r600 `tex`).
+    Send(TexAbi),
+    /// A texture unit fed by coordinate writes and read back one word at a
+    /// time (v3d71's TMU).
+    Unit(TexUnit),
+}
+
+/// A texture unit's sample: every coordinate after the first written with
+/// `coord` (in order), the first with `lookup` (which starts the lookup),
+/// then each of the texel's [`super::TEXEL_WORDS`] words read with
+/// `result` (`d = result`), all in one block.
+#[derive(Clone, Copy, Debug)]
+pub struct TexUnit {
+    /// The coordinate write (`Sem::TexCoord`).
+    pub coord: &'static str,
+    /// The write of the first coordinate that starts the lookup
+    /// (`Sem::TexLookup`).
+    pub lookup: &'static str,
+    /// The read of the next result word (`Sem::TexResult`).
+    pub result: &'static str,
+}
+
 /// A texture sample: coordinates moved into the registers from `coord`, then
 /// `$result:N = OP $coord:M` with the op's fixed sizes, the result read from
 /// the registers from `result`.
@@ -91,5 +116,5 @@ pub struct Abi {
     /// Fragment shaders.
     pub fragment: Option<StageAbi>,
     /// Texture sampling.
-    pub texture: Option<TexAbi>,
+    pub texture: Option<Texture>,
 }

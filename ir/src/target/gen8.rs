@@ -4,7 +4,7 @@
 //! scheduler table in Mesa's `intel/compiler`; register rules from
 //! `brw_eu_validate.c` (r127 on overlapping sends, EOT payload in g112–g127).
 
-use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi};
+use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi, Texture};
 use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -87,7 +87,7 @@ pub static ABI: Abi = Abi {
         uniforms_first: true,
         output: Emit::Payload { op: "send.eot", first: EOT_FIRST, max: 16 },
     }),
-    texture: Some(TexAbi { op: "send.tex", coord: 104, result: 106 }),
+    texture: Some(Texture::Send(TexAbi { op: "send.tex", coord: 104, result: 106 })),
 };
 
 /// The rules of Broadwell that do not fit the tables.

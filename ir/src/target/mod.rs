@@ -206,11 +206,30 @@ pub enum Sem {
     Output(&'static str, bool),
     /// thread switch (no dataflow meaning; v3d71 end-of-program marker)
     ThreadSwitch,
+    /// a coordinate write to a texture unit (v3d71 `tmut`): the words of
+    /// the op's value operand are latched, in order, for the unit's next
+    /// lookup
+    TexCoord,
+    /// the coordinate write that starts a lookup (v3d71 `tmus`): the
+    /// lookup's coordinates are the op's value words followed by the
+    /// latched ones (which it clears); its texel is [`TEXEL_WORDS`] words,
+    /// word k being [`Sem::Texture`]'s word k of those coordinates,
+    /// readable from `latency` cycles after issue. Lookups return first in,
+    /// first out; every lookup's words are read in the block that starts
+    /// it, which ends with no coordinate latched
+    TexLookup,
+    /// the next word of the oldest lookup of the texture unit (v3d71
+    /// `ldtmu`), written to the op's destination
+    TexResult,
     /// texture barrier: the next bundle waits until at most N (the op's
     /// index operand) of the unknown-landing ops issued before it are still
     /// in flight (kepler `texbar`); no dataflow meaning
     TexBarrier,
 }
+
+/// Words of one texel: what a [`Sem::TexLookup`] returns, one per
+/// [`Sem::TexResult`].
+pub const TEXEL_WORDS: u32 = 4;
 
 /// The function a complex sequence computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -7,9 +7,21 @@
 //!
 //! Extension beyond the spec's minimum table: `scratch_write N, a` and
 //! `d = scratch_read N` in the `cf` slot model the scratch (spill) path;
-//! `scratch_read`'s result lands 2 cycles after issue.
+//! `scratch_read`'s result lands 2 cycles after issue; both move a whole
+//! value (one to four channels), as a GPR's scratch access does.
+//!
+//! Texture fetch: `$d:4 = tex $c:2` in the `cf` slot stands for one SAMPLE
+//! of a TEX clause: it reads its (u, v) from two channels of one GPR and
+//! writes the four texel components to one whole GPR (`R_n.x`..`R_n.w`);
+//! the result is readable [`TEX_LATENCY`] cycles after issue. The real
+//! chip runs the fetch in a separate TEX clause, and the CF program's
+//! barrier makes the next ALU clause wait for it; the model instead asks
+//! the program to keep the result's readers that far away (as on every
+//! `Padded` target, an early read sees the old contents), which a real
+//! clause schedule also guarantees. The latency is the model's number, not
+//! a measured one.
 
-use super::abi::{Abi, Emit, Fetch, StageAbi};
+use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi, Texture};
 use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -27,7 +39,11 @@ const fn trans(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[V], T) }
 }
 
-static OPS: [OpDesc; 15] = [
+/// Cycles from a `tex` fetch's issue until its result is readable (the
+/// model's stand-in for the TEX clause round trip; see the module doc).
+pub const TEX_LATENCY: u32 = 40;
+
+static OPS: [OpDesc; 16] = [
     op("add", Sem::FAdd, &[V, V], VEC),
     op("mul", Sem::FMul, &[V, V], VEC),
     op("max", Sem::FMax, &[V, V], VEC),
@@ -41,8 +57,9 @@ static OPS: [OpDesc; 15] = [
     trans("sin", Sem::Sin),
     trans("cos", Sem::Cos),
     OpDesc { dest: Dest::None, latency: 0, ..op("export", Sem::Output("export", true), &[K::Index, K::Reg], CF) },
-    OpDesc { dest: Dest::None, latency: 0, overlap: Overlap::Any, ..op("scratch_write", Sem::ScratchWrite, &[K::Index, K::Reg], CF) },
-    OpDesc { latency: 2, overlap: Overlap::Any, ..op("scratch_read", Sem::ScratchRead, &[K::Index], CF) },
+    OpDesc { dest: Dest::None, latency: 0, sizes: Sizes::Any, overlap: Overlap::Any, ..op("scratch_write", Sem::ScratchWrite, &[K::Index, K::Reg], CF) },
+    OpDesc { latency: 2, sizes: Sizes::Any, overlap: Overlap::Any, ..op("scratch_read", Sem::ScratchRead, &[K::Index], CF) },
+    OpDesc { latency: TEX_LATENCY, sizes: Sizes::Fixed { dest: 4, src: 2 }, overlap: Overlap::Any, class: OpClass::Tex, ..op("tex", Sem::Texture, &[K::Reg], CF) },
 ];
 
 /// The R600 VLIW5 description.
@@ -58,7 +75,7 @@ pub static R600: Target = Target {
     op_index: super::OpIndex::new(),
     network: None,
     max_alu_size: 1,
-    max_value_size: 1,
+    max_value_size: 4,
     reserved: &[],
     implicit_regs: &[],
     payload: &[],
@@ -73,17 +90,23 @@ pub static R600: Target = Target {
 /// from R0.x on, each variable in its own GPR; uniforms (the constant
 /// cache) follow in the next GPRs; every output component is one
 /// `export N` (vertex: position is export 0, location L is export L + 1;
-/// fragment: location L is export L). No texture fetch is modelled.
+/// fragment: location L is export L). A texture sample moves (u, v) to
+/// R126.x-R126.y and fetches the texel into R127.x-R127.w, so stage inputs
+/// and uniforms stop at R125.w.
 pub static ABI: Abi = Abi {
     vertex: Some(StageAbi { first_reg: 4, output: Emit::Indexed { op: "export", position: 0, first_location: 1 }, ..FRAGMENT }),
     fragment: Some(FRAGMENT),
-    texture: None,
+    texture: Some(Texture::Send(TexAbi { op: "tex", coord: TEX_COORD, result: TEX_RESULT })),
 };
+/// The ABI's texture coordinate registers: R126.x, R126.y.
+const TEX_COORD: Reg = 126 * 4;
+/// The ABI's texture result registers: R127.x..R127.w.
+const TEX_RESULT: Reg = 127 * 4;
 const FRAGMENT: StageAbi = StageAbi {
     uniform: Fetch::Registers,
     input: Fetch::Registers,
     first_reg: 0,
-    last_reg: 511,
+    last_reg: TEX_COORD - 1,
     align: 4,
     uniforms_first: false,
     output: Emit::Indexed { op: "export", position: 0, first_location: 0 },
@@ -177,17 +200,45 @@ impl Rules for R600Rules {
             None => Err("no bank swizzle lets every op of the group read its sources through the read ports".to_string()),
         }
     }
-    fn op_regs_ok(&self, _op: &OpDesc, _inst: &Inst) -> Result<(), String> {
-        Ok(())
+    fn op_regs_ok(&self, op: &OpDesc, inst: &Inst) -> Result<(), String> {
+        if op.sem != Sem::Texture {
+            return Ok(());
+        }
+        // A TEX instruction reads one source GPR and writes one destination
+        // GPR: every register operand lies inside one GPR.
+        let runs = inst.dest.iter().chain(inst.srcs.iter()).filter_map(Operand::phys);
+        match runs.into_iter().find(|p| !within_one_gpr(*p)) {
+            Some(p) => Err(format!("`{}` operand {} does not lie inside one GPR", op.name, R600.regs.name(p.base))),
+            None => Ok(()),
+        }
     }
     fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot_index: Option<usize>) -> Result<(), String> {
         Ok(())
     }
 }
 
+/// Whether the run `p` lies inside one four-channel GPR.
+pub fn within_one_gpr(p: PhysReg) -> bool {
+    (p.base % 4) as usize + p.size as usize <= CHANNELS.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tex_operands_lie_inside_one_gpr() {
+        let tex = R600.op("tex").expect("tex");
+        let inst = |d: PhysReg, s: PhysReg| Inst { opcode: "tex".into(), dest: Some(Operand::Phys(d)), srcs: vec![Operand::Phys(s)], span: Default::default() };
+        let run = |base, size| PhysReg { base, size };
+        assert!(R600Rules.op_regs_ok(tex, &inst(run(8, 4), run(4, 2))).is_ok());
+        assert!(R600Rules.op_regs_ok(tex, &inst(run(8, 4), run(6, 2))).is_ok(), "R1.z, R1.w");
+        let err = R600Rules.op_regs_ok(tex, &inst(run(9, 4), run(4, 2))).expect_err("R2.y:4 spans two GPRs");
+        assert!(err.contains("R2.y"), "{err}");
+        assert!(R600Rules.op_regs_ok(tex, &inst(run(8, 4), run(7, 2))).is_err(), "R1.w:2 spans two GPRs");
+        // Single-register probes (the allocator's per-register question) pass.
+        assert!((0..512).all(|r| R600Rules.op_regs_ok(tex, &inst(PhysReg::one(r), PhysReg::one(r))).is_ok()));
+    }
 
     #[test]
     fn swizzle_search_is_bounded() {

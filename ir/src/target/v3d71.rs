@@ -10,8 +10,21 @@
 //! lands after 4 cycles. Neither may sit in a thread-end delay slot (TMU
 //! access), and neither may `tlbw` (TLB access) — a rule from the real chip
 //! that is stricter than the spec's minimum.
+//!
+//! Texture unit (TMU): `tmut a` writes the T coordinate, `tmus a` writes S
+//! and starts the lookup (Mesa's `V3D_QPU_WADDR_TMUT`/`TMUS`, moves to
+//! magic write addresses from either ALU), and `d = ldtmu` (a signal) reads
+//! the next word of the oldest lookup into a register; a lookup returns four
+//! words, readable from [`TMU_LATENCY`] cycles after its `tmus`. The
+//! sampler configuration Mesa passes in the uniform stream (`wrtmuc`) is
+//! not modelled: every lookup samples one 2D texture. The chip stalls an
+//! early `ldtmu`; the model, like every `Padded` clock, makes it an error
+//! (the verifier's `latency`), so that a schedule must cover the latency as
+//! Mesa's tries to. Each block reads all its lookups' words (Mesa flushes
+//! outstanding TMU work at block ends), and no TMU access sits in a
+//! thread-end delay slot.
 
-use super::abi::{Abi, Emit, Fetch, StageAbi};
+use super::abi::{Abi, Emit, Fetch, StageAbi, TexUnit, Texture};
 use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
 use crate::ir::{Imm, Inst, PhysReg, Reg, Stage};
 
@@ -31,7 +44,11 @@ const EITHER: &[&str] = &["add", "mul"];
 const SIG: &[&str] = &["sig"];
 const AB: &[K] = &[V, V];
 
-static OPS: [OpDesc; 27] = [
+/// Cycles from a `tmus` until its lookup's words are readable with `ldtmu`
+/// (`hardware.md`: TMU results take about 100 cycles).
+pub const TMU_LATENCY: u32 = 100;
+
+static OPS: [OpDesc; 30] = [
     op("fadd", Sem::FAdd, AB, Dest::Explicit, ADD, 1),
     op("fsub", Sem::FSub, AB, Dest::Explicit, ADD, 1),
     op("fmin", Sem::FMin, AB, Dest::Explicit, ADD, 1),
@@ -59,6 +76,9 @@ static OPS: [OpDesc; 27] = [
     OpDesc { machine_only: true, ..op("thrsw", Sem::ThreadSwitch, &[], Dest::None, SIG, 0) },
     OpDesc { overlap: Overlap::Any, ..op("scratchw", Sem::ScratchWrite, &[K::Index, K::Reg], Dest::None, ADD, 0) },
     OpDesc { overlap: Overlap::Any, ..op("scratchr", Sem::ScratchRead, &[K::Index], Dest::Explicit, ADD, 4) },
+    op("tmut", Sem::TexCoord, &[V], Dest::None, EITHER, 0),
+    op("tmus", Sem::TexLookup, &[V], Dest::None, EITHER, TMU_LATENCY),
+    op("ldtmu", Sem::TexResult, &[], Dest::Explicit, SIG, 1),
 ];
 
 /// The V3D 7.1 description.
@@ -87,11 +107,12 @@ pub static V3D71: Target = Target {
 /// The shader ABI: uniforms from the uniform stream (`ldunif N`),
 /// attributes and varyings through `ldvary N` (the corpus's vertex shaders
 /// read attributes the same way), every output component through `tlbw` in
-/// order; no texture unit is modelled.
+/// order; a texture sample writes T with `tmut`, S with `tmus` and reads
+/// the texel with four `ldtmu`.
 pub static ABI: Abi = Abi {
     vertex: Some(STAGE),
     fragment: Some(STAGE),
-    texture: None,
+    texture: Some(Texture::Unit(TexUnit { coord: "tmut", lookup: "tmus", result: "ldtmu" })),
 };
 const STAGE: StageAbi = StageAbi {
     uniform: Fetch::Op("ldunif"),
@@ -153,7 +174,7 @@ impl Rules for V3d71Rules {
         if op.sfu {
             return Err(format!("SFU op `{}` in thread-end delay slot {}", op.name, k + 1));
         }
-        if matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite) {
+        if matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::TexCoord | Sem::TexLookup | Sem::TexResult) {
             return Err(format!("TMU access `{}` in thread-end delay slot {}", op.name, k + 1));
         }
         if matches!(op.sem, Sem::Output(..)) {
