@@ -97,6 +97,7 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
         tally: Obligations::default(),
         out: Vec::new(),
     };
+    c.smt.set_first_is_entry(!c.succs.iter().any(|s| s.contains(&0)));
     let start = input_facts(&mut c.terms, src, &c.code, &c.vregs);
     // Loops iterated until stable before the blocks after them run.
     let pos = crate::wto::Wto::of(&c.succs).pos;

@@ -382,6 +382,7 @@ impl<'p> Machine<'p> {
         let (pending, effects, trace) = (Vec::new(), Effects::new(), Trace::with_capacity(p.blocks.len()));
         Machine {
             p,
+            scratch: Scratch::new(world.clone()),
             world,
             regs,
             pending,
@@ -392,7 +393,6 @@ impl<'p> Machine<'p> {
             last_land: 0,
             now: 0,
             stalls: 0,
-            scratch: Scratch::new(world),
             effects,
             trace,
             fuel: Fuel::new(fuel),
