@@ -4,7 +4,9 @@
 //! source term `S`, walk the machine's recorded provenance backwards:
 //!
 //! 1. at a read of register `r` at cycle `c`: if a write of `S` to `r` had
-//!    not landed by `c` (in flight, or issued later), the read came too soon
+//!    not landed by `c` (in flight, issued in the same cycle — the same
+//!    bundle, whose reads precede its writes — or issued later), the read
+//!    came too soon, whatever it saw
 //!    → **latency**, reported at the reading op; if `r` held `S` earlier in
 //!    the block, a later write replaced it before `c`, and no other register
 //!    holds `S` at `c` → **clobber**, reported at the overwriting op, naming
@@ -241,11 +243,13 @@ impl Ctx<'_> {
     /// A write of `wanted` to the register that had not landed at the read.
     fn latency(&self, ev: &ReadEvent, wanted: Term) -> Option<Diagnosis> {
         let ids = self.by_reg.get(&ev.reg)?;
-        let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle && w.issue != ev.cycle).min_by_key(|w| w.issue)?;
+        let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle).min_by_key(|w| w.issue)?;
         let when = if w.land == u64::MAX {
             format!("`{}` issued at cycle {} (bundle {}) lands at a time the program cannot know, and no texbar waits for it", w.at.opcode, w.issue, w.at.bundle)
         } else if w.issue < ev.cycle {
             format!("`{}` issued at cycle {} (bundle {}) lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
+        } else if w.issue == ev.cycle {
+            format!("`{}` that writes it issues in the same cycle (bundle {}), whose reads see the registers as they were before it, and lands at cycle {}", w.at.opcode, w.at.bundle, w.land)
         } else {
             format!("`{}` that writes it issues only at cycle {} (bundle {}) and lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
         };

@@ -47,6 +47,7 @@ pub mod smt;
 pub mod srccode;
 pub mod symbolic;
 pub mod term;
+pub mod walk;
 pub mod witness;
 pub mod wto;
 
