@@ -1,4 +1,5 @@
-//! The verifier's false-alarm rate (and soundness) on mutated compiler output.
+//! The verifier's false-alarm rate, by replay, and its soundness on
+//! mutated compiler output.
 //!
 //! Bases: every corpus shader (`corpus/*/*.ir`, bugzoo excluded) in the four
 //! compiler modes, plus generated programs per target (`schedra_fuzz::gen`,
@@ -9,18 +10,20 @@
 //! op, move an op one bundle earlier, retarget a write). Every mutant is run
 //! on `oracle::SOUNDNESS_SEEDS` and verified, and classified:
 //!
-//! - differs on a seed, proven: **unsound** (must be 0; exit status 1);
-//! - differs, rejected: a true alarm;
-//! - same on all seeds, proven: an equivalent mutant, rightly proven;
-//! - same on all seeds, rejected with a slot/register/hazard/structure
-//!   violation among its violations: justified by a rule;
-//! - same on all seeds, rejected only with dataflow/clobber/latency: a
-//!   *candidate* false alarm. These are run on 256 more seeds; one that
-//!   differs there is wrong on inputs the 8 seeds miss (a true alarm). The
-//!   rest are the **false alarms** reported as the rate (some may still be
-//!   genuinely wrong on inputs no seed hits; the first few are printed with
-//!   their mutation and violation for inspection, and written to
-//!   `SCHEDRA_FA_OUT=DIR` as `N.src.ir` / `N.out.s` when set).
+//! - differs on a seed, proven: **unsound** (must be 0);
+//! - rejected, and some counterexample of its violations does not replay
+//!   (`schedra_fuzz::replay`: its input words fed to both interpreters make
+//!   them behave the same): a **false alarm** (must be 0);
+//! - rejected, and every counterexample replays (at least one): a true
+//!   alarm, shown by the interpreters;
+//! - rejected with no counterexample (rule kinds, timing latencies, effect
+//!   counts, values no location holds), split by whether the mutant differs
+//!   on the 8 seeds;
+//! - proven and the same on the seeds; unknown.
+//!
+//! The bench exits 1 if any mutant is unsound or a false alarm. The first
+//! few are printed (`SCHEDRA_FA_SHOW=N`) with their mutation, violation and
+//! replay, and written to `SCHEDRA_FA_OUT=DIR` as `N.src.ir` / `N.out.s`.
 //!
 //! Run: `cargo bench --bench false_alarms` (SCHEDRA_FA_GENERATED=N generated
 //! programs per target, default 40).
@@ -267,6 +270,9 @@ fn main() {
     let mut t = Tally::default();
     let show_max = env_usize("SCHEDRA_FA_SHOW", 12);
     for (k, b) in bases.iter().enumerate() {
+        if k % 50 == 0 {
+            eprintln!("base {k} of {} ({:.0} s)", bases.len(), start.elapsed().as_secs_f64());
+        }
         for j in 0..per_base {
             let data = seed_bytes((k as u64) << 16 | j as u64, 64);
             let mut u = Unstructured::new(&data);

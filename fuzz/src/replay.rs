@@ -46,6 +46,9 @@ pub fn pins(words: &[InputWord]) -> Pins {
             (InputKind::Texture, _) => {
                 p.textures.insert((w.coords.clone(), w.index), w.word);
             }
+            (InputKind::Landing, _) => {
+                p.landings.insert(u64::from(w.index), w.word);
+            }
             (InputKind::Reg | InputKind::Garbage, None) => {}
         }
     }

@@ -83,6 +83,11 @@ pub enum Answer {
     Unknown,
 }
 
+/// Most milliseconds one float-theory query ([`Smt`]'s IEEE step) may
+/// take: bit-blasted float products are slow, and the step only decides
+/// between a violation and `unknown` after a counterexample failed.
+pub const IEEE_BUDGET_MS: u64 = 2_000;
+
 /// The effective per-query budget in ms for a requested `ms`: 0 becomes
 /// 1 ms (give up at once, `unknown`) rather than "no limit", as Z3's own
 /// `timeout` parameter would read it; budgets past `u32::MAX` saturate.
@@ -237,7 +242,7 @@ impl Smt {
     /// obligation, a model is a counterexample only when exact evaluation
     /// confirms it, anything else is unknown.
     fn decide_ieee(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
-        let Some(budget_ms) = self.budget_ms() else { return Answer::Unknown };
+        let Some(budget_ms) = self.budget_ms().map(|ms| ms.min(IEEE_BUDGET_MS)) else { return Answer::Unknown };
         self.queries += 1;
         let (text, free) = crate::ieee::fp_query(terms, a, b, truth);
         let names: Vec<String> = free.iter().map(|t| format!("t{}", t.0)).collect();

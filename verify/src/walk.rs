@@ -51,6 +51,10 @@ pub const CANDIDATES: u64 = 8;
 pub struct Program<'a> {
     /// The terms of the runs.
     pub terms: &'a Terms,
+    /// The machine program.
+    pub machine: &'a schedra_ir::Program,
+    /// Per source block, the machine block of the same label.
+    pub mach_of: &'a [Option<usize>],
     /// The source decoded (its variable numbers).
     pub code: &'a SrcCode,
     /// Per block, the source and machine runs from the final entry facts.
@@ -298,6 +302,15 @@ fn words_read(inputs: &Inputs) -> Vec<InputWord> {
     words
 }
 
+/// [`words_read`] plus the landing words of the machine blocks visited
+/// (`path`: source block indices, the machine's of the same label).
+fn all_words(p: &Program, inputs: &Inputs, path: &[usize]) -> Vec<InputWord> {
+    let mut w = words_read(inputs);
+    let mpath: Vec<usize> = path.iter().filter_map(|b| p.mach_of.get(*b).copied().flatten()).collect();
+    w.extend(crate::witness::landing_words(p.machine, &mpath));
+    w
+}
+
 /// Walk candidate `c` from the first block; the input words read when the
 /// programs differ on the way.
 fn walk(p: &Program, given: &FxHashMap<(InputKind, u32), u32>, c: u64) -> Option<Vec<InputWord>> {
@@ -308,12 +321,14 @@ fn walk(p: &Program, given: &FxHashMap<(InputKind, u32), u32>, c: u64) -> Option
         src.vars.insert(v, Some(w));
     }
     let mut b = 0usize;
+    let mut path = Vec::new();
     for _ in 0..MAX_VISITS {
+        path.push(b);
         match visit(p, b, &mut src, &mut mach, &mut inputs)? {
-            Visit::Differs => return Some(words_read(&inputs)),
+            Visit::Differs => return Some(all_words(p, &inputs, &path)),
             Visit::Next(Some(n)) => b = n,
             Visit::Next(None) if src.agrees(&mach, true) => return None,
-            Visit::Next(None) => return Some(words_read(&inputs)),
+            Visit::Next(None) => return Some(all_words(p, &inputs, &path)),
         }
     }
     None
@@ -324,7 +339,7 @@ fn walk(p: &Program, given: &FxHashMap<(InputKind, u32), u32>, c: u64) -> Option
 /// `cex` with those words (and nothing unbound), or `None` when no
 /// candidate shows a difference.
 pub fn confirm(p: &Program, cex: &Counterexample) -> Option<Counterexample> {
-    let given: FxHashMap<(InputKind, u32), u32> = cex.words.iter().filter(|w| w.input != InputKind::Texture).map(|w| ((w.input, w.index), w.word)).collect();
+    let given: FxHashMap<(InputKind, u32), u32> = cex.words.iter().filter(|w| !matches!(w.input, InputKind::Texture | InputKind::Landing)).map(|w| ((w.input, w.index), w.word)).collect();
     let none = FxHashMap::default();
     for c in 0..CANDIDATES {
         let g = if c % 2 == 0 { &given } else { &none };

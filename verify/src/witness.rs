@@ -38,6 +38,10 @@ pub enum InputKind {
     Garbage,
     /// Word `index` of a texture result at the coordinate words `coords`.
     Texture,
+    /// How many cycles past its earliest landing the `index`-th result of
+    /// unknown landing time of the run (kepler's `tex`, in issue order)
+    /// arrives, capped at the target's window ([`landing_words`]).
+    Landing,
 }
 
 /// One word from outside the program.
@@ -62,6 +66,7 @@ impl InputWord {
             InputKind::Garbage => format!("unwritten ${} = {:#x}", target.regs.name(self.index as schedra_ir::Reg), self.word),
             InputKind::Uniform => format!("uniform {} = {:#x}", self.index, self.word),
             InputKind::Varying => format!("varying {} = {:#x}", self.index, self.word),
+            InputKind::Landing => format!("unknown-landing result {} delayed {}", self.index, if self.word == u32::MAX { "as long as it can be".to_string() } else { format!("{} cycles", self.word) }),
             InputKind::Texture => {
                 let c: Vec<String> = self.coords.iter().map(|w| format!("{w:#x}")).collect();
                 format!("texture word {} at ({}) = {:#x}", self.index, c.join(", "), self.word)
@@ -84,6 +89,64 @@ fn input_of(terms: &Terms, t: Term, first_is_entry: bool) -> Option<(InputKind, 
         },
         _ => None,
     }
+}
+
+/// The landing words of a run through the machine blocks `path` (indices
+/// into `machine.blocks`, in the order they run), on a target with results
+/// of unknown landing time: what the verifier assumes of them. A result
+/// that some op reads while no `texbar` has waited for it yet lands as
+/// late as it can (`u32::MAX`), every other one at its earliest (0), so
+/// that every read the verifier takes as early is early in the
+/// interpreters too. `texbar N` waits for all but the `N` most recent
+/// outstanding results (they land in issue order). Empty on other targets.
+pub fn landing_words(machine: &schedra_ir::Program, path: &[usize]) -> Vec<InputWord> {
+    use schedra_ir::target::Sem;
+    use schedra_ir::Operand;
+    let target = machine.target;
+    if !target.ops.iter().any(|d| d.unknown_landing) {
+        return Vec::new();
+    }
+    // Outstanding results: (k, destination registers).
+    let mut outstanding: Vec<(u32, Vec<schedra_ir::Reg>)> = Vec::new();
+    let mut late: Vec<bool> = Vec::new();
+    for b in path.iter().filter_map(|&b| machine.blocks.get(b)) {
+        for bundle in &b.bundles {
+            for op in &bundle.ops {
+                let reads = op.inst.srcs.iter().filter_map(|o| match o {
+                    Operand::Phys(r) => Some(*r),
+                    _ => None,
+                });
+                for r in reads.flat_map(|r| r.regs()) {
+                    for (k, regs) in &outstanding {
+                        if regs.contains(&r) {
+                            if let Some(l) = late.get_mut(*k as usize) {
+                                *l = true;
+                            }
+                        }
+                    }
+                }
+            }
+            for op in &bundle.ops {
+                let Some(d) = target.op(&op.inst.opcode) else { continue };
+                if d.sem == Sem::TexBarrier {
+                    let n = op.inst.srcs.iter().find_map(|o| match o {
+                        Operand::Imm(i) => Some(i.bits as usize),
+                        _ => None,
+                    });
+                    let keep = n.unwrap_or(0).min(outstanding.len());
+                    outstanding.drain(..outstanding.len() - keep);
+                } else if d.unknown_landing {
+                    let regs = match &op.inst.dest {
+                        Some(Operand::Phys(r)) => r.regs().collect(),
+                        _ => Vec::new(),
+                    };
+                    outstanding.push((late.len() as u32, regs));
+                    late.push(false);
+                }
+            }
+        }
+    }
+    late.iter().enumerate().map(|(k, l)| InputWord { input: InputKind::Landing, index: k as u32, coords: Vec::new(), word: if *l { u32::MAX } else { 0 } }).collect()
 }
 
 /// The counterexample `leaves` gives for `a` against `b` (in truth when

@@ -84,12 +84,15 @@ pub struct Pins {
     pub garbage_regs: FxHashMap<Reg, u32>,
     /// Texture result words by coordinate words and result word.
     pub textures: FxHashMap<(Vec<u32>, u32), u32>,
+    /// The delays of unknown-landing results past their earliest landing
+    /// (capped at the window), by their number in the run.
+    pub landings: FxHashMap<u64, u32>,
 }
 
 impl Pins {
     /// Whether nothing is pinned.
     pub fn is_empty(&self) -> bool {
-        self.uniforms.is_empty() && self.varyings.is_empty() && self.input_regs.is_empty() && self.garbage_regs.is_empty() && self.textures.is_empty()
+        self.uniforms.is_empty() && self.varyings.is_empty() && self.input_regs.is_empty() && self.garbage_regs.is_empty() && self.textures.is_empty() && self.landings.is_empty()
     }
 }
 
@@ -182,6 +185,9 @@ impl World {
     /// that both a read just after the earliest landing and one just
     /// before the latest see the difference on some seeds.
     pub fn landing_delay(&self, k: u64, window: u32) -> u32 {
+        if let Some(d) = self.pin(|p| &p.landings, k) {
+            return d.min(window);
+        }
         let h = self.draw1(Kind::Landing, k);
         match h & 3 {
             0 => 0,
@@ -252,9 +258,11 @@ mod tests {
         pins.input_regs.insert(1, 9);
         pins.garbage_regs.insert(5, 11);
         pins.textures.insert((vec![1, 2], 0), 13);
+        pins.landings.insert(3, u32::MAX);
         let (w, plain) = (World::pinned(4, pins), World::new(4));
         assert_eq!((w.uniform(2), w.varying(0), w.input_reg(1), w.garbage_reg(5), w.texture(&[1, 2], 0)), (0x3f80_0000, 7, 9, 11, 13));
         assert_eq!((w.uniform(3), w.varying(1), w.input_reg(2), w.garbage_reg(6), w.texture(&[1, 2], 1)), (plain.uniform(3), plain.varying(1), plain.input_reg(2), plain.garbage_reg(6), plain.texture(&[1, 2], 1)));
+        assert_eq!((w.landing_delay(3, 400), plain.landing_delay(3, 400) <= 400), (400, true));
         assert_eq!(World::pinned(4, Pins::default()), plain);
     }
 
