@@ -37,6 +37,9 @@ pub fn pins(words: &[InputWord]) -> Pins {
             (InputKind::Garbage, Some(r)) => {
                 p.garbage_regs.insert(r, w.word);
             }
+            (InputKind::Scratch, _) => {
+                p.garbage_scratch.insert(w.index, w.word);
+            }
             (InputKind::Uniform, _) => {
                 p.uniforms.insert(w.index, w.word);
             }

@@ -188,9 +188,8 @@ fn evaluate(terms: &Terms, roots: &[Term], seed: &[(Term, u32)], inputs: &mut In
 }
 
 /// The seed words of a machine run's entry: every register and slot it
-/// reads or overwrites, from the machine's state (a register not written
-/// yet holds its input word or its garbage word). `None` when it reads a
-/// scratch slot nothing wrote.
+/// reads or overwrites, from the machine's state (a register or slot not
+/// written yet holds its input word or its garbage word).
 fn machine_seed(m: &MachRun, st: &State, inputs: &mut Inputs, input_regs: &[(u32, Reg)]) -> Option<Vec<(Term, u32)>> {
     let mut seed = Vec::new();
     for (r, t) in m.entry.iter() {
@@ -205,7 +204,11 @@ fn machine_seed(m: &MachRun, st: &State, inputs: &mut Inputs, input_regs: &[(u32
         seed.push((t, w));
     }
     for (s, t) in m.entry_slots.iter() {
-        seed.push((t, (*st.slots.get(&s)?)?));
+        let w = match st.slots.get(&s) {
+            Some(w) => (*w)?,
+            None => inputs.word(InputKind::Scratch, s),
+        };
+        seed.push((t, w));
     }
     Some(seed)
 }

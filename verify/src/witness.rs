@@ -9,8 +9,8 @@
 //! interpreter draws from outside the program: `Reg(r)` is input register
 //! `r`; word `w` of uniform (varying) `i` is uniform (varying) `i + w`, as
 //! `ldunif i` of width 2 reads uniforms `i` and `i + 1`; the junk of a
-//! register at the entry of a first block that nothing jumps back to is
-//! that register's garbage word; a texture result is the word at its
+//! register (scratch slot) at the entry of a first block that nothing jumps
+//! back to is that register's (slot's) garbage word; a texture result is the word at its
 //! coordinate words. Leaves that name the same input word take the first
 //! one's word, so the input words are consistent. Every other leaf (a
 //! value at the entry of a later block, a source read before any
@@ -36,6 +36,8 @@ pub enum InputKind {
     Varying,
     /// A register that is not an input, read before anything writes it.
     Garbage,
+    /// A scratch slot read before anything writes it.
+    Scratch,
     /// Word `index` of a texture result at the coordinate words `coords`.
     Texture,
     /// How many cycles past its earliest landing the `index`-th result of
@@ -64,6 +66,7 @@ impl InputWord {
         match self.input {
             InputKind::Reg => format!("input ${} = {:#x}", target.regs.name(self.index as schedra_ir::Reg), self.word),
             InputKind::Garbage => format!("unwritten ${} = {:#x}", target.regs.name(self.index as schedra_ir::Reg), self.word),
+            InputKind::Scratch => format!("unwritten scratch[{}] = {:#x}", self.index, self.word),
             InputKind::Uniform => format!("uniform {} = {:#x}", self.index, self.word),
             InputKind::Varying => format!("varying {} = {:#x}", self.index, self.word),
             InputKind::Landing => format!("unknown-landing result {} delayed {}", self.index, if self.word == u32::MAX { "as long as it can be".to_string() } else { format!("{} cycles", self.word) }),
@@ -85,6 +88,7 @@ fn input_of(terms: &Terms, t: Term, first_is_entry: bool) -> Option<(InputKind, 
         Node::Varying(i, w) => Some((InputKind::Varying, i.wrapping_add(u32::from(*w)))),
         Node::Sym { id, junk: true } => match terms.symbol_key(*id) {
             Some((key, 0)) if first_is_entry && key.kind == SymKind::JunkReg && key.b == 0 => Some((InputKind::Garbage, key.a)),
+            Some((key, 0)) if first_is_entry && key.kind == SymKind::JunkSlot => Some((InputKind::Scratch, key.a)),
             _ => None,
         },
         _ => None,

@@ -82,6 +82,8 @@ pub struct Pins {
     pub input_regs: FxHashMap<Reg, u32>,
     /// Entry words of registers that are not inputs.
     pub garbage_regs: FxHashMap<Reg, u32>,
+    /// Words of scratch slots before anything writes them.
+    pub garbage_scratch: FxHashMap<u32, u32>,
     /// Texture result words by coordinate words and result word.
     pub textures: FxHashMap<(Vec<u32>, u32), u32>,
     /// The delays of unknown-landing results past their earliest landing
@@ -92,7 +94,7 @@ pub struct Pins {
 impl Pins {
     /// Whether nothing is pinned.
     pub fn is_empty(&self) -> bool {
-        self.uniforms.is_empty() && self.varyings.is_empty() && self.input_regs.is_empty() && self.garbage_regs.is_empty() && self.textures.is_empty() && self.landings.is_empty()
+        self.uniforms.is_empty() && self.varyings.is_empty() && self.input_regs.is_empty() && self.garbage_regs.is_empty() && self.garbage_scratch.is_empty() && self.textures.is_empty() && self.landings.is_empty()
     }
 }
 
@@ -199,6 +201,9 @@ impl World {
     /// The garbage word of scratch slot `slot` before anything is written
     /// to it.
     pub fn garbage_scratch(&self, slot: u32) -> u32 {
+        if let Some(w) = self.pin(|p| &p.garbage_scratch, slot) {
+            return w;
+        }
         (self.draw1(Kind::GarbageScratch, slot as u64) >> 16) as u32
     }
 }
