@@ -1,4 +1,5 @@
-//! The verifier's false-alarm rate (and soundness) on mutated compiler output.
+//! The verifier's false-alarm rate, by replay, and its soundness on
+//! mutated compiler output.
 //!
 //! Bases: every corpus shader (`corpus/*/*.ir`, bugzoo excluded) in the four
 //! compiler modes, plus generated programs per target (`schedra_fuzz::gen`,
@@ -9,18 +10,20 @@
 //! op, move an op one bundle earlier, retarget a write). Every mutant is run
 //! on `oracle::SOUNDNESS_SEEDS` and verified, and classified:
 //!
-//! - differs on a seed, proven: **unsound** (must be 0; exit status 1);
-//! - differs, rejected: a true alarm;
-//! - same on all seeds, proven: an equivalent mutant, rightly proven;
-//! - same on all seeds, rejected with a slot/register/hazard/structure
-//!   violation among its violations: justified by a rule;
-//! - same on all seeds, rejected only with dataflow/clobber/latency: a
-//!   *candidate* false alarm. These are run on 256 more seeds; one that
-//!   differs there is wrong on inputs the 8 seeds miss (a true alarm). The
-//!   rest are the **false alarms** reported as the rate (some may still be
-//!   genuinely wrong on inputs no seed hits; the first few are printed with
-//!   their mutation and violation for inspection, and written to
-//!   `SCHEDRA_FA_OUT=DIR` as `N.src.ir` / `N.out.s` when set).
+//! - differs on a seed, proven: **unsound** (must be 0);
+//! - rejected, and some counterexample of its violations does not replay
+//!   (`schedra_fuzz::replay`: its input words fed to both interpreters make
+//!   them behave the same): a **false alarm** (must be 0);
+//! - rejected, and every counterexample replays (at least one): a true
+//!   alarm, shown by the interpreters;
+//! - rejected with no counterexample (rule kinds, timing latencies, effect
+//!   counts, values no location holds), split by whether the mutant differs
+//!   on the 8 seeds;
+//! - proven and the same on the seeds; unknown.
+//!
+//! The bench exits 1 if any mutant is unsound or a false alarm. The first
+//! few are printed (`SCHEDRA_FA_SHOW=N`) with their mutation, violation and
+//! replay, and written to `SCHEDRA_FA_OUT=DIR` as `N.src.ir` / `N.out.s`.
 //!
 //! Run: `cargo bench --bench false_alarms` (SCHEDRA_FA_GENERATED=N generated
 //! programs per target, default 40).
@@ -31,8 +34,9 @@ use schedra_fuzz::gen::{seed_bytes, GeneratedCase};
 use schedra_fuzz::interp::Outcome;
 use schedra_fuzz::mutate::{mutate, Mutation};
 use schedra_fuzz::oracle::{behaviour_differs, source_outcomes, SOUNDNESS_SEEDS};
+use schedra_fuzz::replay::replay_report;
 use schedra_ir::Program;
-use schedra_verify::{verify, Kind, Report, Verdict, VerifyOptions};
+use schedra_verify::{verify, Report, Verdict, VerifyOptions};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -40,12 +44,11 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Class {
     Unsound,
-    TrueAlarm,
+    NotReplayed,
+    Replays,
+    NoCexDiffers,
+    NoCexSame,
     EquivalentProven,
-    RuleBroken,
-    WrongOnMoreSeeds,
-    Unexecuted,
-    FalseAlarm,
     Unknown,
     InterpPanic,
 }
@@ -53,14 +56,13 @@ enum Class {
 impl Class {
     fn name(self) -> &'static str {
         match self {
-            Class::Unsound => "differs, PROVEN (unsound)",
-            Class::TrueAlarm => "differs, rejected (true alarm)",
+            Class::Unsound => "differs on 8 seeds, PROVEN (unsound)",
+            Class::NotReplayed => "rejected, a counterexample does NOT replay (false alarm)",
+            Class::Replays => "rejected, every counterexample replays (true alarm)",
+            Class::NoCexDiffers => "rejected without a counterexample (rule, timing, effect count), differs on 8 seeds",
+            Class::NoCexSame => "rejected without a counterexample (rule, timing, effect count), same on 8 seeds",
             Class::EquivalentProven => "same on 8 seeds, proven",
-            Class::RuleBroken => "same on 8 seeds, rejected for a slot/register/hazard/structure rule",
-            Class::WrongOnMoreSeeds => "same on 8 seeds, rejected (dataflow/clobber/latency), differs on 256 more seeds",
-            Class::Unexecuted => "same on 264 seeds, rejected for dataflow/clobber/latency on a path no seed executes",
-            Class::FalseAlarm => "same on 264 seeds, rejected only for dataflow/clobber/latency in executed code (false alarm)",
-            Class::Unknown => "verdict unknown (solver timeout)",
+            Class::Unknown => "verdict unknown",
             Class::InterpPanic => "interpreter panicked (skipped)",
         }
     }
@@ -140,68 +142,69 @@ fn generated_bases(per_target: usize, rejected: &mut usize) -> Vec<Base> {
     out
 }
 
-/// Whether every violation is a dataflow, clobber or latency one.
-fn only_semantic(r: &Report) -> bool {
-    r.violations.iter().all(|v| matches!(v.kind, Kind::Dataflow | Kind::Clobber | Kind::Latency))
+/// What the replays of one rejected mutant's counterexamples showed.
+#[derive(Default)]
+struct Replays {
+    /// Counterexamples replayed.
+    total: usize,
+    /// Of those, the ones whose runs differ.
+    replayed: usize,
+    /// Of those, the ones with leaves no input word fixes.
+    unbound: usize,
+    /// The first one that does not replay: violation index and outcome.
+    failed: Option<(usize, String)>,
 }
 
-/// 256 seeds beyond the soundness seeds.
-fn more_seeds() -> Vec<u64> {
-    (0..256u64).map(|i| 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i + 17)).collect()
+/// Replay every counterexample of `r` (`schedra_fuzz::replay`).
+fn replays(src: &Program, mutant: &Program, r: &Report) -> Replays {
+    let mut out = Replays::default();
+    for rep in replay_report(src, mutant, r) {
+        out.total += 1;
+        if r.violations.get(rep.violation).and_then(|v| v.counterexample.as_ref()).is_some_and(|c| !c.unbound.is_empty()) {
+            out.unbound += 1;
+        }
+        if rep.replays() {
+            out.replayed += 1;
+        } else if out.failed.is_none() {
+            let how = match &rep.outcome {
+                Ok(_) => "the runs agree on its words".to_string(),
+                Err(e) => format!("the source fails on its words: {e}"),
+            };
+            out.failed = Some((rep.violation, how));
+        }
+    }
+    out
 }
 
 /// Classify one mutant of `b`.
-fn classify(b: &Base, mutant: &Program, m: &Mutation) -> (Class, Option<Report>) {
+fn classify(b: &Base, mutant: &Program, t: &mut Tally) -> (Class, Option<Report>, Option<Replays>) {
     let differs = match behaviour_differs(mutant, &SOUNDNESS_SEEDS, &b.outcomes) {
         Ok(d) => d.is_some(),
-        Err(_) => return (Class::InterpPanic, None),
+        Err(_) => return (Class::InterpPanic, None, None),
     };
     let report = verify(&b.src, mutant, &VerifyOptions::default());
-    let class = match (differs, report.verdict) {
-        (_, Verdict::Unknown) => Class::Unknown,
-        (true, Verdict::Proven) => Class::Unsound,
-        (true, Verdict::Violation) => Class::TrueAlarm,
-        (false, Verdict::Proven) => Class::EquivalentProven,
-        (false, Verdict::Violation) if !only_semantic(&report) => Class::RuleBroken,
-        (false, Verdict::Violation) => {
-            let seeds = more_seeds();
-            let outs = source_outcomes(&b.src, &seeds).ok();
-            let wrong = outs.as_ref().and_then(|o| behaviour_differs(mutant, &seeds, o).ok()).flatten().is_some();
-            let all: Vec<&Outcome> = b.outcomes.iter().chain(outs.iter().flatten()).collect();
-            if wrong {
-                Class::WrongOnMoreSeeds
-            } else if !covered(b, &all, m, &report) {
-                Class::Unexecuted
-            } else {
-                Class::FalseAlarm
+    let (class, reps) = match (differs, report.verdict) {
+        (_, Verdict::Unknown) => (Class::Unknown, None),
+        (true, Verdict::Proven) => (Class::Unsound, None),
+        (false, Verdict::Proven) => (Class::EquivalentProven, None),
+        (_, Verdict::Violation) => {
+            let reps = replays(&b.src, mutant, &report);
+            t.cex += reps.total;
+            t.cex_replayed += reps.replayed;
+            t.cex_unbound += reps.unbound;
+            for v in report.violations.iter().filter(|v| v.counterexample.is_none()) {
+                *t.no_cex_kinds.entry(v.kind.as_str()).or_default() += 1;
             }
+            let class = match (reps.total, &reps.failed, differs) {
+                (_, Some(_), _) => Class::NotReplayed,
+                (n, None, _) if n > 0 => Class::Replays,
+                (_, None, true) => Class::NoCexDiffers,
+                (_, None, false) => Class::NoCexSame,
+            };
+            (class, Some(reps))
         }
     };
-    (class, Some(report))
-}
-
-/// Whether the mutated block and every block the primary violation names
-/// (where it is reported, and any `block X` in its message) ran on some
-/// seed: otherwise the runs could not have seen the difference.
-fn covered(b: &Base, runs: &[&Outcome], m: &Mutation, r: &Report) -> bool {
-    let mut ran: std::collections::BTreeSet<&str> = runs.iter().flat_map(|o| o.trace.labels.iter().map(|l| &**l)).collect();
-    if let Some(entry) = b.src.blocks.first() {
-        ran.insert(entry.label.as_str());
-    }
-    let mut named = vec![mutated_block(m)];
-    if let Some(v) = r.violations.first() {
-        named.push(v.block.as_str());
-        let words: Vec<&str> = v.message.split_whitespace().collect();
-        named.extend(words.windows(2).filter(|w| w[0] == "block").map(|w| w[1].trim_end_matches(|c: char| !c.is_alphanumeric() && c != '_')));
-    }
-    named.iter().all(|l| ran.contains(l))
-}
-
-/// The block a mutation changed.
-fn mutated_block(m: &Mutation) -> &str {
-    match m {
-        Mutation::SwapBundles { block, .. } | Mutation::ChangeRegister { block, .. } | Mutation::DropOp { block, .. } | Mutation::MoveEarlier { block, .. } | Mutation::RetargetWrite { block, .. } => block,
-    }
+    (class, Some(report), reps)
 }
 
 #[derive(Default)]
@@ -211,6 +214,13 @@ struct Tally {
     by_mutation: BTreeMap<(&'static str, Class), usize>,
     mutants: usize,
     shown: usize,
+    /// Counterexamples replayed, and of those: replayed (the runs
+    /// differ), with unbound leaves.
+    cex: usize,
+    cex_replayed: usize,
+    cex_unbound: usize,
+    /// Violations without a counterexample, by kind.
+    no_cex_kinds: BTreeMap<&'static str, usize>,
 }
 
 impl Tally {
@@ -226,11 +236,13 @@ impl Tally {
     }
 }
 
-/// Print (and optionally save) a false alarm or an unsound mutant.
-fn show(t: &mut Tally, b: &Base, m: &Mutation, mutant: &Program, r: Option<&Report>, class: Class) {
+/// Print (and optionally save) a non-replaying or an unsound mutant.
+fn show(t: &mut Tally, b: &Base, m: &Mutation, mutant: &Program, r: Option<&Report>, reps: Option<&Replays>, class: Class) {
     t.shown += 1;
-    let v = r.and_then(|r| r.violations.first()).map(|v| format!("{} at {} bundle {}: {}", v.kind.as_str(), v.block, v.bundle, v.message)).unwrap_or_default();
-    println!("  [{}] {} — {m}\n      {v}", class.name(), b.label);
+    let at = reps.and_then(|x| x.failed.as_ref()).map(|(i, _)| *i).unwrap_or(0);
+    let v = r.and_then(|r| r.violations.get(at)).map(|v| format!("{} at {} bundle {}: {}", v.kind.as_str(), v.block, v.bundle, v.message)).unwrap_or_default();
+    let how = reps.and_then(|x| x.failed.as_ref()).map(|(_, h)| format!("\n      replay: {h}")).unwrap_or_default();
+    println!("  [{}] {} — {m}\n      {v}{how}", class.name(), b.label);
     if let Some(dir) = std::env::var_os("SCHEDRA_FA_OUT") {
         let dir = std::path::PathBuf::from(dir);
         let _ = std::fs::create_dir_all(&dir);
@@ -258,14 +270,17 @@ fn main() {
     let mut t = Tally::default();
     let show_max = env_usize("SCHEDRA_FA_SHOW", 12);
     for (k, b) in bases.iter().enumerate() {
+        if k % 50 == 0 {
+            eprintln!("base {k} of {} ({:.0} s)", bases.len(), start.elapsed().as_secs_f64());
+        }
         for j in 0..per_base {
             let data = seed_bytes((k as u64) << 16 | j as u64, 64);
             let mut u = Unstructured::new(&data);
             let Some((mutant, m)) = mutate(&b.machine, &mut u) else { continue };
-            let (class, report) = classify(b, &mutant, &m);
+            let (class, report, reps) = classify(b, &mutant, &mut t);
             t.add(b, &m, class);
-            if matches!(class, Class::FalseAlarm | Class::Unsound) && t.shown < show_max {
-                show(&mut t, b, &m, &mutant, report.as_ref(), class);
+            if matches!(class, Class::NotReplayed | Class::Unsound) && t.shown < show_max {
+                show(&mut t, b, &m, &mutant, report.as_ref(), reps.as_ref(), class);
             }
         }
     }
@@ -274,26 +289,24 @@ fn main() {
     for (c, n) in &t.by_class {
         println!("| {} | {n} | {} |", c.name(), pct(*n, t.mutants));
     }
-    let rejected_same = t.get(Class::RuleBroken) + t.get(Class::WrongOnMoreSeeds) + t.get(Class::Unexecuted) + t.get(Class::FalseAlarm);
-    let rejected_all = rejected_same + t.get(Class::TrueAlarm);
-    let differs = t.get(Class::Unsound) + t.get(Class::TrueAlarm);
-    println!("\nunsound: {} of {differs} behaviour-changing mutants", t.get(Class::Unsound));
+    let rejected = t.get(Class::NotReplayed) + t.get(Class::Replays) + t.get(Class::NoCexDiffers) + t.get(Class::NoCexSame);
+    println!("\nunsound: {} of {} mutants that differ on the 8 seeds", t.get(Class::Unsound), t.get(Class::Unsound) + t.by_class.iter().filter(|(c, _)| matches!(c, Class::Replays | Class::NotReplayed | Class::NoCexDiffers)).map(|(_, n)| n).sum::<usize>());
     println!(
-        "false alarms: {} of {rejected_all} rejections ({}) in executed code, {} more ({}) on paths no seed executes; of {} mutants that behave the same on the 8 seeds, {} are rejected only for dataflow/clobber/latency, {} of those differ on 256 more seeds",
-        t.get(Class::FalseAlarm),
-        pct(t.get(Class::FalseAlarm), rejected_all),
-        t.get(Class::Unexecuted),
-        pct(t.get(Class::Unexecuted), rejected_all),
-        t.get(Class::EquivalentProven) + rejected_same,
-        t.get(Class::WrongOnMoreSeeds) + t.get(Class::Unexecuted) + t.get(Class::FalseAlarm),
-        t.get(Class::WrongOnMoreSeeds)
+        "false alarms by replay: {} of {rejected} rejections ({}) have a counterexample that does not replay; counterexamples replayed: {} of {} ({} with values at a block entry); unknown verdicts: {}",
+        t.get(Class::NotReplayed),
+        pct(t.get(Class::NotReplayed), rejected),
+        t.cex_replayed,
+        t.cex,
+        t.cex_unbound,
+        t.get(Class::Unknown)
     );
-    println!("\nper target (false alarms / rejections, unsound / differing):");
+    let kinds: Vec<String> = t.no_cex_kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    println!("violations without a counterexample, by kind: {}", kinds.join(", "));
+    println!("\nper target (not replaying / rejections, unknown, unsound):");
     for target in schedra_ir::target::generated() {
         let g = |c| t.by_target.get(&(target.name, c)).copied().unwrap_or(0);
-        let rej = g(Class::TrueAlarm) + g(Class::RuleBroken) + g(Class::WrongOnMoreSeeds) + g(Class::Unexecuted) + g(Class::FalseAlarm);
-        let (fa, un) = (g(Class::FalseAlarm), g(Class::Unexecuted));
-        println!("  {:<6} false alarms {fa} / {rej} ({}), on unexecuted paths {un} ({}), unsound {} / {}", target.name, pct(fa, rej), pct(un, rej), g(Class::Unsound), g(Class::Unsound) + g(Class::TrueAlarm));
+        let rej = g(Class::NotReplayed) + g(Class::Replays) + g(Class::NoCexDiffers) + g(Class::NoCexSame);
+        println!("  {:<7} not replaying {} / {rej}, unknown {}, unsound {}", target.name, g(Class::NotReplayed), g(Class::Unknown), g(Class::Unsound));
     }
     println!("\nper mutation kind (mutants: class counts):");
     let kinds: std::collections::BTreeSet<&str> = t.by_mutation.keys().map(|(k, _)| *k).collect();
@@ -301,5 +314,5 @@ fn main() {
         let row: Vec<String> = t.by_mutation.iter().filter(|((m, _), _)| *m == k).map(|((_, c), n)| format!("{:?} {n}", c)).collect();
         println!("  {k:<16} {}", row.join(", "));
     }
-    std::process::exit(i32::from(t.get(Class::Unsound) > 0));
+    std::process::exit(i32::from(t.get(Class::Unsound) + t.get(Class::NotReplayed) > 0));
 }

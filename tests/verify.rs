@@ -124,6 +124,34 @@ fn a_counterexample_comes_with_dataflow_violations() {
 }
 
 #[test]
+fn a_violating_pair_replays_with_its_words_and_shows_the_first_differing_effect() {
+    // `shl $rf4, $rf0, 3` where the source adds the uniform to itself.
+    let out = temp("shl3.s", &example("v3d71-add-as-shl", "out.s").replace("$rf0, 1", "$rf0, 3"));
+    let src = examples().join("v3d71-add-as-shl").join("src.ir");
+    let (code, stdout, stderr) = schedra(&["verify", &src.to_string_lossy(), &out.to_string_lossy(), "--json", "--replay"]);
+    assert_eq!(code, 1, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    let first = &v["violations"][0];
+    let words = first["counterexample"]["words"].as_array().expect("input words");
+    assert!(!words.is_empty() && words.iter().all(|w| w["input"].is_string() && w["word"].is_u64()), "{first}");
+    let replay = &first["replay"];
+    assert_eq!(replay["replays"], true, "{first}");
+    let (s, m) = (first["counterexample"]["source"].as_u64(), first["counterexample"]["machine"].as_u64());
+    // The replayed effect carries the verifier's two values.
+    assert_eq!(replay["source"][0].as_u64(), s, "{first}");
+    assert_eq!(replay["machine"][0].as_u64(), m, "{first}");
+    assert!(replay["channel"].is_string() && replay["difference"].as_str().is_some_and(|d| d.contains("effect 0")), "{first}");
+    // The text report names the words and the replayed difference.
+    let (code, text, _) = schedra(&["verify", &src.to_string_lossy(), &out.to_string_lossy(), "--replay"]);
+    assert_eq!(code, 1);
+    assert!(text.contains("input words: ") && text.contains("replays: effect 0 on"), "{text}");
+    // The proven original has nothing to replay.
+    let (code, text, _) = schedra(&["verify", &src.to_string_lossy(), &examples().join("v3d71-add-as-shl/out.s").to_string_lossy(), "--replay"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("replay: no violation carries a counterexample"), "{text}");
+}
+
+#[test]
 fn statuses_and_human_output() {
     let dir = examples();
     let src = dir.join("v3d71-mul-too-soon/src.ir");

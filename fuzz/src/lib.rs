@@ -14,6 +14,8 @@
 //! - [`reduce`]: the IR-aware reducer (C-Reduce / llvm-reduce style passes
 //!   to a fixpoint under a test budget); every candidate it tests is a valid
 //!   program.
+//! - [`replay`]: a verifier counterexample's input words fed to both
+//!   interpreters, and the first effect that differs.
 //! - [`stage`]: which stage each campaign thread is in, for the
 //!   campaign's supervisor (deadlines, `timeout` findings).
 //! - [`targets`]: the cargo-fuzz entry points and `--decode` of artifacts.
@@ -33,3 +35,4 @@ pub mod mutate;
 pub mod campaign;
 pub mod targets;
 pub mod stage;
+pub mod replay;

@@ -7,7 +7,9 @@
 //! - [`check_case`]: (a), (b) and (c) together; when (b) proves but (c)
 //!   sees different behaviour, the *verifier* is wrong ([`Kind::Unsound`]).
 //! - [`soundness`] (d): a mutated proven output that behaves differently on
-//!   some seed must not be proven.
+//!   some seed must not be proven, and every counterexample the verifier
+//!   gives for rejecting it must replay: its input words, fed to both
+//!   interpreters ([`crate::replay`]), make them behave differently.
 //! - [`parse_roundtrip`] (e): the parser never panics and `print` ∘ `parse`
 //!   is the identity on what it accepts.
 //!
@@ -50,6 +52,9 @@ pub enum Kind {
     /// The verifier proved a program that behaves differently: a verifier
     /// bug.
     Unsound,
+    /// A verifier counterexample whose input words make both programs
+    /// behave the same: a false claim of the verifier.
+    NotReplayed,
     /// Parsing and printing do not round-trip.
     RoundTrip,
     /// A generated source program failed to run (a generator or
@@ -69,6 +74,7 @@ impl Kind {
             Kind::Violation => "violation",
             Kind::Unknown => "unknown",
             Kind::Unsound => "verifier-unsound",
+            Kind::NotReplayed => "counterexample-not-replayed",
             Kind::RoundTrip => "roundtrip",
             Kind::SourceRun => "source-run",
             Kind::Timeout => "timeout",
@@ -442,6 +448,9 @@ pub fn soundness_prepared(src: &Program, prepared: &interp::Prepared, mutant: Op
     let expect = source_outcomes_prepared(src, prepared, &SOUNDNESS_SEEDS)?;
     let Some(how) = behaviour_differs(&mutant, &SOUNDNESS_SEEDS, &expect)? else { return Ok(Some(mutation)) };
     let report = verify_guarded(src, &mutant, vopts)?;
+    if report.verdict == Verdict::Violation {
+        replays_hold(src, &mutant, &report, &mutation)?;
+    }
     if report.verdict != Verdict::Proven {
         return Ok(Some(mutation));
     }
@@ -449,6 +458,27 @@ pub fn soundness_prepared(src: &Program, prepared: &interp::Prepared, mutant: Op
     let mut f = Finding::new(Kind::Unsound, src.target.name, rule, format!("{mutation}: {how}")).with_programs(src, Some(&mutant));
     f.report = Some(report);
     f.run_differs = true;
+    Err(f)
+}
+
+/// Every counterexample of `report` (a rejection of `mutant`, made by
+/// `mutation` from a proven output of `src`) replays
+/// ([`crate::replay::replay_report`]); one that does not is a
+/// [`Kind::NotReplayed`] finding naming the violation and its words.
+pub fn replays_hold(src: &Program, mutant: &Program, report: &Report, mutation: &Mutation) -> Result<(), Finding> {
+    stage::enter(Stage::Run);
+    let replays = guard("replay", src.target, || crate::replay::replay_report(src, mutant, report)).map_err(|f| f.with_programs(src, Some(mutant)))?;
+    let Some(r) = replays.iter().find(|r| !r.replays()) else { return Ok(()) };
+    let Some(v) = report.violations.get(r.violation) else { return Ok(()) };
+    let how = match &r.outcome {
+        Ok(_) => "both programs behave the same on its words".to_string(),
+        Err(e) => format!("the source fails on its words: {e}"),
+    };
+    let words: Vec<String> = v.counterexample.iter().flat_map(|c| c.words.iter()).map(|w| w.describe(src.target)).collect();
+    let rule = format!("mutant ({}) rejected for {} with a counterexample that does not replay", mutation.name(), v.kind.as_str());
+    let msg = format!("{mutation}: {} at {} bundle {}: {}; words [{}]: {how}", v.kind.as_str(), v.block, v.bundle, v.message, words.join(", "));
+    let mut f = Finding::new(Kind::NotReplayed, src.target.name, rule, msg).with_programs(src, Some(mutant));
+    f.report = Some(report.clone());
     Err(f)
 }
 

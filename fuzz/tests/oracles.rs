@@ -94,6 +94,37 @@ fn mutants_that_misbehave_are_not_proven() {
 }
 
 #[test]
+fn every_counterexample_of_a_rejected_mutant_replays() {
+    static REJECTED: AtomicUsize = AtomicUsize::new(0);
+    static REPLAYED: AtomicUsize = AtomicUsize::new(0);
+    bolero::check!().with_max_len(64).with_iterations(40).for_each(|bytes: &[u8]| {
+        let mut data = Vec::new();
+        let opts = options(bytes);
+        let mdata = seed_bytes(seed_of(bytes) ^ 3, 256);
+        let mut u = Unstructured::new(&mdata);
+        for p in programs(bytes, &mut data) {
+            let Ok(c) = oracle::compile_ok(&p, &opts) else { continue };
+            if oracle::verify_proves(&p, &c.program, &VOPTS).is_err() {
+                continue;
+            }
+            for _ in 0..2 {
+                let Some((mutant, m)) = schedra_fuzz::mutate::mutate(&c.program, &mut u) else { continue };
+                let report = oracle::verify_guarded(&p, &mutant, &VOPTS).unwrap_or_else(|f| fail(f));
+                if report.verdict != schedra_verify::Verdict::Violation {
+                    continue;
+                }
+                REJECTED.fetch_add(1, Ordering::Relaxed);
+                oracle::replays_hold(&p, &mutant, &report, &m).unwrap_or_else(|f| fail(f));
+                let n = report.violations.iter().filter(|v| v.counterexample.is_some()).count();
+                REPLAYED.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    });
+    let (rejected, replayed) = (REJECTED.load(Ordering::Relaxed), REPLAYED.load(Ordering::Relaxed));
+    assert!(rejected >= 40 && replayed >= 20, "{rejected} rejected mutants, {replayed} counterexamples replayed");
+}
+
+#[test]
 fn parser_never_panics_and_round_trips() {
     static RUNS: AtomicUsize = AtomicUsize::new(0);
     bolero::check!().with_max_len(4096).with_iterations(2000).for_each(|bytes: &[u8]| {

@@ -1,5 +1,5 @@
 //! `schedra verify SRC.ir [OUT.s] [--target T] [--json] [--timeout-ms N]
-//! [--sched S] [--ra R] [--inject FAULT]`:
+//! [--replay] [--sched S] [--ra R] [--inject FAULT]`:
 //! prove that a machine program implements a source program (cli.md).
 //!
 //! With two files the machine program is verified as given, whoever produced
@@ -12,10 +12,17 @@
 //! parse: one line `path:line:col: message`), 3 unknown (solver timeout).
 //! Human output by default (the offending lines of both files); `--json`
 //! prints the one JSON object of cli.md.
+//!
+//! `--replay` feeds each counterexample's input words to both interpreters
+//! (`schedra_fuzz::replay`) and shows the first effect that differs: one
+//! line per replayed violation after the human report, or a `replay`
+//! object in each replayed violation of the JSON. The verdict and the
+//! status stay the verifier's.
 
 use super::{input, out};
+use schedra_fuzz::replay::{replay_report, Difference, ViolationReplay};
 use schedra_ir::{Program, Target};
-use schedra_verify::{render_human, verify, VerifyOptions};
+use schedra_verify::{render_human, verify, Report, VerifyOptions};
 
 /// Arguments of `schedra verify`.
 #[derive(clap::Args)]
@@ -33,6 +40,9 @@ pub struct Args {
     /// Time limit in milliseconds for the whole verification, solver queries included (running out makes the verdict unknown, exit 3; never proven).
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,
+    /// Run both programs on each counterexample's input words and show the first effect that differs.
+    #[arg(long)]
+    pub replay: bool,
     /// How to compile SRC when no OUT is given.
     #[command(flatten)]
     pub compiler: super::flags::CompilerFlags,
@@ -113,10 +123,66 @@ pub fn main(args: Args) -> i32 {
         }
     };
     let report = verify(&src, &mach, &VerifyOptions { timeout_ms: args.timeout_ms });
+    let replays = if args.replay { replay_report(&src, &mach, &report) } else { Vec::new() };
     let written = if args.json {
-        out::line(&report.to_json())
+        out::line(&json_with_replays(&report, &replays))
     } else {
-        out::text(&render_human(&report, &args.src, &src_text, &mach_path, &mach_text))
+        let mut text = render_human(&report, &args.src, &src_text, &mach_path, &mach_text);
+        if args.replay {
+            text.push_str(&replay_lines(&report, &replays));
+        }
+        out::text(&text)
     };
     out::finish(written, report.exit_status())
+}
+
+/// One line per replayed violation: where it is and what the runs showed.
+fn replay_lines(report: &Report, replays: &[ViolationReplay]) -> String {
+    if replays.is_empty() {
+        return "replay: no violation carries a counterexample\n".into();
+    }
+    let mut out = String::new();
+    for r in replays {
+        let Some(v) = report.violations.get(r.violation) else { continue };
+        let what = match &r.outcome {
+            Ok(Some(d)) => format!("replays: {d}"),
+            Ok(None) => "does not replay: both programs behave the same on its words".into(),
+            Err(e) => format!("does not replay: the source fails on its words: {e}"),
+        };
+        out.push_str(&format!("replay of {} at {} bundle {} (line {}): {what}\n", v.kind.as_str(), v.block, v.bundle, v.line));
+    }
+    out
+}
+
+/// The JSON object of `verify --json`, each replayed violation with a
+/// `replay` object: `replays` (whether the runs differ), `difference` (the
+/// first difference in words, or null), and for an effect `channel`,
+/// `index`, `source` and `machine` (the words, null for a missing effect).
+fn json_with_replays(report: &Report, replays: &[ViolationReplay]) -> String {
+    if replays.is_empty() {
+        return report.to_json();
+    }
+    let Ok(mut v) = serde_json::to_value(report) else { return report.to_json() };
+    for r in replays {
+        let Some(slot) = v.get_mut("violations").and_then(|x| x.get_mut(r.violation)).and_then(|x| x.as_object_mut()) else { continue };
+        let mut obj = serde_json::Map::new();
+        obj.insert("replays".into(), r.replays().into());
+        match &r.outcome {
+            Ok(d) => {
+                obj.insert("difference".into(), d.as_ref().map(|d| d.to_string()).into());
+                if let Some(Difference::Effect { channel, index, source, machine }) = d {
+                    obj.insert("channel".into(), channel.clone().into());
+                    obj.insert("index".into(), (*index).into());
+                    obj.insert("source".into(), source.clone().into());
+                    obj.insert("machine".into(), machine.clone().into());
+                }
+            }
+            Err(e) => {
+                obj.insert("difference".into(), serde_json::Value::Null);
+                obj.insert("error".into(), e.clone().into());
+            }
+        }
+        slot.insert("replay".into(), obj.into());
+    }
+    serde_json::to_string(&v).unwrap_or_else(|_| report.to_json())
 }

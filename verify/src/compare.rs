@@ -37,6 +37,10 @@ pub struct Outcome {
     pub cycles: u64,
 }
 
+/// Most walks [`Checker::confirm_on_paths`] tries without success before
+/// it leaves the remaining counterexamples unknown.
+const MAX_FAILED_WALKS: usize = 3;
+
 struct Checker<'a> {
     src: &'a Program,
     mach: &'a Program,
@@ -97,6 +101,7 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
         tally: Obligations::default(),
         out: Vec::new(),
     };
+    c.smt.set_first_is_entry(!c.succs.iter().any(|s| s.contains(&0)));
     let start = input_facts(&mut c.terms, src, &c.code, &c.vregs);
     // Loops iterated until stable before the blocks after them run.
     let pos = crate::wto::Wto::of(&c.succs).pos;
@@ -127,6 +132,7 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
     }
     if !c.out.is_empty() {
         c.blame_with_forward_facts(start.clone());
+        c.confirm_on_paths(&last);
     }
     if !fp.converged || !is_fixpoint(&fp.entry, &exits, &start) {
         c.tally.unknown += 1;
@@ -283,6 +289,59 @@ impl Checker<'_> {
         if self.out.is_empty() {
             self.out = saved;
         }
+    }
+
+    /// Keep a violation with a counterexample only when its words are the
+    /// program's: one of the first block, entered only at program start,
+    /// with nothing unbound, stands as it is; any other is confirmed by a
+    /// concrete walk of both programs from the start ([`crate::walk`]),
+    /// which replaces its words by all the input words the walk read. One
+    /// the walk cannot confirm is dropped and its obligation counted
+    /// unknown. Once a walk has shown a difference, its words serve every
+    /// later violation (they make the programs differ); after
+    /// [`MAX_FAILED_WALKS`] failed walks the rest are unknown.
+    fn confirm_on_paths(&mut self, runs: &[Option<(SrcRun, MachRun)>]) {
+        let entry_only = !self.succs.iter().any(|s| s.contains(&0));
+        let first = self.mach.blocks.first().map(|b| b.label.clone());
+        let mut inputs = Vec::new();
+        crate::srccode::input_vars(self.src, &self.vregs, |r, v| {
+            if let Some(i) = self.code.ix(&v) {
+                inputs.push((i, r));
+            }
+        });
+        let program = crate::walk::Program { terms: &self.terms, machine: self.mach, mach_of: &self.mach_of, code: &self.code, runs, succs: &self.succs, inputs: &inputs };
+        let (mut shown, mut failed) = (None, 0usize);
+        let mut kept = Vec::with_capacity(self.out.len());
+        for mut v in std::mem::take(&mut self.out) {
+            let Some(cex) = &v.counterexample else {
+                kept.push(v);
+                continue;
+            };
+            if entry_only && first.as_deref() == Some(v.block.as_str()) && cex.unbound.is_empty() {
+                let mut c = cex.clone();
+                c.words.extend(crate::witness::landing_words(self.mach, &[0]));
+                v.counterexample = Some(c);
+                kept.push(v);
+                continue;
+            }
+            let confirmed = match &shown {
+                Some(words) => Some(crate::smt::Counterexample { words: Vec::clone(words), unbound: Vec::new(), ..cex.clone() }),
+                None if failed < MAX_FAILED_WALKS => crate::walk::confirm(&program, cex),
+                None => None,
+            };
+            match confirmed {
+                Some(c) => {
+                    shown = Some(c.words.clone());
+                    v.counterexample = Some(c);
+                    kept.push(v);
+                }
+                None => {
+                    failed += 1;
+                    self.tally.unknown += 1;
+                }
+            }
+        }
+        self.out = kept;
     }
 
     /// Block `b`'s machine run `m` again, from the same entry, with its

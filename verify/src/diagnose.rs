@@ -4,7 +4,10 @@
 //! source term `S`, walk the machine's recorded provenance backwards:
 //!
 //! 1. at a read of register `r` at cycle `c`: if a write of `S` to `r` had
-//!    not landed by `c` (in flight, or issued later), the read came too soon
+//!    not landed by `c` (in flight, issued in the same cycle — the same
+//!    bundle, whose reads precede its writes; not for a read reached
+//!    through a copy, as a swap reads in parallel on purpose — or issued
+//!    later), the read came too soon, whatever it saw
 //!    → **latency**, reported at the reading op; if `r` held `S` earlier in
 //!    the block, a later write replaced it before `c`, and no other register
 //!    holds `S` at `c` → **clobber**, reported at the overwriting op, naming
@@ -66,7 +69,11 @@ pub struct Ctx<'a> {
 }
 
 enum Item {
-    Read(ReadId, Term),
+    /// A read that should have seen the term; `true` when the walk came to
+    /// it through a copy (its op copies whatever it reads, so a write in
+    /// its own bundle is not the one it needs: bundles read in parallel
+    /// on purpose, as in a swap).
+    Read(ReadId, Term, bool),
     Write(WriteId, Term),
 }
 
@@ -103,7 +110,7 @@ impl Ctx<'_> {
 
     /// Explain why read `r` did not see `wanted`.
     pub fn explain_read(&mut self, r: ReadId, wanted: Term) -> Diagnosis {
-        self.walk(Item::Read(r, wanted), None)
+        self.walk(Item::Read(r, wanted, false), None)
     }
 
     /// Explain why write `w` did not produce `wanted`.
@@ -123,20 +130,20 @@ impl Ctx<'_> {
             }
             budget -= 1;
             let key = match &item {
-                Item::Read(r, w) => (0u8, *r, *w),
+                Item::Read(r, w, _) => (0u8, *r, *w),
                 Item::Write(x, w) => (1u8, *x, *w),
             };
             if !seen.insert(key) {
                 continue;
             }
             let found = match item {
-                Item::Read(r, wanted) => {
+                Item::Read(r, wanted, copied) => {
                     let Some(ev) = self.read(r).cloned() else { continue };
                     if ev.term == wanted {
                         continue;
                     }
                     let held = self.holder(wanted, ev.cycle).is_some();
-                    if let Some(d) = self.latency(&ev, wanted).or_else(|| if held { None } else { self.clobber(&ev, wanted) }) {
+                    if let Some(d) = self.latency(&ev, wanted, !copied).or_else(|| if held { None } else { self.clobber(&ev, wanted) }) {
                         return d;
                     }
                     if let Some(w) = ev.from {
@@ -155,7 +162,7 @@ impl Ctx<'_> {
                     match self.operand_pairs(&ev, wanted) {
                         Some(pairs) => {
                             for (rid, s) in pairs.into_iter().rev() {
-                                stack.push((Item::Read(rid, s), depth + 1));
+                                stack.push((Item::Read(rid, s, ev.copy), depth + 1));
                             }
                             continue;
                         }
@@ -239,13 +246,16 @@ impl Ctx<'_> {
     }
 
     /// A write of `wanted` to the register that had not landed at the read.
-    fn latency(&self, ev: &ReadEvent, wanted: Term) -> Option<Diagnosis> {
+    /// `same_cycle`: a write issued in the read's own cycle counts.
+    fn latency(&self, ev: &ReadEvent, wanted: Term, same_cycle: bool) -> Option<Diagnosis> {
         let ids = self.by_reg.get(&ev.reg)?;
-        let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle && w.issue != ev.cycle).min_by_key(|w| w.issue)?;
+        let w = ids.iter().filter_map(|&i| self.write(i)).filter(|w| w.term == wanted && w.land > ev.cycle && (same_cycle || w.issue != ev.cycle)).min_by_key(|w| w.issue)?;
         let when = if w.land == u64::MAX {
             format!("`{}` issued at cycle {} (bundle {}) lands at a time the program cannot know, and no texbar waits for it", w.at.opcode, w.issue, w.at.bundle)
         } else if w.issue < ev.cycle {
             format!("`{}` issued at cycle {} (bundle {}) lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
+        } else if w.issue == ev.cycle {
+            format!("`{}` that writes it issues in the same cycle (bundle {}), whose reads see the registers as they were before it, and lands at cycle {}", w.at.opcode, w.at.bundle, w.land)
         } else {
             format!("`{}` that writes it issues only at cycle {} (bundle {}) and lands at cycle {}", w.at.opcode, w.issue, w.at.bundle, w.land)
         };

@@ -23,7 +23,10 @@
 //! `dataflow` (liveness and the fixpoint), `wto` (the fixpoint's visiting
 //! order), `sample` (concrete evaluation
 //! for quick refutations), `smt` (Z3 bridge), `rules`,
-//! `diagnose`, `compare` (obligations per block), `report`.
+//! `diagnose`, `compare` (obligations per block), `report`, `ieee` (exact
+//! IEEE-754 evaluation and the float-theory query that decides a
+//! counterexample of the uninterpreted encoding), `witness`
+//! (counterexamples as the program's input words).
 
 #![warn(missing_docs)]
 
@@ -32,6 +35,7 @@ pub mod dataflow;
 pub mod diagnose;
 pub mod facts;
 pub mod ids;
+pub mod ieee;
 pub mod labels;
 pub mod machcode;
 pub mod network;
@@ -44,6 +48,8 @@ pub mod srccode;
 pub mod symbolic;
 pub mod term;
 pub mod texunit;
+pub mod walk;
+pub mod witness;
 pub mod wto;
 
 pub use report::{render_human, Kind, Obligations, Report, Verdict, Violation};

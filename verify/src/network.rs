@@ -355,7 +355,15 @@ impl Ctx {
             return None;
         }
         let Some(m) = made.get(p).and_then(|x| x.iter().find(|m| m.unit == unit)).copied() else {
-            self.violation(Kind::Dataflow, b, i, line, format!("{name}: unit {} made nothing at bundle {p}", r.unit));
+            // A unit of this very instruction makes its result after the
+            // instruction's ALU reads: read too soon, not a read of nothing
+            // (a store reads its own instruction's results).
+            let own = reader.is_some() && d == 0 && b.bundles.get(i).is_some_and(|x| x.ops.iter().any(|op| op.slot == r.unit));
+            if own {
+                self.violation(Kind::Latency, b, i, line, format!("{name} reads the result of unit {} in its own instruction, before it is made", r.unit));
+            } else {
+                self.violation(Kind::Dataflow, b, i, line, format!("{name}: unit {} made nothing at bundle {p}", r.unit));
+            }
             return None;
         };
         let u = self.net.units.get(unit)?;
@@ -632,7 +640,7 @@ mod tests {
         let unknown = MACH.replace("mul ^reg1.y.0, ^reg1.y.0", "mul ^reg9.y.0, ^reg1.y.0");
         assert_eq!(first(&unknown).0, Kind::Register);
         let wrong = MACH.replace("mul1: mul ^reg1.y.0, ^reg1.y.0", "mul1: mul ^reg1.y.0, ^reg1.x.0");
-        assert_eq!(first(&wrong).0, Kind::Dataflow);
+        assert_eq!(first(&wrong).0, Kind::Dataflow, "{:?}", kinds(&wrong));
     }
 
     #[test]

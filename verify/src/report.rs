@@ -203,6 +203,10 @@ pub fn render_human(report: &Report, src_path: &str, src_text: &str, mach_path: 
         let mut notes = Vec::new();
         if let Some(c) = &v.counterexample {
             notes.push(format!("counterexample {}", c.describe()));
+            let target = schedra_ir::target::by_name(&report.target);
+            let words: Vec<String> = c.words.iter().map(|w| target.map(|t| w.describe(t)).unwrap_or_else(|| format!("{:?} {} = {:#x}", w.input, w.index, w.word))).collect();
+            let words = if words.is_empty() { "none (every input word is free)".to_string() } else { words.join(", ") };
+            notes.push(format!("input words: {words}"));
         }
         let diag = Diagnostic::error().with_message(format!("{}: {}", v.kind.as_str(), v.message)).with_labels(labels).with_notes(notes);
         match emit_into_string(&config, &files, &diag) {

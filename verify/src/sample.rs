@@ -23,6 +23,7 @@
 use crate::smt::{reachable, Counterexample};
 use crate::term::{eval_integer, is_integer, Fun, Node, Term, Terms};
 use schedra_ir::target::Sem;
+use rustc_hash::FxHashMap;
 use schedra_ir::Target;
 
 /// Number of samples tried; the last [`HASHED_SAMPLES`] interpret float
@@ -187,17 +188,36 @@ impl Values {
         self.get(a) != self.get(b)
     }
 
-    /// A sample under which `a` and `b` differ (or, with `truth`, under
-    /// which exactly one of them is zero), as a counterexample naming the
-    /// leaves.
-    pub fn find_difference(&mut self, terms: &Terms, target: &Target, a: Term, b: Term, truth: bool) -> Option<Counterexample> {
+    /// The samples under which `a` and `b` differ (or, with `truth`, under
+    /// which exactly one of them is zero), in sample order.
+    pub fn differing(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Vec<usize> {
         self.extend(terms);
         let (va, vb) = (self.get(a), self.get(b));
-        let k = (0..N).find(|&k| if truth { (va[k] == 0) != (vb[k] == 0) } else { va[k] != vb[k] })?;
+        (0..N).filter(|&k| if truth { (va[k] == 0) != (vb[k] == 0) } else { va[k] != vb[k] }).collect()
+    }
+
+    /// The words sample `k` gives the leaves and texture results of the
+    /// terms `roots` (what [`crate::witness::confirm`] evaluates from).
+    pub fn assignment(&mut self, terms: &Terms, roots: &[Term], k: usize) -> FxHashMap<Term, u32> {
+        self.extend(terms);
+        reachable(terms, roots)
+            .into_iter()
+            .filter(|t| !matches!(terms.node(*t), Node::Lit(_) | Node::App(Fun::Alu(_), _)))
+            .map(|t| (t, self.get(t).get(k).copied().unwrap_or(0)))
+            .collect()
+    }
+
+    /// A sample under which `a` and `b` differ (or, with `truth`, under
+    /// which exactly one of them is zero), as a counterexample naming the
+    /// leaves, with the sample's words (not checked by exact evaluation;
+    /// [`Values::assignment`] and [`crate::witness::confirm`] do that).
+    pub fn find_difference(&mut self, terms: &Terms, target: &Target, a: Term, b: Term, truth: bool) -> Option<Counterexample> {
+        let k = self.differing(terms, a, b, truth).into_iter().next()?;
         let mut leaves: Vec<Term> = reachable(terms, &[a, b]).into_iter().filter(|t| !matches!(terms.node(*t), Node::App(..) | Node::Lit(_))).collect();
         leaves.sort();
         let inputs = leaves.into_iter().take(16).map(|t| (leaf_name(terms, target, t), self.get(t)[k])).collect();
-        Some(Counterexample { inputs, source: va[k], machine: vb[k], uninterpreted: k as u64 >= FIRST_HASHED })
+        let (va, vb) = (self.get(a), self.get(b));
+        Some(Counterexample { inputs, source: va[k], machine: vb[k], uninterpreted: k as u64 >= FIRST_HASHED, words: Vec::new(), unbound: Vec::new() })
     }
 }
 

@@ -25,6 +25,7 @@
 //! [`grace`]) instead of `timeout_ms` per obligation.
 
 use crate::term::{fun_name, is_integer, Fun, Node, Term, Terms};
+use crate::witness::InputWord;
 use schedra_ir::target::Sem;
 use schedra_ir::Target;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -33,18 +34,32 @@ use std::time::{Duration, Instant};
 use z3::ast::{Ast, Bool, BV};
 use z3::{Context, ContextHandle, FuncDecl, PrepareSynchronized, SatResult, Solver, Sort};
 
-/// Concrete inputs under which two terms differ.
+/// Concrete inputs under which two terms differ: checked by exact
+/// evaluation with IEEE-754 float arithmetic ([`crate::witness::confirm`]),
+/// so the two values are the ones the programs compute from these words.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Counterexample {
-    /// Input name → word, for the inputs the two terms mention.
+    /// Leaf name → word, for the leaves the two terms mention (at most 16).
     pub inputs: Vec<(String, u32)>,
     /// The source side's value.
     pub source: u32,
     /// The machine side's value.
     pub machine: u32,
-    /// The values were computed with float ops as arbitrary functions (the
-    /// solver's uninterpreted encoding), not with real float arithmetic.
+    /// The values were computed with float ops as arbitrary functions.
+    /// Always `false` for a counterexample the verifier reports: one that
+    /// holds only for arbitrary functions is decided again under IEEE-754
+    /// semantics ([`crate::ieee`]) or left unknown.
     pub uninterpreted: bool,
+    /// The program's input words under which the two differ
+    /// ([`crate::witness`]): what `schedra verify --replay` feeds to both
+    /// interpreters.
+    pub words: Vec<InputWord>,
+    /// Leaves that no input word fixes (values at the entry of a later
+    /// block, unwritten scratch, ...), by name: the difference holds for
+    /// the words given to them here, which the input words alone may not
+    /// produce.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unbound: Vec<String>,
 }
 
 impl Counterexample {
@@ -52,7 +67,8 @@ impl Counterexample {
     pub fn describe(&self) -> String {
         let ins: Vec<String> = self.inputs.iter().map(|(n, w)| format!("{n}={w:#x}")).collect();
         let how = if self.uninterpreted { " (float ops taken as arbitrary functions)" } else { "" };
-        format!("with {}: source {:#x}, machine {:#x}{how}", ins.join(", "), self.source, self.machine)
+        let at = if self.unbound.is_empty() { String::new() } else { format!(" (given {} at a block entry)", self.unbound.join(", ")) };
+        format!("with {}: source {:#x}, machine {:#x}{how}{at}", ins.join(", "), self.source, self.machine)
     }
 }
 
@@ -66,6 +82,11 @@ pub enum Answer {
     /// The solver gave up (timeout or unsupported).
     Unknown,
 }
+
+/// Most milliseconds one float-theory query ([`Smt`]'s IEEE step) may
+/// take: bit-blasted float products are slow, and the step only decides
+/// between a violation and `unknown` after a counterexample failed.
+pub const IEEE_BUDGET_MS: u64 = 2_000;
 
 /// The effective per-query budget in ms for a requested `ms`: 0 becomes
 /// 1 ms (give up at once, `unknown`) rather than "no limit", as Z3's own
@@ -85,6 +106,9 @@ pub struct Smt {
     cache: FxHashMap<(Term, Term, bool), Answer>,
     samples: crate::sample::Values,
     deadline: Option<Instant>,
+    /// Whether the first block is entered only at program start (its junk
+    /// registers are then the program's garbage words).
+    first_is_entry: bool,
     /// Number of queries sent to the solver.
     pub queries: usize,
 }
@@ -95,7 +119,14 @@ impl Smt {
     /// solver question is answered [`Answer::Unknown`].
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
         let deadline = Instant::now().checked_add(Duration::from_millis(timeout_ms));
-        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), samples: Default::default(), deadline, queries: 0 }
+        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
+    }
+
+    /// Say whether the first block is entered only at program start (the
+    /// default): then a junk register there is an input word of a
+    /// counterexample.
+    pub fn set_first_is_entry(&mut self, yes: bool) {
+        self.first_is_entry = yes;
     }
 
     /// The budget in ms the next query may use: `timeout_ms`, cut to the
@@ -123,10 +154,24 @@ impl Smt {
         if let Some(ans) = self.cache.get(&(a, b, truth)) {
             return ans.clone();
         }
-        match self.samples.find_difference(terms, self.target, a, b, truth) {
-            Some(cex) => Answer::Differ(cex),
-            None => Answer::Unknown,
+        self.from_samples(terms, a, b, truth).unwrap_or(Answer::Unknown)
+    }
+
+    /// A confirmed counterexample from the samples under which `a` and `b`
+    /// differ: `None` when no sample tells them apart, `Some(Unknown)` when
+    /// some do but none of them is a difference under exact evaluation.
+    fn from_samples(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Option<Answer> {
+        let ks = self.samples.differing(terms, a, b, truth);
+        if ks.is_empty() {
+            return None;
         }
+        for k in ks {
+            let leaves = self.samples.assignment(terms, &[a, b], k);
+            if let Some(cex) = crate::witness::confirm(terms, self.target, a, b, truth, &leaves, self.first_is_entry) {
+                return Some(Answer::Differ(cex));
+            }
+        }
+        Some(Answer::Unknown)
     }
 
     /// Whether `a` and `b` are the same word for all inputs.
@@ -153,8 +198,9 @@ impl Smt {
         if let Some(ans) = self.cache.get(&key) {
             return ans.clone();
         }
-        let ans = match self.samples.find_difference(terms, self.target, a, b, truth) {
-            Some(cex) => Answer::Differ(cex),
+        let ans = match self.from_samples(terms, a, b, truth) {
+            Some(Answer::Unknown) => self.decide_ieee(terms, a, b, truth),
+            Some(ans) => ans,
             None => self.solve(terms, a, b, truth),
         };
         if ans != Answer::Unknown {
@@ -167,32 +213,58 @@ impl Smt {
         let Some(budget_ms) = self.budget_ms() else { return Answer::Unknown };
         self.queries += 1;
         let (Some(za), Some(zb)) = (self.convert(terms, a), self.convert(terms, b)) else { return Answer::Unknown };
-        let mut names = Vec::new();
+        // The model's words of every leaf and texture result: what a
+        // counterexample is evaluated exactly from.
+        let mut asked = Vec::new();
         let mut sides = vec![za, zb];
-        for leaf in self.leaves_of(terms, &[a, b]).into_iter().take(16) {
-            if let (Some(z), Some(name)) = (self.memo.get(&leaf), self.leaves.get(&leaf)) {
-                names.push(name.clone());
+        for t in self.free_of(terms, &[a, b]) {
+            if let Some(z) = self.memo.get(&t) {
+                asked.push(t);
                 sides.push(z.clone());
             }
         }
         match check_bounded(&sides, truth, budget_ms) {
             Verdict::Unsat => Answer::Equal,
-            Verdict::Sat(vals) => match vals.as_slice() {
-                [source, machine, ins @ ..] => Answer::Differ(Counterexample {
-                    inputs: names.into_iter().zip(ins.iter().copied()).collect(),
-                    source: *source,
-                    machine: *machine,
-                    uninterpreted: true,
-                }),
-                _ => Answer::Unknown,
-            },
+            Verdict::Sat(vals) => {
+                let leaves: FxHashMap<Term, u32> = asked.into_iter().zip(vals.into_iter().skip(2)).collect();
+                match crate::witness::confirm(terms, self.target, a, b, truth, &leaves, self.first_is_entry) {
+                    Some(cex) => Answer::Differ(cex),
+                    None => self.decide_ieee(terms, a, b, truth),
+                }
+            }
             Verdict::Unknown => Answer::Unknown,
         }
     }
 
-    /// The leaves (free constants) of the terms, in index order.
-    fn leaves_of(&self, terms: &Terms, roots: &[Term]) -> Vec<Term> {
-        let mut out: Vec<Term> = reachable(terms, roots).into_iter().filter(|t| self.leaves.contains_key(t)).collect();
+    /// Decide `a` against `b` with float ops as IEEE-754 arithmetic
+    /// ([`crate::ieee::fp_query`]), after a counterexample of the
+    /// uninterpreted encoding turned out not to be one: `unsat` proves the
+    /// obligation, a model is a counterexample only when exact evaluation
+    /// confirms it, anything else is unknown.
+    fn decide_ieee(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
+        let Some(budget_ms) = self.budget_ms().map(|ms| ms.min(IEEE_BUDGET_MS)) else { return Answer::Unknown };
+        self.queries += 1;
+        let (text, free) = crate::ieee::fp_query(terms, a, b, truth);
+        let names: Vec<String> = free.iter().map(|t| format!("t{}", t.0)).collect();
+        let budget = Duration::from_millis(u64::from(z3_timeout(budget_ms)));
+        let wait = budget.saturating_add(grace(budget_ms));
+        match run_bounded(wait, move || check_text(&text, &names, budget)).unwrap_or(Verdict::Unknown) {
+            Verdict::Unsat => Answer::Equal,
+            Verdict::Sat(vals) => {
+                let leaves: FxHashMap<Term, u32> = free.into_iter().zip(vals).collect();
+                match crate::witness::confirm(terms, self.target, a, b, truth, &leaves, self.first_is_entry) {
+                    Some(cex) => Answer::Differ(cex),
+                    None => Answer::Unknown,
+                }
+            }
+            Verdict::Unknown => Answer::Unknown,
+        }
+    }
+
+    /// The leaves and texture results of the terms (what a model must
+    /// give words to), in index order.
+    fn free_of(&self, terms: &Terms, roots: &[Term]) -> Vec<Term> {
+        let mut out: Vec<Term> = reachable(terms, roots).into_iter().filter(|t| self.leaves.contains_key(t) || matches!(terms.node(*t), Node::App(Fun::Tex(_), _))).collect();
         out.sort();
         out
     }
@@ -326,6 +398,30 @@ fn check_here(sides: &[BV], truth: bool, budget: Duration) -> Verdict {
     }
 }
 
+/// [`check_here`] for a query given as SMT-LIB text: the model's words of
+/// the constants `names` on `sat`.
+fn check_text(text: &str, names: &[String], budget: Duration) -> Verdict {
+    let solver = Solver::new();
+    solver.from_string(text);
+    let ctx = Context::thread_local();
+    let handle = ctx.handle();
+    let (result, interrupted) = std::thread::scope(|s| {
+        let (done, finished) = mpsc::channel::<()>();
+        let dog = s.spawn(move || interrupt_after(&handle, budget, &finished));
+        let result = solver.check();
+        drop(done);
+        (result, dog.join().unwrap_or(true))
+    });
+    match result {
+        SatResult::Unsat => Verdict::Unsat,
+        SatResult::Sat if !interrupted => match solver.get_model() {
+            Some(model) => Verdict::Sat(names.iter().map(|n| model.eval(&BV::new_const(n.as_str(), 32), true).and_then(|v| v.as_u64()).unwrap_or(0) as u32).collect()),
+            None => Verdict::Unknown,
+        },
+        _ => Verdict::Unknown,
+    }
+}
+
 /// Interrupt the context behind `handle` once `budget` passes without a
 /// word on `finished` (the sender is dropped when the check returns), and
 /// again every 10 ms until it does. Returns whether it interrupted.
@@ -434,6 +530,36 @@ mod tests {
         let zero = t.lit(0);
         let c1 = t.app(Fun::Alu(Sem::Or), vec![x, zero]);
         assert_eq!(smt.equal(&t, c1, x), Answer::Equal);
+    }
+
+    #[test]
+    fn float_identities_are_decided_under_ieee_semantics() {
+        // x * 2.0 and x + x are the same word for every x in IEEE-754
+        // arithmetic; as uninterpreted functions they are not.
+        let mut t = Terms::new();
+        let x = t.intern(Node::Uniform(0, 0));
+        let two = t.lit(2.0f32.to_bits());
+        let twice = t.app(Fun::Alu(Sem::FMul), vec![x, two]);
+        let sum = t.app(Fun::Alu(Sem::FAdd), vec![x, x]);
+        let mut smt = Smt::new(v3d(), 10_000);
+        assert_eq!(smt.equal(&t, twice, sum), Answer::Equal);
+        // x * 1.0 is not x: a NaN input comes out canonical.
+        let one = t.lit(1.0f32.to_bits());
+        let times_one = t.app(Fun::Alu(Sem::FMul), vec![x, one]);
+        match smt.equal(&t, times_one, x) {
+            Answer::Differ(cex) => {
+                assert!(!cex.uninterpreted);
+                assert_eq!(cex.source, crate::ieee::CANONICAL_NAN);
+                let w = cex.words.first().map(|w| w.word).unwrap_or(0);
+                assert!(f32::from_bits(w).is_nan() && w != crate::ieee::CANONICAL_NAN, "{cex:?}");
+            }
+            other => panic!("expected a counterexample, got {other:?}"),
+        }
+        // fmin(x, 0) and fmax(x, 0) differ for x = 1, and the report says
+        // so with the exact words.
+        let zero = t.lit(0);
+        let (lo, hi) = (t.app(Fun::Alu(Sem::FMin), vec![x, zero]), t.app(Fun::Alu(Sem::FMax), vec![x, zero]));
+        assert!(matches!(smt.equal(&t, lo, hi), Answer::Differ(c) if c.source != c.machine && !c.uninterpreted));
     }
 
     #[test]

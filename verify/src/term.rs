@@ -374,6 +374,15 @@ impl Terms {
         self.fresh_symbol(id, junk)
     }
 
+    /// The key and block of symbol `id` when it was made by
+    /// [`Terms::symbol_for`] (`None` for a given name or a foreign id).
+    pub fn symbol_key(&self, id: u32) -> Option<(SymKey, u32)> {
+        match self.names.get(id as usize) {
+            Some(SymName::Keyed(key, block)) => Some((*key, *block)),
+            _ => None,
+        }
+    }
+
     /// The name of symbol `id` (`?` for a foreign id).
     pub fn symbol_name(&self, id: u32) -> std::borrow::Cow<'_, str> {
         use std::borrow::Cow;

@@ -369,7 +369,7 @@ mod tests {
         let d = desc("gen8", "add");
         let a = vec![Arg::Words(ws(&[1.0f32.to_bits(), 2.0f32.to_bits()])), Arg::Imm(0.5f32.to_bits())];
         let w = World::new(0);
-        let got = execute(d, &a, 2, &w, &Scratch::new(w));
+        let got = execute(d, &a, 2, &w, &Scratch::new(w.clone()));
         assert_eq!(got, Ok(Action::Write(ws(&[1.5f32.to_bits(), 2.5f32.to_bits()]))));
     }
 
@@ -377,7 +377,7 @@ mod tests {
     fn fixed_sizes_are_enforced() {
         let t = desc("gen8", "send.tex");
         let w = World::new(0);
-        let s = Scratch::new(w);
+        let s = Scratch::new(w.clone());
         assert!(execute(t, &[Arg::Words(ws(&[1, 2]))], 2, &w, &s).is_err());
         assert!(execute(t, &[Arg::Words(ws(&[1]))], 4, &w, &s).is_err());
         assert!(execute(t, &[Arg::Words(ws(&[1, 2]))], 4, &w, &s).is_ok());
@@ -388,7 +388,7 @@ mod tests {
         let d = desc("gen8", "add");
         let a = vec![Arg::Words(ws(&[1, 2])), Arg::Words(ws(&[1]))];
         let w = World::new(0);
-        assert!(execute(d, &a, 2, &w, &Scratch::new(w)).is_err());
+        assert!(execute(d, &a, 2, &w, &Scratch::new(w.clone())).is_err());
     }
 
     #[test]
@@ -398,7 +398,7 @@ mod tests {
         let mut a = Vec::new();
         args(d, &srcs, &mut a, |_, _| Ok(Words::one(42))).expect("args");
         let wd = World::new(0);
-        let got = execute(d, &a, 0, &wd, &Scratch::new(wd));
+        let got = execute(d, &a, 0, &wd, &Scratch::new(wd.clone()));
         assert_eq!(got, Ok(Action::Effect(Channel::Indexed("export", 3), Words::one(42))));
         assert_eq!(Channel::Indexed("export", 3).to_string(), "export 3");
     }
@@ -416,7 +416,7 @@ mod tests {
     #[test]
     fn texture_and_uniforms_come_from_the_world() {
         let w = World::new(5);
-        let s = Scratch::new(w);
+        let s = Scratch::new(w.clone());
         let t = desc("gen8", "send.tex");
         let got = execute(t, &[Arg::Words(ws(&[7, 8]))], 4, &w, &s);
         assert_eq!(got, Ok(Action::Write((0..4).map(|i| w.texture(&[7, 8], i)).collect())));
@@ -431,10 +431,10 @@ mod tests {
             let d = desc("v3d71", op);
             let srcs = [Operand::Imm(Imm::int(5))];
             let f = Fast::plan(d, &srcs, |_| None).expect("a one-word load has a fast form");
-            let got = f.eval(&w, &Scratch::new(w), |s| if let FastSrc::Const(c) = s { Some(c) } else { None });
+            let got = f.eval(&w, &Scratch::new(w.clone()), |s| if let FastSrc::Const(c) = s { Some(c) } else { None });
             let mut a = Vec::new();
             args(d, &srcs, &mut a, |_, _| Ok(Words::one(0))).expect("args");
-            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Write(Words::one(got.expect("evaluates")))), "{op}");
+            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::Write(Words::one(got.expect("evaluates")))), "{op}");
         }
     }
 
@@ -451,7 +451,7 @@ mod tests {
             let mut a = Vec::new();
             args(d, &srcs, &mut a, |_, _| Ok(Words::one(77))).expect("args");
             assert_eq!(f.to, Sink::Channel("tlb"));
-            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Effect(Channel::Plain("tlb"), Words::one(got))));
+            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::Effect(Channel::Plain("tlb"), Words::one(got))));
             assert_eq!(got, word);
         }
         // Indexed channels, wide operands and non-outputs: no fast form.
@@ -464,8 +464,8 @@ mod tests {
         assert_eq!((f.to, f.src), (Sink::Scratch(2), FastSrc::Reg(4)));
         let mut a = Vec::new();
         args(desc("v3d71", "scratchw"), &store, &mut a, |_, _| Ok(Words::one(9))).expect("args");
-        assert_eq!(execute(desc("v3d71", "scratchw"), &a, 1, &w, &Scratch::new(w)), Ok(Action::ScratchWrite(2, Words::one(9))));
-        let mut sc = Scratch::new(w);
+        assert_eq!(execute(desc("v3d71", "scratchw"), &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::ScratchWrite(2, Words::one(9))));
+        let mut sc = Scratch::new(w.clone());
         sc.write(2, &[9]);
         let load = Fast::plan(desc("v3d71", "scratchr"), &[Operand::Imm(Imm::int(2))], |_| None).expect("a one-word scratch load has a fast form");
         assert_eq!(load.eval(&w, &sc, |s| if let FastSrc::Const(c) = s { Some(c) } else { None }), Some(9));
@@ -485,7 +485,7 @@ mod tests {
         let mut a = Vec::new();
         args(d, &srcs, &mut a, |_, _| Ok(Words::one(x))).expect("args");
         let w = World::new(0);
-        assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w)), Ok(Action::Write(Words::one(got.expect("evaluates")))));
+        assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::Write(Words::one(got.expect("evaluates")))));
         // Not one word, not arithmetic, or not valid as written: no fast form.
         let wide = [Operand::Phys(PhysReg { base: 4, size: 2 }), Operand::Imm(Imm::f32(0.5))];
         assert!(Fast::plan(desc("gen8", "add"), &wide, |_| None).is_none());

@@ -391,6 +391,7 @@ impl<'p> Machine<'p> {
         let (pending, effects, trace) = (Vec::new(), Effects::new(), Trace::with_capacity(p.blocks.len()));
         Machine {
             p,
+            scratch: Scratch::new(world.clone()),
             world,
             regs,
             pending,
@@ -401,7 +402,6 @@ impl<'p> Machine<'p> {
             last_land: 0,
             now: 0,
             stalls: 0,
-            scratch: Scratch::new(world),
             unit: Unit::default(),
             effects,
             trace,

@@ -103,7 +103,11 @@ pub fn prepare(program: &Program) -> Prepared<'_> {
 impl Prepared<'_> {
     /// Run on the outside words of `seed` with `fuel`, as [`run`] does.
     pub fn run(&self, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
-        let world = World::new(seed);
+        self.run_in(World::new(seed), fuel)
+    }
+
+    /// Run in `world` (a seed and any pinned words) with `fuel`.
+    pub fn run_in(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
         match self {
             Prepared::Source(d) => d.run(world, fuel),
             Prepared::Machine(d) => d.run(world, fuel),

@@ -41,7 +41,7 @@ mod tests {
     #[test]
     fn written_slots_read_back_and_others_are_garbage() {
         let w = World::new(9);
-        let mut s = Scratch::new(w);
+        let mut s = Scratch::new(w.clone());
         assert_eq!(s.read(4), w.garbage_scratch(4));
         s.write(3, &[10, 11]);
         assert_eq!((s.read(3), s.read(4)), (10, 11));

@@ -266,15 +266,15 @@ impl State {
     fn new(d: &Decoded<'_>, world: World) -> State {
         let mut st = State {
             target: d.p.target,
+            scratch: Scratch::new(world.clone()),
             world,
             vregs: vec![None; d.slots],
             phys: vec![None; d.phys],
-            scratch: Scratch::new(world),
             unit: Unit::default(),
             args: Vec::with_capacity(4),
         };
         for (input, &slot) in d.p.inputs.iter().zip(&d.inputs) {
-            let words: Words = input.reg.regs().map(|r| world.input_reg(r)).collect();
+            let words: Words = input.reg.regs().map(|r| st.world.input_reg(r)).collect();
             for (r, w) in input.reg.regs().zip(words.iter()) {
                 if let Some(x) = st.phys.get_mut(r as usize) {
                     *x = Some(*w);

@@ -12,11 +12,19 @@
 //! hashed bits from a kind of their own, so reading an uninitialised register
 //! gives a different word from any input with overwhelming probability.
 //!
-//! Invariant: for a fixed seed, each query always returns the same word, and
-//! the source interpreter and the machine simulator see the same words
-//! because both ask this module.
+//! A world may also *pin* words ([`Pins`]): a pinned uniform, varying,
+//! input register, garbage register or texture result is the given word
+//! instead of the drawn one, and every other word is still drawn from the
+//! seed. This is how a verifier counterexample's input words are replayed
+//! (`crate::replay`).
+//!
+//! Invariant: for a fixed seed and pins, each query always returns the
+//! same word, and the source interpreter and the machine simulator see the
+//! same words because both ask this module.
 
+use rustc_hash::FxHashMap;
 use schedra_ir::Reg;
+use std::sync::Arc;
 
 /// The tags that keep the kinds of outside words apart.
 #[derive(Clone, Copy)]
@@ -63,17 +71,57 @@ fn input_word(h: u64) -> u32 {
     }
 }
 
-/// The outside world of one run, determined by its seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Words that replace the drawn ones: per kind, index → word.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pins {
+    /// Uniform words by index (`ldunif index`).
+    pub uniforms: FxHashMap<u32, u32>,
+    /// Varying words by index (`ldvary index`).
+    pub varyings: FxHashMap<u32, u32>,
+    /// Entry words of input registers.
+    pub input_regs: FxHashMap<Reg, u32>,
+    /// Entry words of registers that are not inputs.
+    pub garbage_regs: FxHashMap<Reg, u32>,
+    /// Words of scratch slots before anything writes them.
+    pub garbage_scratch: FxHashMap<u32, u32>,
+    /// Texture result words by coordinate words and result word.
+    pub textures: FxHashMap<(Vec<u32>, u32), u32>,
+    /// The delays of unknown-landing results past their earliest landing
+    /// (capped at the window), by their number in the run.
+    pub landings: FxHashMap<u64, u32>,
+}
+
+impl Pins {
+    /// Whether nothing is pinned.
+    pub fn is_empty(&self) -> bool {
+        self.uniforms.is_empty() && self.varyings.is_empty() && self.input_regs.is_empty() && self.garbage_regs.is_empty() && self.garbage_scratch.is_empty() && self.textures.is_empty() && self.landings.is_empty()
+    }
+}
+
+/// The outside world of one run, determined by its seed and its pins.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct World {
-    /// The seed every word is drawn from.
+    /// The seed every word not pinned is drawn from.
     pub seed: u64,
+    /// The pinned words, if any.
+    pins: Option<Arc<Pins>>,
 }
 
 impl World {
     /// The world of `seed`.
     pub fn new(seed: u64) -> World {
-        World { seed }
+        World { seed, pins: None }
+    }
+
+    /// The world of `seed` with the words of `pins` in place of the drawn
+    /// ones.
+    pub fn pinned(seed: u64, pins: Pins) -> World {
+        World { seed, pins: (!pins.is_empty()).then(|| Arc::new(pins)) }
+    }
+
+    /// The pinned word of `kind`'s table at `index`, if any.
+    fn pin<K: std::hash::Hash + Eq>(&self, table: impl Fn(&Pins) -> &FxHashMap<K, u32>, index: K) -> Option<u32> {
+        self.pins.as_deref().and_then(|p| table(p).get(&index).copied())
     }
 
     fn draw(&self, kind: Kind, rest: impl IntoIterator<Item = u64>) -> u64 {
@@ -91,17 +139,26 @@ impl World {
 
     /// Uniform number `index` (`ldunif index`).
     pub fn uniform(&self, index: u32) -> u32 {
+        if let Some(w) = self.pin(|p| &p.uniforms, index) {
+            return w;
+        }
         input_word(self.draw1(Kind::Uniform, index as u64))
     }
 
     /// Varying number `index` (`ldvary index`).
     pub fn varying(&self, index: u32) -> u32 {
+        if let Some(w) = self.pin(|p| &p.varyings, index) {
+            return w;
+        }
         input_word(self.draw1(Kind::Varying, index as u64))
     }
 
     /// Word `word` of the result of a texture sample at the coordinate
     /// words `coords` (a function of the coordinates only).
     pub fn texture(&self, coords: &[u32], word: u32) -> u32 {
+        if let Some(w) = self.pins.as_deref().and_then(|p| p.textures.get(&(coords.to_vec(), word)).copied()) {
+            return w;
+        }
         let parts = [coords.len() as u64, word as u64].into_iter().chain(coords.iter().map(|&c| c as u64));
         input_word(self.draw(Kind::Texture, parts))
     }
@@ -109,12 +166,18 @@ impl World {
     /// The word that input register `reg` holds at entry (a register of a
     /// multi-register input `$g2:2` is asked for one register at a time).
     pub fn input_reg(&self, reg: Reg) -> u32 {
+        if let Some(w) = self.pin(|p| &p.input_regs, reg) {
+            return w;
+        }
         input_word(self.draw1(Kind::InputReg, reg as u64))
     }
 
     /// The garbage word that register `reg` holds at entry when it is not
     /// declared as an input.
     pub fn garbage_reg(&self, reg: Reg) -> u32 {
+        if let Some(w) = self.pin(|p| &p.garbage_regs, reg) {
+            return w;
+        }
         (self.draw1(Kind::GarbageReg, reg as u64) >> 16) as u32
     }
 
@@ -124,6 +187,9 @@ impl World {
     /// that both a read just after the earliest landing and one just
     /// before the latest see the difference on some seeds.
     pub fn landing_delay(&self, k: u64, window: u32) -> u32 {
+        if let Some(d) = self.pin(|p| &p.landings, k) {
+            return d.min(window);
+        }
         let h = self.draw1(Kind::Landing, k);
         match h & 3 {
             0 => 0,
@@ -135,6 +201,9 @@ impl World {
     /// The garbage word of scratch slot `slot` before anything is written
     /// to it.
     pub fn garbage_scratch(&self, slot: u32) -> u32 {
+        if let Some(w) = self.pin(|p| &p.garbage_scratch, slot) {
+            return w;
+        }
         (self.draw1(Kind::GarbageScratch, slot as u64) >> 16) as u32
     }
 }
@@ -184,6 +253,22 @@ mod tests {
         let b: Vec<u32> = (0..4).map(|i| w.texture(&[10, 21], i)).collect();
         assert_ne!(a, b);
         assert!(a.windows(2).any(|p| p[0] != p[1]));
+    }
+
+    #[test]
+    fn pinned_words_replace_drawn_ones_and_nothing_else() {
+        let mut pins = Pins::default();
+        pins.uniforms.insert(2, 0x3f80_0000);
+        pins.varyings.insert(0, 7);
+        pins.input_regs.insert(1, 9);
+        pins.garbage_regs.insert(5, 11);
+        pins.textures.insert((vec![1, 2], 0), 13);
+        pins.landings.insert(3, u32::MAX);
+        let (w, plain) = (World::pinned(4, pins), World::new(4));
+        assert_eq!((w.uniform(2), w.varying(0), w.input_reg(1), w.garbage_reg(5), w.texture(&[1, 2], 0)), (0x3f80_0000, 7, 9, 11, 13));
+        assert_eq!((w.uniform(3), w.varying(1), w.input_reg(2), w.garbage_reg(6), w.texture(&[1, 2], 1)), (plain.uniform(3), plain.varying(1), plain.input_reg(2), plain.garbage_reg(6), plain.texture(&[1, 2], 1)));
+        assert_eq!((w.landing_delay(3, 400), plain.landing_delay(3, 400) <= 400), (400, true));
+        assert_eq!(World::pinned(4, Pins::default()), plain);
     }
 
     #[test]

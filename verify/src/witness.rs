@@ -1,0 +1,224 @@
+//! Counterexamples as the program's input words.
+//!
+//! A refuted obligation comes with a word for every leaf of its two terms
+//! (from a sample or a solver model). [`confirm`] turns that into a
+//! [`Counterexample`] only when the words are real: both terms evaluated
+//! exactly ([`crate::ieee`]) from those words differ.
+//!
+//! The leaves that are program inputs become [`InputWord`]s, the words an
+//! interpreter draws from outside the program: `Reg(r)` is input register
+//! `r`; word `w` of uniform (varying) `i` is uniform (varying) `i + w`, as
+//! `ldunif i` of width 2 reads uniforms `i` and `i + 1`; the junk of a
+//! register (scratch slot) at the entry of a first block that nothing jumps
+//! back to is that register's (slot's) garbage word; a texture result is the word at its
+//! coordinate words. Leaves that name the same input word take the first
+//! one's word, so the input words are consistent. Every other leaf (a
+//! value at the entry of a later block, a source read before any
+//! definition, a scratch slot, junk elsewhere) is *unbound*: the input
+//! words alone do not fix it, and it is listed by name.
+
+use crate::ieee::Exact;
+use crate::smt::Counterexample;
+use crate::term::{Node, SymKind, Term, Terms};
+use rustc_hash::FxHashMap;
+use schedra_ir::Target;
+use serde::Serialize;
+
+/// Where an input word comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    /// An input register's word at program entry.
+    Reg,
+    /// A uniform (`ldunif index`).
+    Uniform,
+    /// A varying (`ldvary index`).
+    Varying,
+    /// A register that is not an input, read before anything writes it.
+    Garbage,
+    /// A scratch slot read before anything writes it.
+    Scratch,
+    /// Word `index` of a texture result at the coordinate words `coords`.
+    Texture,
+    /// How many cycles past its earliest landing the `index`-th result of
+    /// unknown landing time of the run (kepler's `tex`, in issue order)
+    /// arrives, capped at the target's window ([`landing_words`]).
+    Landing,
+}
+
+/// One word from outside the program.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct InputWord {
+    /// What kind of input.
+    pub input: InputKind,
+    /// Its register number, uniform or varying index, or texture word.
+    pub index: u32,
+    /// For a texture result: the coordinate words of the sample.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coords: Vec<u32>,
+    /// The word.
+    pub word: u32,
+}
+
+impl InputWord {
+    /// `uniform 3 = 0x3f800000`, `tex 0 at (0x1, 0x2) = 0x5`.
+    pub fn describe(&self, target: &Target) -> String {
+        match self.input {
+            InputKind::Reg => format!("input ${} = {:#x}", target.regs.name(self.index as schedra_ir::Reg), self.word),
+            InputKind::Garbage => format!("unwritten ${} = {:#x}", target.regs.name(self.index as schedra_ir::Reg), self.word),
+            InputKind::Scratch => format!("unwritten scratch[{}] = {:#x}", self.index, self.word),
+            InputKind::Uniform => format!("uniform {} = {:#x}", self.index, self.word),
+            InputKind::Varying => format!("varying {} = {:#x}", self.index, self.word),
+            InputKind::Landing => format!("unknown-landing result {} delayed {}", self.index, if self.word == u32::MAX { "as long as it can be".to_string() } else { format!("{} cycles", self.word) }),
+            InputKind::Texture => {
+                let c: Vec<String> = self.coords.iter().map(|w| format!("{w:#x}")).collect();
+                format!("texture word {} at ({}) = {:#x}", self.index, c.join(", "), self.word)
+            }
+        }
+    }
+}
+
+/// The input word a leaf stands for (kind and index), or `None` when it is
+/// unbound. `first_is_entry`: the first block is entered only at program
+/// start, so its junk registers are garbage words.
+fn input_of(terms: &Terms, t: Term, first_is_entry: bool) -> Option<(InputKind, u32)> {
+    match terms.node(t) {
+        Node::Reg(r) => Some((InputKind::Reg, u32::from(*r))),
+        Node::Uniform(i, w) => Some((InputKind::Uniform, i.wrapping_add(u32::from(*w)))),
+        Node::Varying(i, w) => Some((InputKind::Varying, i.wrapping_add(u32::from(*w)))),
+        Node::Sym { id, junk: true } => match terms.symbol_key(*id) {
+            Some((key, 0)) if first_is_entry && key.kind == SymKind::JunkReg && key.b == 0 => Some((InputKind::Garbage, key.a)),
+            Some((key, 0)) if first_is_entry && key.kind == SymKind::JunkSlot => Some((InputKind::Scratch, key.a)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The landing words of a run through the machine blocks `path` (indices
+/// into `machine.blocks`, in the order they run), on a target with results
+/// of unknown landing time: what the verifier assumes of them. A result
+/// that some op reads while no `texbar` has waited for it yet lands as
+/// late as it can (`u32::MAX`), every other one at its earliest (0), so
+/// that every read the verifier takes as early is early in the
+/// interpreters too. `texbar N` waits for all but the `N` most recent
+/// outstanding results (they land in issue order). Empty on other targets.
+pub fn landing_words(machine: &schedra_ir::Program, path: &[usize]) -> Vec<InputWord> {
+    use schedra_ir::target::Sem;
+    use schedra_ir::Operand;
+    let target = machine.target;
+    if !target.ops.iter().any(|d| d.unknown_landing) {
+        return Vec::new();
+    }
+    // Outstanding results: (k, destination registers).
+    let mut outstanding: Vec<(u32, Vec<schedra_ir::Reg>)> = Vec::new();
+    let mut late: Vec<bool> = Vec::new();
+    for b in path.iter().filter_map(|&b| machine.blocks.get(b)) {
+        for bundle in &b.bundles {
+            for op in &bundle.ops {
+                let reads = op.inst.srcs.iter().filter_map(|o| match o {
+                    Operand::Phys(r) => Some(*r),
+                    _ => None,
+                });
+                for r in reads.flat_map(|r| r.regs()) {
+                    for (k, regs) in &outstanding {
+                        if regs.contains(&r) {
+                            if let Some(l) = late.get_mut(*k as usize) {
+                                *l = true;
+                            }
+                        }
+                    }
+                }
+            }
+            for op in &bundle.ops {
+                let Some(d) = target.op(&op.inst.opcode) else { continue };
+                if d.sem == Sem::TexBarrier {
+                    let n = op.inst.srcs.iter().find_map(|o| match o {
+                        Operand::Imm(i) => Some(i.bits as usize),
+                        _ => None,
+                    });
+                    let keep = n.unwrap_or(0).min(outstanding.len());
+                    outstanding.drain(..outstanding.len() - keep);
+                } else if d.unknown_landing {
+                    let regs = match &op.inst.dest {
+                        Some(Operand::Phys(r)) => r.regs().collect(),
+                        _ => Vec::new(),
+                    };
+                    outstanding.push((late.len() as u32, regs));
+                    late.push(false);
+                }
+            }
+        }
+    }
+    late.iter().enumerate().map(|(k, l)| InputWord { input: InputKind::Landing, index: k as u32, coords: Vec::new(), word: if *l { u32::MAX } else { 0 } }).collect()
+}
+
+/// The counterexample `leaves` gives for `a` against `b` (in truth when
+/// `truth`), if it is real: the leaves' words made consistent per input
+/// word, both terms evaluated exactly, and their words differ. `None`
+/// when they do not differ or cannot be evaluated exactly.
+pub fn confirm(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool, leaves: &FxHashMap<Term, u32>, first_is_entry: bool) -> Option<Counterexample> {
+    let mut cone = crate::smt::reachable(terms, &[a, b]);
+    cone.sort_unstable();
+    let mut by_input: FxHashMap<(InputKind, u32), u32> = FxHashMap::default();
+    let mut words: FxHashMap<Term, u32> = FxHashMap::default();
+    let (mut named, mut unbound) = (Vec::new(), Vec::new());
+    for &t in &cone {
+        match terms.node(t) {
+            Node::Lit(_) | Node::App(crate::term::Fun::Alu(_), _) => continue,
+            Node::App(crate::term::Fun::Tex(_), _) => {
+                words.insert(t, leaves.get(&t).copied()?);
+                continue;
+            }
+            _ => {}
+        }
+        let given = leaves.get(&t).copied()?;
+        let word = match input_of(terms, t, first_is_entry) {
+            Some(key) => *by_input.entry(key).or_insert(given),
+            None => {
+                unbound.push(crate::sample::leaf_name(terms, target, t));
+                given
+            }
+        };
+        words.insert(t, word);
+        named.push((crate::sample::leaf_name(terms, target, t), word));
+    }
+    let mut exact = Exact::new(&words);
+    let (x, y) = (exact.eval(terms, a)?, exact.eval(terms, b)?);
+    let differ = if truth { (x == 0) != (y == 0) } else { x != y };
+    if !differ {
+        return None;
+    }
+    let mut inputs: Vec<InputWord> = by_input.into_iter().map(|((input, index), word)| InputWord { input, index, coords: Vec::new(), word }).collect();
+    inputs.extend(exact.textures.iter().map(|((w, coords), word)| InputWord { input: InputKind::Texture, index: u32::from(*w), coords: coords.clone(), word: *word }));
+    inputs.sort_by(|p, q| (p.input, p.index, &p.coords).cmp(&(q.input, q.index, &q.coords)));
+    named.truncate(16);
+    Some(Counterexample { inputs: named, source: x, machine: y, uninterpreted: false, words: inputs, unbound })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::term::Fun;
+    use schedra_ir::target::{by_name, Sem};
+
+    #[test]
+    fn a_float_identity_is_no_counterexample_and_a_real_difference_is() {
+        let target = by_name("v3d71").expect("v3d71");
+        let mut t = Terms::new();
+        let (u, v) = (t.intern(Node::Uniform(0, 1)), t.intern(Node::Uniform(1, 0)));
+        let one = t.lit(1.0f32.to_bits());
+        let times_one = t.app(Fun::Alu(Sem::FMul), vec![u, one]);
+        // The uninterpreted encoding's model may make fmul(u, 1.0) and u
+        // different words; exactly they are not.
+        let leaves: FxHashMap<Term, u32> = [(u, 1.0f32.to_bits()), (v, 2.0f32.to_bits())].into_iter().collect();
+        assert_eq!(confirm(&t, target, times_one, u, false, &leaves, true), None);
+        let (x, z) = (t.app(Fun::Alu(Sem::FAdd), vec![u, v]), t.app(Fun::Alu(Sem::FSub), vec![u, v]));
+        // uniform 0 word 1 and uniform 1 word 0 are one input word: the
+        // first leaf's word is used for both, and 1 - 1 differs from 1 + 1.
+        let cex = confirm(&t, target, x, z, false, &leaves, true).expect("a real difference");
+        assert_eq!(cex.words, vec![InputWord { input: InputKind::Uniform, index: 1, coords: vec![], word: 1.0f32.to_bits() }]);
+        assert_eq!((cex.source, cex.machine), (2.0f32.to_bits(), 0));
+        assert!(cex.unbound.is_empty() && !cex.uninterpreted);
+    }
+}
