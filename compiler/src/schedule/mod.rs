@@ -137,7 +137,7 @@ fn source_deps(d: &mut OpDeps, target: &Target, ids: &SourceIds, (b, k): (usize,
         _ => {}
     }
     push_effects(&mut d.effects, target, desc, inst);
-    crate::lower::push_unit_deps(d, desc);
+    crate::bundle::lower::push_unit_deps(d, desc);
 }
 
 fn virt_reads(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {

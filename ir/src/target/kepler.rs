@@ -26,7 +26,7 @@
 //! programs and the compiler materialise constants that no ALU immediate
 //! can hold.
 
-use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi};
+use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi, Texture};
 use super::{Clock, Dest, OpClass, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target, WaitClock};
 use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 
@@ -135,7 +135,7 @@ pub static KEPLER: Target = Target {
 pub static ABI: Abi = Abi {
     vertex: Some(StageAbi { input: Fetch::Op("ld.attr"), output: Emit::Indexed { op: "st.out", position: 0, first_location: 1 }, ..FRAGMENT }),
     fragment: Some(FRAGMENT),
-    texture: Some(TexAbi { op: "tex.2d", coord: 60, result: 56 }),
+    texture: Some(Texture::Send(TexAbi { op: "tex.2d", coord: 60, result: 56 })),
 };
 const FRAGMENT: StageAbi = StageAbi {
     uniform: Fetch::Op("ld.const"),
