@@ -54,7 +54,7 @@ inputs() {
     for f in "$d"/*.vert "$d"/*.frag "$d"/*.wgsl "$d"/*.spv; do
       [ -f "$f" ] || continue
       case "$f" in *.vert|*.frag) grep -q '\$[A-Z_]*\$' "$f" && continue;; esac
-      for t in $("$BIN" targets | awk '/^[a-z0-9]+ / { print $1 }'); do printf '%s\t%s\n' "$t" "$f"; done
+      for t in $("$BIN" targets | awk '/^[a-z0-9][a-z0-9-]* / { print $1 }'); do printf '%s\t%s\n' "$t" "$f"; done
     done
   done
 }
