@@ -154,13 +154,13 @@ impl Smt {
         if let Some(ans) = self.cache.get(&(a, b, truth)) {
             return ans.clone();
         }
-        self.from_samples(terms, a, b, truth).unwrap_or(Answer::Unknown)
+        self.answer_from_samples(terms, a, b, truth).unwrap_or(Answer::Unknown)
     }
 
     /// A confirmed counterexample from the samples under which `a` and `b`
     /// differ: `None` when no sample tells them apart, `Some(Unknown)` when
     /// some do but none of them is a difference under exact evaluation.
-    fn from_samples(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Option<Answer> {
+    fn answer_from_samples(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Option<Answer> {
         let ks = self.samples.differing(terms, a, b, truth);
         if ks.is_empty() {
             return None;
@@ -198,7 +198,7 @@ impl Smt {
         if let Some(ans) = self.cache.get(&key) {
             return ans.clone();
         }
-        let ans = match self.from_samples(terms, a, b, truth) {
+        let ans = match self.answer_from_samples(terms, a, b, truth) {
             Some(Answer::Unknown) => self.decide_ieee(terms, a, b, truth),
             Some(ans) => ans,
             None => self.solve(terms, a, b, truth),
