@@ -49,7 +49,7 @@ pub fn compile(src: &Program, net: &'static Network, opts: &Options) -> Result<C
     for (k, b) in rewritten.blocks.iter().enumerate() {
         let g = nodes::Graph::of(&rewritten, net, b)?;
         let pre = match opts.ra {
-            Ra::Split => assignment.block_ranges(&rewritten, k).into_iter().map(|(r, occ)| regs::Prealloc::in_graph(&g, net, r, occ)).collect(),
+            Ra::Split => assignment.block_ranges(src, k).into_iter().map(|(r, occ)| regs::Prealloc::in_graph(&g, net, r, occ)).collect(),
             Ra::Graph => Vec::new(),
         };
         pool.set_block(pre);

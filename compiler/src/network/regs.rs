@@ -112,10 +112,7 @@ impl RegPool {
     pub fn holder(&self, r: Reg) -> Option<usize> {
         self.held.iter().find(|(x, _)| *x == r).map(|(_, v)| *v)
     }
-    /// Free component `r` whatever holds it (its range was split off).
-    pub fn drop_hold(&mut self, r: Reg) {
-        self.release_where(|x, _| x == r);
-    }
+
     /// Free every component (a new block).
     pub fn start_block(&mut self) {
         let held: Vec<Reg> = self.held.drain(..).map(|(r, _)| r).collect();
@@ -146,12 +143,10 @@ impl RegPool {
         self.held.push((r, v));
         self.next = usize::from(r) + 1;
     }
-    /// Free the components whose values are `done`.
-    pub fn release(&mut self, done: impl Fn(usize) -> bool) {
-        self.release_where(|_, v| done(v));
-    }
-    fn release_where(&mut self, gone: impl Fn(Reg, usize) -> bool) {
-        let (gone, kept): (Vec<(Reg, usize)>, Vec<(Reg, usize)>) = self.held.drain(..).partition(|(r, v)| gone(*r, *v));
+    /// Free the components whose values are `done(value, component)`: no
+    /// reader left, or no longer kept there (a split range).
+    pub fn release(&mut self, done: impl Fn(usize, Reg) -> bool) {
+        let (gone, kept): (Vec<(Reg, usize)>, Vec<(Reg, usize)>) = self.held.drain(..).partition(|(r, v)| done(*v, *r));
         self.held = kept;
         self.free.extend(gone.into_iter().map(|(r, _)| r));
         self.free.sort();
@@ -166,11 +161,11 @@ mod tests {
     fn round_robin_reuses_late_and_lowest_reuses_early() {
         let mut rr = RegPool::new(vec![0, 1, 2, 3], Choice::RoundRobin);
         rr.take(0, 7);
-        rr.release(|v| v == 7);
+        rr.release(|v, _| v == 7);
         assert_eq!(rr.candidates(|_| false, |_| false).first(), Some(&1));
         let mut lo = RegPool::new(vec![0, 1, 2, 3], Choice::Lowest);
         lo.take(0, 7);
-        lo.release(|v| v == 7);
+        lo.release(|v, _| v == 7);
         assert_eq!(lo.candidates(|_| false, |_| false).first(), Some(&0));
         lo.take(0, 8);
         assert!(!lo.candidates(|_| false, |_| false).contains(&0), "a held component is not handed out");
@@ -191,8 +186,8 @@ mod tests {
         assert_eq!(p.candidates(|_| false, |n| n == 20), vec![1, 3], "2 is busy once its store is placed");
         p.take(2, 5);
         assert_eq!(p.holder(2), Some(5));
-        p.drop_hold(2);
-        assert_eq!(p.holder(2), None, "a split frees the component");
+        p.release(|v, r| v == 5 && r == 2);
+        assert_eq!(p.holder(2), None, "a split range frees the component");
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct Counts {
     pub fills: usize,
     /// Most values with unplaced users readable in the network at once.
     pub max_live: usize,
+    /// Spilled values whose range was split where a preallocated range of
+    /// their component began.
+    pub splits: usize,
 }
 
 struct State<'a> {
@@ -709,7 +712,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
         }
     }
-    s.pool.release(|v| s.pending.get(v).copied().unwrap_or(0) == 0);
+    s.pool.release(|v, r| s.pending.get(v).copied().unwrap_or(0) == 0 || s.spill.get(v).copied().flatten().is_none_or(|(x, _)| x != r));
     Ok(())
 }
 
