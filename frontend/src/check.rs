@@ -130,6 +130,14 @@ impl<'a> Eval<'a> {
                     }
                 }
             }
+            Emit::Components { op, .. } => {
+                let c = chan(op)?;
+                for o in &self.layout.outputs {
+                    for k in 0..o.len {
+                        fx.push(&format!("{c} {}", o.slot as usize + k), vec![word(comp(o, k)?)]);
+                    }
+                }
+            }
             Emit::Payload { op, .. } => {
                 let c = chan(op)?;
                 let mut all = Vec::new();

@@ -210,6 +210,13 @@ fn outputs(module: &Module, ep: &naga::EntryPoint, stage: Stage, abi: &StageAbi)
                 first_location + k
             }
         }
+        Emit::Components { position, first_location, .. } => {
+            if k == u32::MAX {
+                position
+            } else {
+                first_location + 4 * k
+            }
+        }
         _ => k,
     };
     Ok(outs.into_iter().map(|(k, offset, len)| StageOutput { offset, len, slot: slot(k) }).collect())

@@ -71,8 +71,7 @@ fn real_shaders_lower_and_agree_with_the_evaluator() {
         }
         println!("{}: {lowered} lowered, {checked} agree with the evaluator on 10 seeds", t.name);
         // A target running both stages lowers at least 30 of the corpus; one
-        // running a single stage (gen8 fragment, lima-gp vertex, the latter
-        // straight-line shaders only) sees only part of it and lowers at
+        // running a single stage (gen8 fragment, lima-gp vertex) sees only part of it and lowers at
         // least 15. One running both with a texture path (v3d71, r600) also
         // lowers the ten textured shaders: at least 50.
         let both = t.abi.is_some_and(|a| a.vertex.is_some() && a.fragment.is_some());

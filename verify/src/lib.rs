@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 pub mod compare;
+pub mod crossing;
 pub mod dataflow;
 pub mod diagnose;
 pub mod facts;

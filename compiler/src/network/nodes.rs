@@ -10,6 +10,8 @@
 //! - A source op with a complex sequence (`rcp rsqrt exp2 log2`, from the
 //!   target's [`Sequence`] table) is one [`Kind::Complex`] node, expanded by
 //!   the scheduler as a whole.
+//! - An ALU op or complex sequence with the same opcode and source nodes
+//!   as an earlier one in the block is that node (the ops are pure).
 //! - `st_var` and the last write of each physical register in the block are
 //!   [`Kind::Store`] nodes; stores of one output channel keep their order,
 //!   and a register's final store waits for every reader of its old value.
@@ -83,6 +85,7 @@ struct Builder<'a> {
     phys: HashMap<Reg, usize>,
     loads: HashMap<(&'static str, u32, Option<Reg>), usize>,
     last_var: HashMap<u32, usize>,
+    pure: HashMap<(&'static str, Vec<usize>), usize>,
 }
 
 impl<'a> Builder<'a> {
@@ -144,7 +147,14 @@ impl<'a> Builder<'a> {
                     None if desc.slots.is_empty() => return Err(unsupported(format!("`{}` has no unit and no complex sequence", desc.name))),
                     None => Kind::Alu,
                 };
-                self.push(Node { kind, op: desc, srcs, index: 0, reg: None, after: vec![], not_before: vec![], users: vec![], order: k })
+                match self.pure.get(&(desc.name, srcs.clone())) {
+                    Some(&n) => n,
+                    None => {
+                        let n = self.push(Node { kind, op: desc, srcs: srcs.clone(), index: 0, reg: None, after: vec![], not_before: vec![], users: vec![], order: k });
+                        self.pure.insert((desc.name, srcs), n);
+                        n
+                    }
+                }
             }
         };
         match &inst.dest {
@@ -180,7 +190,7 @@ impl<'a> Builder<'a> {
 impl Graph {
     /// The graph of block `b` of `p`.
     pub fn of(p: &Program, net: &'static Network, b: &Block) -> Result<Graph, CompileError> {
-        let mut bl = Builder { p, net, g: Graph::default(), vals: HashMap::new(), phys: HashMap::new(), loads: HashMap::new(), last_var: HashMap::new() };
+        let mut bl = Builder { p, net, g: Graph::default(), vals: HashMap::new(), phys: HashMap::new(), loads: HashMap::new(), last_var: HashMap::new(), pure: HashMap::new() };
         for (k, inst) in b.insts.iter().enumerate() {
             bl.inst(k, inst)?;
         }

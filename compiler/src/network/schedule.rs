@@ -29,6 +29,8 @@
 //!
 //! [`Rules::placed_ok`]: schedra_ir::target::Rules::placed_ok
 
+mod split;
+
 use super::nodes::{Graph, Kind, Node};
 use super::regs::RegPool;
 use crate::{CompileError, Fault, Sched};
@@ -56,6 +58,9 @@ pub struct Counts {
     pub fills: usize,
     /// Most values with unplaced users readable in the network at once.
     pub max_live: usize,
+    /// Spilled values whose range was split where a preallocated range of
+    /// their component began.
+    pub splits: usize,
 }
 
 struct State<'a> {
@@ -406,7 +411,9 @@ impl State<'_> {
         let Some(st) = self.t.op(self.net.st_reg) else { return };
         let Some(l) = self.loc.get(v).copied().flatten().filter(|l| l.at == j && l.storable) else { return };
         let value = read(self.unit_name(l.unit), 0);
-        for r in self.pool.candidates() {
+        let (pending, placed) = (&self.pending, &self.placed);
+        let candidates = self.pool.candidates(|n| pending.get(n).is_some_and(|p| *p > 0), |n| placed.get(n).copied().flatten().is_some());
+        for r in candidates {
             let comp = usize::from(r % 4);
             let slot = st.slots.iter().filter_map(|s| self.unit_index(s)).find(|u| self.net.units.get(*u).is_some_and(|x| usize::from(x.component) == comp));
             let Some(u) = slot else { continue };
@@ -680,7 +687,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
     }
     for &n in order {
         if s.node(n).is_some_and(|x| x.kind == Kind::Store) && s.placed.get(n).copied().flatten().is_none() && s.deps_ok(n, j) {
-            s.place_store(j, n, false);
+            s.store_split(j, n, false);
         }
     }
     for v in s.expiring(j) {
@@ -701,11 +708,11 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             let v = s.node(n).and_then(|x| x.srcs.first().copied()).unwrap_or(0);
             let ready = s.node(v).is_some_and(|x| x.kind == Kind::Input) || s.loc.get(v).copied().flatten().is_some_and(|l| l.at < j) || s.spill.get(v).copied().flatten().is_some();
             if ready && s.free_alu(j) > 0 {
-                s.place_store(j, n, true);
+                s.store_split(j, n, true);
             }
         }
     }
-    s.pool.release(|v| s.pending.get(v).copied().unwrap_or(0) == 0);
+    s.pool.release(|v, r| s.pending.get(v).copied().unwrap_or(0) == 0 || s.spill.get(v).copied().flatten().is_none_or(|(x, _)| x != r));
     Ok(())
 }
 
@@ -714,7 +721,7 @@ fn store_users(s: &mut State<'_>, j: usize, v: usize) {
     let users = s.node(v).map(|x| x.users.clone()).unwrap_or_default();
     for u in users {
         if s.node(u).is_some_and(|x| x.kind == Kind::Store) && s.placed.get(u).copied().flatten().is_none() && s.deps_ok(u, j) {
-            s.place_store(j, u, false);
+            s.store_split(j, u, false);
         }
     }
 }

@@ -99,11 +99,6 @@ pub fn lower(parsed: &Parsed, target: &'static Target, req: &Request) -> Result<
     let stage = lw.layout.stage;
     let inputs = std::mem::take(&mut lw.inputs);
     let blocks = lw.b.finish();
-    if target.network.is_some() && blocks.len() > 1 {
-        // On a bypass-network target a value crossing blocks must live in a
-        // named register, which the front end does not assign.
-        return Err(FrontError::at(loc.0, loc.1, format!("control flow is not lowered for target {}: its values cross blocks only in registers", target.name)));
-    }
     Ok(Program {
         name: req.name.clone(),
         target,
@@ -879,6 +874,15 @@ impl<'a> Lower<'a> {
                         let v = vals.get(o.offset + k).cloned().ok_or("output out of range")?;
                         let v = self.b.reg(v)?;
                         self.b.raw(op, None, vec![Operand::Imm(schedra_ir::Imm::int(o.slot as i64)), v]);
+                    }
+                }
+            }
+            Emit::Components { op, .. } => {
+                for o in &outs {
+                    for k in 0..o.len {
+                        let v = vals.get(o.offset + k).cloned().ok_or("output out of range")?;
+                        let v = self.b.reg(v)?;
+                        self.b.raw(op, None, vec![Operand::Imm(schedra_ir::Imm::int(i64::from(o.slot) + k as i64)), v]);
                     }
                 }
             }

@@ -38,6 +38,18 @@ pub enum Emit {
         /// Slot of user location 0.
         first_location: u32,
     },
+    /// `OP N, value` once per scalar component, N the component's own slot:
+    /// the position's components are `position .. position + 3`, component
+    /// k of user location L is `first_location + 4 L + k` (lima-gp
+    /// `st_var`, one output channel per component).
+    Components {
+        /// The output opcode.
+        op: &'static str,
+        /// Slot of the position's first component.
+        position: u32,
+        /// Slot of user location 0's first component.
+        first_location: u32,
+    },
     /// Every component moved into consecutive registers from `first`, then
     /// one `OP $first:N` (gen8 `send.eot`); at most `max` components.
     Payload {

@@ -196,9 +196,9 @@ pub static LIMA_GP: Target = Target {
 };
 
 /// The shader ABI (vertex only): uniforms through `ld_uni N`, attributes
-/// through `ld_att N`, every output component one `st_var N, a` with the
-/// position in slot 0 and location L in slot L + 4 (slots 0-3 belong to the
-/// position). The GP has no ALU immediates; the front end loads constants
+/// through `ld_att N`, every output component one `st_var N, a`: the
+/// position's components in slots 0-3, component k of location L in slot
+/// 4 + 4 L + k. The GP has no ALU immediates; the front end loads constants
 /// with the table's `Sem::Const` op (`ld_const`). No texture unit.
 pub static ABI: Abi = Abi {
     vertex: Some(StageAbi {
@@ -208,7 +208,7 @@ pub static ABI: Abi = Abi {
         last_reg: 0,
         align: 1,
         uniforms_first: false,
-        output: Emit::Indexed { op: "st_var", position: 0, first_location: 4 },
+        output: Emit::Components { op: "st_var", position: 0, first_location: 4 },
     }),
     fragment: None,
     texture: None,
