@@ -163,15 +163,17 @@ impl State<'_> {
     /// unit `u`, placing a load if needed.
     fn operand(&mut self, j: usize, v: usize, op: &str, u: usize, k: usize) -> Option<Operand> {
         let node = self.node(v)?;
-        if node.kind == Kind::Input {
-            if let Some(o) = self.load(j, v, None) {
-                return Some(o);
-            }
-        }
+        // A network copy of an input exists only where its load could not
+        // share an instruction with its reader's other loads: read it.
         if let Some(l) = self.loc.get(v).copied().flatten() {
             let from = self.unit_name(l.unit);
             if j >= l.at && l.window.contains((j - l.at) as u32) && self.net.forbidden(op, self.unit_name(u), k, from).is_none() {
                 return Some(read(from, j - l.at));
+            }
+        }
+        if node.kind == Kind::Input {
+            if let Some(o) = self.load(j, v, None) {
+                return Some(o);
             }
         }
         if let Some((r, s)) = self.spill.get(v).copied().flatten() {
@@ -436,26 +438,35 @@ impl State<'_> {
             .collect()
     }
 
-    /// The inputs among `srcs` whose loads need another vector or kind of
-    /// the same load unit than an earlier input's (a unit takes one index
-    /// and one kind per instruction).
+    /// The inputs among `srcs` whose loads cannot share one instruction
+    /// with the others': each load unit takes one vector index and one kind
+    /// per instruction, so inputs are given units in turn (those only one
+    /// unit loads first), sharing a unit that already loads their kind and
+    /// vector; an input left without a unit conflicts.
     fn load_conflicts(&self, srcs: &[usize]) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut seen: Vec<(&str, &str, u32)> = Vec::new();
+        let mut inputs: Vec<(usize, Vec<&str>)> = Vec::new();
         for &v in srcs {
             let Some(n) = self.node(v).filter(|x| x.kind == Kind::Input) else { continue };
-            let groups: Vec<&str> = n.op.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
-            let Some(&g) = groups.first() else { continue };
-            if groups.iter().any(|x| *x != g) {
-                continue; // more than one unit can load it
+            let mut groups: Vec<&str> = n.op.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
+            groups.dedup();
+            if !groups.is_empty() {
+                inputs.push((v, groups));
             }
+        }
+        inputs.sort_by_key(|(_, g)| g.len());
+        let mut out = Vec::new();
+        let mut held: Vec<(&str, &str, u32)> = Vec::new();
+        for (v, groups) in inputs {
+            let Some(n) = self.node(v) else { continue };
             let vector = n.reg.map_or(n.index / 4, |r| u32::from(r) / 4);
             let consts = n.op.sem == schedra_ir::target::Sem::Const;
-            let clash = |(sg, so, sv): &(&str, &str, u32)| *sg == g && (*so != n.op.name || (*sv != vector && !consts));
-            if seen.iter().any(clash) {
-                out.push(v);
-            } else {
-                seen.push((g, n.op.name, vector));
+            let shares = |(g, o, q): &(&str, &str, u32)| groups.contains(g) && *o == n.op.name && (*q == vector || consts);
+            if held.iter().any(shares) {
+                continue;
+            }
+            match groups.iter().find(|g| !held.iter().any(|(h, _, _)| h == *g)) {
+                Some(g) => held.push((g, n.op.name, vector)),
+                None => out.push(v),
             }
         }
         out
