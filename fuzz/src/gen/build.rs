@@ -44,6 +44,9 @@ pub struct Gen<'a, 'u> {
     pub(super) locked: Vec<u32>,
     /// Preallocated registers this program may use.
     pub(super) pool: Vec<PhysReg>,
+    /// Registers holding the counters of the enclosing loops, on a target
+    /// whose loop counters live in registers.
+    pub(super) counters: Vec<PhysReg>,
     /// Instructions left in the body's budget.
     pub(super) budget: usize,
     pub(super) next_label: u32,
@@ -212,6 +215,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             sizes: Vec::with_capacity(cfg.insts() + cfg.pressure_values() + 16),
             locked: Vec::with_capacity(cfg.pressure_values() + 4),
             pool: Vec::with_capacity(cfg.pool_size()),
+            counters: Vec::new(),
             budget: cfg.insts(),
             next_label: 1,
             features: Features::default(),
@@ -268,7 +272,12 @@ impl<'a, 'u> Gen<'a, 'u> {
     }
 
     /// Close the open block with `kind` and open a new one labelled `next`.
+    /// On a target whose values live in one block, only the registers
+    /// stay defined in the next block.
     pub(super) fn close(&mut self, kind: TermKind, next: SmolStr) {
+        if self.prof.local_values {
+            self.scope.keep_registers();
+        }
         let label = std::mem::replace(&mut self.label, next);
         // The block takes the buffer; the next one starts with room for as
         // many instructions (no copy, one allocation per block).
@@ -349,10 +358,12 @@ impl<'a, 'u> Gen<'a, 'u> {
     pub(super) fn produce(&mut self, size: u8) -> Result<Option<Loc>> {
         let implicit = self.cfg.implicit;
         let is_load = move |o: &&'static OpDesc| {
-            o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1 && (implicit || o.dest == Dest::Explicit)
+            o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1 && (implicit || !matches!(o.dest, Dest::Implicit(_)))
         };
         let loads = self.t.ops.iter().filter(is_load).count();
-        let use_mov = loads == 0 || self.chance(50)?;
+        // A target that loads its constants (no immediates) produces only
+        // by loads.
+        let use_mov = loads == 0 || (self.prof.load.is_none() && self.chance(50)?);
         let (op, src) = match (use_mov, self.prof.mov) {
             (true, Some(mov)) => {
                 let imm = self.imm()?;
@@ -446,7 +457,7 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// The destination of a result of `size`: a preallocated register, a
     /// redefined virtual register or a fresh one.
     fn dest(&mut self, op: &OpDesc, size: u8, force_new: bool) -> Result<Loc> {
-        if op.dest == Dest::Explicit && self.cfg.prealloc && !force_new && self.chance(15)? {
+        if super::profile::names_dest(op) && self.cfg.prealloc && !force_new && self.chance(15)? {
             let t = self.t;
             let fits = |p: &&PhysReg| p.size == size && op.slots.iter().any(|s| t.rules.slot_ok(op, s, Some(**p)).is_ok());
             let n = self.pool.iter().filter(fits).count();
