@@ -163,12 +163,14 @@ impl<'a> Builder<'a> {
     /// `v` itself when it is made in the network, else a move of the load
     /// `v` into it: the terminator reads only the network, and the move is
     /// a reader like any other (a register's final store waits for it).
-    fn network_copy(&mut self, v: usize, order: usize) -> Result<usize, CompileError> {
+    /// The move comes after the given ops (`after`), so that it does not
+    /// hold a place in the network while they are scheduled.
+    fn network_copy(&mut self, v: usize, order: usize, after: Vec<usize>) -> Result<usize, CompileError> {
         if self.g.nodes.get(v).is_none_or(|n| n.kind != Kind::Input) {
             return Ok(v);
         }
         let mov = self.p.target.op(self.net.mov).ok_or_else(|| unsupported("the target has no move".into()))?;
-        Ok(self.push(Node { kind: Kind::Alu, op: mov, srcs: vec![v], index: 0, reg: None, after: vec![], not_before: vec![], users: vec![], order }))
+        Ok(self.push(Node { kind: Kind::Alu, op: mov, srcs: vec![v], index: 0, reg: None, after, not_before: vec![], users: vec![], order }))
     }
 
     /// One store per register the block writes, of its last value; it may
@@ -184,7 +186,7 @@ impl<'a> Builder<'a> {
             // swap) is moved into the network first: the move, not this
             // store, is what must come before that register's store.
             let swapped = self.g.nodes.get(v).is_some_and(|n| n.kind == Kind::Input && n.reg.is_some_and(|q| q != r && stored.contains(&q)));
-            let v = if swapped { self.network_copy(v, self.g.nodes.len())? } else { v };
+            let v = if swapped { self.network_copy(v, self.g.nodes.len(), vec![])? } else { v };
             let order = self.g.nodes.len();
             stores.push((r, self.push(Node { kind: Kind::Store, op: st, srcs: vec![v], index: 0, reg: Some(r), after: vec![], not_before: vec![], users: vec![], order })));
         }
@@ -210,7 +212,9 @@ impl Graph {
         }
         if let TermKind::Brnz { cond, .. } = &b.term.kind {
             let c = bl.value(cond, b.insts.len())?;
-            bl.g.cond = Some(bl.network_copy(c, b.insts.len())?);
+            // A loaded condition is moved into the network after every op.
+            let ops: Vec<usize> = bl.g.nodes.iter().enumerate().filter(|(_, n)| matches!(n.kind, Kind::Alu | Kind::Complex(_))).map(|(i, _)| i).collect();
+            bl.g.cond = Some(bl.network_copy(c, b.insts.len(), ops)?);
         }
         bl.register_stores()?;
         let mut g = bl.g;

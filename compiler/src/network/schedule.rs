@@ -167,7 +167,10 @@ impl State<'_> {
         // share an instruction with its reader's other loads: read it.
         if let Some(l) = self.loc.get(v).copied().flatten() {
             let from = self.unit_name(l.unit);
-            if j >= l.at && l.window.contains((j - l.at) as u32) && self.net.forbidden(op, self.unit_name(u), k, from).is_none() {
+            // Fault lima-complex-second-source: the rule of the add and mul
+            // units' second source (any op there, `op: None`) is forgotten.
+            let forbidden = self.net.forbidden(op, self.unit_name(u), k, from).filter(|f| !(self.inject == Some(Fault::LimaComplexSecondSource) && f.op.is_none()));
+            if j >= l.at && l.window.contains((j - l.at) as u32) && forbidden.is_none() {
                 return Some(read(from, j - l.at));
             }
         }
@@ -353,8 +356,19 @@ impl State<'_> {
         let mut units: Vec<&'static str> = mov.slots.to_vec();
         // Longest window first; among those, the unit the block's unplaced
         // ops need least.
-        let demand = |unit: &str| self.g.nodes.iter().enumerate().filter(|(i, x)| x.kind == Kind::Alu && self.placed.get(*i).copied().flatten().is_none() && x.op.slots.contains(&unit)).count();
-        units.sort_by_key(|s| (std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)), demand(s)));
+        let mut demand = vec![0usize; units.len()];
+        for (i, x) in self.g.nodes.iter().enumerate() {
+            if x.kind == Kind::Alu && self.placed.get(i).copied().flatten().is_none() {
+                for (d, unit) in demand.iter_mut().zip(&units) {
+                    *d += usize::from(x.op.slots.contains(unit));
+                }
+            }
+        }
+        let mut keyed: Vec<(std::cmp::Reverse<u32>, usize, &'static str)> = units.iter().zip(&demand).map(|(s, d)| (std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)), *d, *s)).collect();
+        // A stable sort on (window, demand), as before: ties keep the
+        // table's order.
+        keyed.sort_by_key(|k| (k.0, k.1));
+        units = keyed.into_iter().map(|k| k.2).collect();
         if self.careful {
             units.retain(|s| self.net.unit(s).is_some_and(|u| u.window.max >= 2));
         }
@@ -366,8 +380,14 @@ impl State<'_> {
 
     /// Place store node `n` at `j` if its value can be stored there.
     fn place_store(&mut self, j: usize, n: usize, may_move: bool) -> bool {
+        let Some(&v) = self.node(n).and_then(|x| x.srcs.first()) else { return false };
+        self.place_store_of(j, n, v, may_move)
+    }
+
+    /// Place store node `n` at `j` storing the value of node `v` (its
+    /// source), if `v` can be stored there.
+    fn place_store_of(&mut self, j: usize, n: usize, v: usize, may_move: bool) -> bool {
         let Some(node) = self.node(n) else { return false };
-        let Some(&v) = node.srcs.first() else { return false };
         let (op, index, reg) = (node.op, node.index, node.reg);
         let fresh = self.loc.get(v).copied().flatten().filter(|l| l.at == j && l.storable && self.node(v).is_some_and(|x| x.kind != Kind::Input));
         let mark = self.instr(j).len();
@@ -472,11 +492,15 @@ impl State<'_> {
         out
     }
 
-    fn snapshot(&self) -> Snapshot {
-        Snapshot { instrs: self.instrs.clone(), loc: self.loc.clone(), spill: self.spill.clone(), placed: self.placed.clone(), pending: self.pending.clone(), counts: self.counts }
+    /// The state a tentative placement from instruction `from` on may
+    /// change (placements never touch earlier instructions).
+    fn snapshot(&self, from: usize) -> Snapshot {
+        let tail = self.instrs.get(from..).map(<[_]>::to_vec).unwrap_or_default();
+        Snapshot { from, tail, len: self.instrs.len(), loc: self.loc.clone(), spill: self.spill.clone(), placed: self.placed.clone(), pending: self.pending.clone(), counts: self.counts }
     }
     fn restore(&mut self, s: Snapshot) {
-        self.instrs = s.instrs;
+        self.instrs.truncate(s.from.min(s.len));
+        self.instrs.extend(s.tail);
         self.loc = s.loc;
         self.spill = s.spill;
         self.placed = s.placed;
@@ -486,7 +510,7 @@ impl State<'_> {
     /// Whether a move of every value in `forced` still fits in `j`
     /// (tried, then undone).
     fn moves_fit(&mut self, j: usize, forced: &[usize]) -> bool {
-        let snap = self.snapshot();
+        let snap = self.snapshot(j);
         let ok = forced.iter().all(|&v| self.pending.get(v).copied().unwrap_or(0) == 0 || self.mov(j, v).is_some());
         self.restore(snap);
         ok
@@ -513,13 +537,21 @@ impl State<'_> {
 
 /// The state a tentative placement may change, to undo it.
 struct Snapshot {
-    instrs: Vec<Vec<(usize, Inst)>>,
+    /// The first instruction saved, the saved instructions from there on,
+    /// and how many instructions there were.
+    from: usize,
+    tail: Vec<Vec<(usize, Inst)>>,
+    len: usize,
     loc: Vec<Option<Loc>>,
     spill: Vec<Option<(Reg, usize)>>,
     placed: Vec<Option<usize>>,
     pending: Vec<usize>,
     counts: Counts,
 }
+
+/// Instructions without a placed node after which a block's schedule is
+/// given up (moves alone never place a node).
+const STUCK: usize = 64;
 
 /// Scheduling options of one block.
 pub struct BlockJob<'a> {
@@ -570,11 +602,19 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
     }
     let limit = 8 * n + 64;
     let mut j = 0;
+    // The instruction where a node was last placed: a block that places
+    // nothing for `STUCK` instructions only moves values around and never
+    // will.
+    let (mut progress, mut placed) = (0, 0);
     while order.iter().any(|&i| s.placed.get(i).copied().flatten().is_none()) {
-        if j > limit {
-            return Err(CompileError::Allocation(format!("block {}: no schedule found within {limit} instructions", job.block.label)));
+        if j > limit || j > progress + STUCK {
+            return Err(CompileError::Allocation(format!("block {}: no schedule found within {} instructions", job.block.label, j.min(limit))));
         }
         step(&mut s, &order, j)?;
+        let now = s.placed.iter().filter(|p| p.is_some()).count();
+        if now > placed {
+            (progress, placed) = (j, now);
+        }
         s.counts.max_live = s.counts.max_live.max(s.live(j + 1));
         j += 1;
     }
@@ -640,8 +680,13 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
         }
         let Some(node) = s.node(n) else { continue };
         let (kind, op, srcs) = (node.kind, node.op, node.srcs.clone());
+        // Only ops and sequences place anything here, and only with a unit
+        // beyond the moves' reserve.
+        if !matches!(kind, Kind::Alu | Kind::Complex(_)) || s.free_alu(j) <= reserve {
+            continue;
+        }
         // Every placement must leave room for the moves of `forced`.
-        let snap = s.snapshot();
+        let snap = s.snapshot(j);
         match kind {
             Kind::Alu if s.free_alu(j) > reserve => {
                 if let Some(u) = s.place_op(j, op, &srcs, op.slots) {
@@ -720,12 +765,22 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
     Ok(())
 }
 
-/// Place the stores of `v` that are ready in `j`, where `v` was just made.
+/// Place the stores joined to `v` that are ready in `j`, where `v` was just
+/// made: they store `v`.
 fn store_users(s: &mut State<'_>, j: usize, v: usize) {
-    let users = s.node(v).map(|x| x.users.clone()).unwrap_or_default();
-    for u in users {
+    let children: Vec<usize> = (0..s.g.nodes.len()).filter(|&u| joined(s, u, v)).collect();
+    for u in children {
         if s.node(u).is_some_and(|x| x.kind == Kind::Store) && s.placed.get(u).copied().flatten().is_none() && s.deps_ok(u, j) {
-            s.place_store(j, u, false);
+            s.place_store_of(j, u, v, false);
         }
     }
+}
+
+/// Whether node `u` is a child placed together with its parent `v`: it
+/// reads `v`. A node that depends on `v` only by a fake dependency (it must
+/// merely not come before `v`) is not one.
+fn joined(s: &State<'_>, u: usize, v: usize) -> bool {
+    let Some(n) = s.node(u) else { return false };
+    // Fault lima-fake-dep-children: fake dependents are joined too.
+    n.srcs.contains(&v) || (s.inject == Some(Fault::LimaFakeDepChildren) && n.not_before.contains(&v))
 }

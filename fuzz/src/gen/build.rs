@@ -216,7 +216,10 @@ impl<'a, 'u> Gen<'a, 'u> {
             locked: Vec::with_capacity(cfg.pressure_values() + 4),
             pool: Vec::with_capacity(cfg.pool_size()),
             counters: Vec::new(),
-            budget: cfg.insts(),
+            // A target with an instruction limit gets a body its machine
+            // program fits in (a quarter of the limit: moves and spills add
+            // instructions).
+            budget: cfg.insts().min(t.network.map_or(usize::MAX, |n| n.max_instructions / 4)),
             next_label: 1,
             features: Features::default(),
             ops,
