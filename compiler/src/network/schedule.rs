@@ -549,6 +549,10 @@ struct Snapshot {
     counts: Counts,
 }
 
+/// Most values live in the network where a careful schedule starts a
+/// complex sequence (one value may wait there for a sequence's result).
+const CAREFUL_LIVE: usize = 1;
+
 /// Instructions without a placed node after which a block's schedule is
 /// given up (moves alone never place a node).
 const STUCK: usize = 64;
@@ -573,7 +577,7 @@ pub struct BlockJob<'a> {
 ///
 /// A first attempt packs freely; when it runs out of units for the moves
 /// that keep values alive, the block is scheduled again in a careful mode
-/// (complex sequences start only with an empty network, no moves into a
+/// (complex sequences start only with at most `CAREFUL_LIVE` values in the network, no moves into a
 /// unit whose window is shorter than two), which always leaves a move a
 /// unit.
 pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
@@ -719,7 +723,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
             // A sequence adds up to three results to the network (the copy
             // of x and its two parts): start one only where they fit.
-            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) == 0) => {
+            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) <= CAREFUL_LIVE) => {
                 s.place_complex(j, n);
             }
             _ => {}
