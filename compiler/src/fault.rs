@@ -53,6 +53,13 @@ pub enum Fault {
     /// lima-gp scheduler: a `schedule_first` node (`preexp2`) can be given a
     /// move before its sequence reads it.
     LimaScheduleFirstMove,
+    /// lima-gp scheduler: the complex unit's result may feed the second
+    /// source of an add or mul unit (which reads 0 or 1 there).
+    LimaComplexSecondSource,
+    /// lima-gp scheduler: the stores placed together with a node just made
+    /// include stores that depend on it only by a fake (write-after-read)
+    /// dependency, and those store the node's value.
+    LimaFakeDepChildren,
 }
 
 impl Fault {
@@ -76,6 +83,8 @@ impl Fault {
             KeplerDualAfterTex,
             LimaPostlog2Move,
             LimaScheduleFirstMove,
+            LimaComplexSecondSource,
+            LimaFakeDepChildren,
         ]
     }
     /// Every fault that makes the compiler loop forever on some inputs:
@@ -108,6 +117,8 @@ impl Fault {
             KeplerDualAfterTex => "kepler-dual-after-tex",
             LimaPostlog2Move => "lima-postlog2-move",
             LimaScheduleFirstMove => "lima-schedule-first-move",
+            LimaComplexSecondSource => "lima-complex-second-source",
+            LimaFakeDepChildren => "lima-fake-dep-children",
         }
     }
     /// The target whose programs the fault corrupts (`None`: any target).
@@ -120,7 +131,7 @@ impl Fault {
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
             KeplerDualRaw | KeplerTexWaw | KeplerWaitDefault | KeplerDualAfterTex => Some("kepler"),
-            LimaPostlog2Move | LimaScheduleFirstMove => Some("lima-gp"),
+            LimaPostlog2Move | LimaScheduleFirstMove | LimaComplexSecondSource | LimaFakeDepChildren => Some("lima-gp"),
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve | SchedStuckReady => None,
         }
     }
@@ -150,6 +161,8 @@ impl Fault {
             KeplerDualAfterTex => "Mesa nouveau canDualIssue: not after a TEXTURE or FLOW instruction (\"the 2nd instruction isn't necessarily executed\")",
             LimaPostlog2Move => "Mesa lima gpir (seed 000): no move may stand between complex1 and postlog2; place_move() must rewrite the postlog2 as a move in every case",
             LimaScheduleFirstMove => "Mesa lima gpir (seed 000): a schedule_first node (preexp2) was still given a move, which broke exp() tests",
+            LimaComplexSecondSource => "Mesa lima gpir (seed 000): the scheduler forgot that the second source of add0, add1, mul0 and mul1 cannot be the complex unit: that source code means 0 or 1 there (can_use_complex)",
+            LimaFakeDepChildren => "Mesa lima gpir (seed 000): when a node is scheduled its children are tried with it, but not the nodes that depend on it only by a fake dependency",
         }
     }
     /// The fault with this `--inject` name.

@@ -9,6 +9,9 @@
 //! the programs also check that it gives what the full 16 KiB would;
 //! `GEN_DUMP_HINT=N` makes every read expect only N bytes, so that the
 //! stream's rerun on a short read is what gets checked.
+//! `GEN_DUMP_TARGETS=v3d71,gen8` cycles through those targets instead of
+//! every generated one (to compare one target's programs across a change
+//! to the set of generated targets).
 
 use schedra_fuzz::gen::{generate, Config, SeedStream};
 
@@ -19,7 +22,8 @@ fn main() {
         std::process::exit(2);
     };
     let n: u64 = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(2000);
-    let targets = schedra_ir::target::generated();
+    let chosen: Option<Vec<&'static schedra_ir::Target>> = std::env::var("GEN_DUMP_TARGETS").ok().map(|v| v.split(',').filter_map(schedra_ir::target::by_name).collect());
+    let targets: &[&'static schedra_ir::Target] = chosen.as_deref().unwrap_or(schedra_ir::target::generated());
     let forced: Option<usize> = std::env::var("GEN_DUMP_HINT").ok().and_then(|v| v.parse().ok());
     let mut written = 0;
     for seed in 0..n {

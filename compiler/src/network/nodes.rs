@@ -12,6 +12,7 @@
 //!   the scheduler as a whole.
 //! - An ALU op or complex sequence with the same opcode and source nodes
 //!   as an earlier one in the block is that node (the ops are pure).
+//! - A `brnz` condition that is a load is read through a move node.
 //! - `st_var` and the last write of each physical register in the block are
 //!   [`Kind::Store`] nodes; stores of one output channel keep their order,
 //!   and a register's final store waits for every reader of its old value.
@@ -169,19 +170,44 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
+    /// `v` itself when it is made in the network, else a move of the load
+    /// `v` into it: the terminator reads only the network, and the move is
+    /// a reader like any other (a register's final store waits for it).
+    /// The move comes after the given ops (`after`), so that it does not
+    /// hold a place in the network while they are scheduled.
+    fn network_copy(&mut self, v: usize, order: usize, after: Vec<usize>) -> Result<usize, CompileError> {
+        if self.g.nodes.get(v).is_none_or(|n| n.kind != Kind::Input) {
+            return Ok(v);
+        }
+        let mov = self.p.target.op(self.net.mov).ok_or_else(|| unsupported("the target has no move".into()))?;
+        Ok(self.push(Node { kind: Kind::Alu, op: mov, srcs: vec![v], index: 0, reg: None, after, not_before: vec![], users: vec![], order }))
+    }
+
     /// One store per register the block writes, of its last value; it may
     /// not come before any reader of the register's entry value.
     fn register_stores(&mut self) -> Result<(), CompileError> {
         let st = self.p.target.op(self.net.st_reg).ok_or_else(|| unsupported("the target has no register store".into()))?;
         let mut regs: Vec<(Reg, usize)> = self.phys.iter().map(|(r, n)| (*r, *n)).collect();
         regs.sort();
+        let mut stores = Vec::with_capacity(regs.len());
+        let stored: Vec<Reg> = regs.iter().map(|(r, _)| *r).collect();
         for (r, v) in regs {
-            let readers: Vec<usize> = match self.loads.get(&(self.net.ld_reg, 0, Some(r))) {
-                Some(&ld) => self.g.nodes.iter().enumerate().filter(|(_, x)| x.srcs.contains(&ld)).map(|(i, _)| i).collect(),
-                None => vec![],
-            };
+            // The entry value of another register this block stores (a
+            // swap) is moved into the network first: the move, not this
+            // store, is what must come before that register's store.
+            let swapped = self.g.nodes.get(v).is_some_and(|n| n.kind == Kind::Input && n.reg.is_some_and(|q| q != r && stored.contains(&q)));
+            let v = if swapped { self.network_copy(v, self.g.nodes.len(), vec![])? } else { v };
             let order = self.g.nodes.len();
-            self.push(Node { kind: Kind::Store, op: st, srcs: vec![v], index: 0, reg: Some(r), after: vec![], not_before: readers, users: vec![], order });
+            stores.push((r, self.push(Node { kind: Kind::Store, op: st, srcs: vec![v], index: 0, reg: Some(r), after: vec![], not_before: vec![], users: vec![], order })));
+        }
+        // Readers of the entry value include the other registers' stores
+        // (a swap stores each register's old value into the other).
+        for (r, n) in stores {
+            let Some(&ld) = self.loads.get(&(self.net.ld_reg, 0, Some(r))) else { continue };
+            let readers: Vec<usize> = self.g.nodes.iter().enumerate().filter(|(i, x)| *i != n && x.srcs.contains(&ld)).map(|(i, _)| i).collect();
+            if let Some(x) = self.g.nodes.get_mut(n) {
+                x.not_before = readers;
+            }
         }
         Ok(())
     }
@@ -195,7 +221,10 @@ impl Graph {
             bl.inst(k, inst)?;
         }
         if let TermKind::Brnz { cond, .. } = &b.term.kind {
-            bl.g.cond = Some(bl.value(cond, b.insts.len())?);
+            let c = bl.value(cond, b.insts.len())?;
+            // A loaded condition is moved into the network after every op.
+            let ops: Vec<usize> = bl.g.nodes.iter().enumerate().filter(|(_, n)| matches!(n.kind, Kind::Alu | Kind::Complex(_))).map(|(i, _)| i).collect();
+            bl.g.cond = Some(bl.network_copy(c, b.insts.len(), ops)?);
         }
         bl.register_stores()?;
         let mut g = bl.g;

@@ -168,15 +168,20 @@ impl State<'_> {
     /// unit `u`, placing a load if needed.
     fn operand(&mut self, j: usize, v: usize, op: &str, u: usize, k: usize) -> Option<Operand> {
         let node = self.node(v)?;
+        // A network copy of an input exists only where its load could not
+        // share an instruction with its reader's other loads: read it.
+        if let Some(l) = self.loc.get(v).copied().flatten() {
+            let from = self.unit_name(l.unit);
+            // Fault lima-complex-second-source: the rule of the add and mul
+            // units' second source (any op there, `op: None`) is forgotten.
+            let forbidden = self.net.forbidden(op, self.unit_name(u), k, from).filter(|f| !(self.inject == Some(Fault::LimaComplexSecondSource) && f.op.is_none()));
+            if j >= l.at && l.window.contains((j - l.at) as u32) && forbidden.is_none() {
+                return Some(read(from, j - l.at));
+            }
+        }
         if node.kind == Kind::Input {
             if let Some(o) = self.load(j, v, None) {
                 return Some(o);
-            }
-        }
-        if let Some(l) = self.loc.get(v).copied().flatten() {
-            let from = self.unit_name(l.unit);
-            if j >= l.at && l.window.contains((j - l.at) as u32) && self.net.forbidden(op, self.unit_name(u), k, from).is_none() {
-                return Some(read(from, j - l.at));
             }
         }
         if let Some((r, s)) = self.spill.get(v).copied().flatten() {
@@ -356,8 +361,19 @@ impl State<'_> {
         let mut units: Vec<&'static str> = mov.slots.to_vec();
         // Longest window first; among those, the unit the block's unplaced
         // ops need least.
-        let demand = |unit: &str| self.g.nodes.iter().enumerate().filter(|(i, x)| x.kind == Kind::Alu && self.placed.get(*i).copied().flatten().is_none() && x.op.slots.contains(&unit)).count();
-        units.sort_by_key(|s| (std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)), demand(s)));
+        let mut demand = vec![0usize; units.len()];
+        for (i, x) in self.g.nodes.iter().enumerate() {
+            if x.kind == Kind::Alu && self.placed.get(i).copied().flatten().is_none() {
+                for (d, unit) in demand.iter_mut().zip(&units) {
+                    *d += usize::from(x.op.slots.contains(unit));
+                }
+            }
+        }
+        let mut keyed: Vec<(std::cmp::Reverse<u32>, usize, &'static str)> = units.iter().zip(&demand).map(|(s, d)| (std::cmp::Reverse(self.net.unit(s).map_or(0, |u| u.window.max)), *d, *s)).collect();
+        // A stable sort on (window, demand), as before: ties keep the
+        // table's order.
+        keyed.sort_by_key(|k| (k.0, k.1));
+        units = keyed.into_iter().map(|k| k.2).collect();
         if self.careful {
             units.retain(|s| self.net.unit(s).is_some_and(|u| u.window.max >= 2));
         }
@@ -367,10 +383,10 @@ impl State<'_> {
         Some(u)
     }
 
-    /// Place store node `n` at `j` if its value can be stored there.
-    fn place_store(&mut self, j: usize, n: usize, may_move: bool) -> bool {
+    /// Place store node `n` at `j` storing the value of node `v` (its
+    /// source), if `v` can be stored there.
+    fn place_store_of(&mut self, j: usize, n: usize, v: usize, may_move: bool) -> bool {
         let Some(node) = self.node(n) else { return false };
-        let Some(&v) = node.srcs.first() else { return false };
         let (op, index, reg) = (node.op, node.index, node.reg);
         let fresh = self.loc.get(v).copied().flatten().filter(|l| l.at == j && l.storable && self.node(v).is_some_and(|x| x.kind != Kind::Input));
         let mark = self.instr(j).len();
@@ -443,36 +459,49 @@ impl State<'_> {
             .collect()
     }
 
-    /// The inputs among `srcs` whose loads need another vector or kind of
-    /// the same load unit than an earlier input's (a unit takes one index
-    /// and one kind per instruction).
+    /// The inputs among `srcs` whose loads cannot share one instruction
+    /// with the others': each load unit takes one vector index and one kind
+    /// per instruction, so inputs are given units in turn (those only one
+    /// unit loads first), sharing a unit that already loads their kind and
+    /// vector; an input left without a unit conflicts.
     fn load_conflicts(&self, srcs: &[usize]) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut seen: Vec<(&str, &str, u32)> = Vec::new();
+        let mut inputs: Vec<(usize, Vec<&str>)> = Vec::new();
         for &v in srcs {
             let Some(n) = self.node(v).filter(|x| x.kind == Kind::Input) else { continue };
-            let groups: Vec<&str> = n.op.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
-            let Some(&g) = groups.first() else { continue };
-            if groups.iter().any(|x| *x != g) {
-                continue; // more than one unit can load it
+            let mut groups: Vec<&str> = n.op.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
+            groups.dedup();
+            if !groups.is_empty() {
+                inputs.push((v, groups));
             }
+        }
+        inputs.sort_by_key(|(_, g)| g.len());
+        let mut out = Vec::new();
+        let mut held: Vec<(&str, &str, u32)> = Vec::new();
+        for (v, groups) in inputs {
+            let Some(n) = self.node(v) else { continue };
             let vector = n.reg.map_or(n.index / 4, |r| u32::from(r) / 4);
             let consts = n.op.sem == schedra_ir::target::Sem::Const;
-            let clash = |(sg, so, sv): &(&str, &str, u32)| *sg == g && (*so != n.op.name || (*sv != vector && !consts));
-            if seen.iter().any(clash) {
-                out.push(v);
-            } else {
-                seen.push((g, n.op.name, vector));
+            let shares = |(g, o, q): &(&str, &str, u32)| groups.contains(g) && *o == n.op.name && (*q == vector || consts);
+            if held.iter().any(shares) {
+                continue;
+            }
+            match groups.iter().find(|g| !held.iter().any(|(h, _, _)| h == *g)) {
+                Some(g) => held.push((g, n.op.name, vector)),
+                None => out.push(v),
             }
         }
         out
     }
 
-    fn snapshot(&self) -> Snapshot {
-        Snapshot { instrs: self.instrs.clone(), loc: self.loc.clone(), spill: self.spill.clone(), placed: self.placed.clone(), pending: self.pending.clone(), counts: self.counts }
+    /// The state a tentative placement from instruction `from` on may
+    /// change (placements never touch earlier instructions).
+    fn snapshot(&self, from: usize) -> Snapshot {
+        let tail = self.instrs.get(from..).map(<[_]>::to_vec).unwrap_or_default();
+        Snapshot { from, tail, len: self.instrs.len(), loc: self.loc.clone(), spill: self.spill.clone(), placed: self.placed.clone(), pending: self.pending.clone(), counts: self.counts }
     }
     fn restore(&mut self, s: Snapshot) {
-        self.instrs = s.instrs;
+        self.instrs.truncate(s.from.min(s.len));
+        self.instrs.extend(s.tail);
         self.loc = s.loc;
         self.spill = s.spill;
         self.placed = s.placed;
@@ -482,7 +511,7 @@ impl State<'_> {
     /// Whether a move of every value in `forced` still fits in `j`
     /// (tried, then undone).
     fn moves_fit(&mut self, j: usize, forced: &[usize]) -> bool {
-        let snap = self.snapshot();
+        let snap = self.snapshot(j);
         let ok = forced.iter().all(|&v| self.pending.get(v).copied().unwrap_or(0) == 0 || self.mov(j, v).is_some());
         self.restore(snap);
         ok
@@ -509,13 +538,25 @@ impl State<'_> {
 
 /// The state a tentative placement may change, to undo it.
 struct Snapshot {
-    instrs: Vec<Vec<(usize, Inst)>>,
+    /// The first instruction saved, the saved instructions from there on,
+    /// and how many instructions there were.
+    from: usize,
+    tail: Vec<Vec<(usize, Inst)>>,
+    len: usize,
     loc: Vec<Option<Loc>>,
     spill: Vec<Option<(Reg, usize)>>,
     placed: Vec<Option<usize>>,
     pending: Vec<usize>,
     counts: Counts,
 }
+
+/// Most values live in the network where a careful schedule starts a
+/// complex sequence (one value may wait there for a sequence's result).
+const CAREFUL_LIVE: usize = 1;
+
+/// Instructions without a placed node after which a block's schedule is
+/// given up (moves alone never place a node).
+const STUCK: usize = 64;
 
 /// Scheduling options of one block.
 pub struct BlockJob<'a> {
@@ -537,7 +578,7 @@ pub struct BlockJob<'a> {
 ///
 /// A first attempt packs freely; when it runs out of units for the moves
 /// that keep values alive, the block is scheduled again in a careful mode
-/// (complex sequences start only with an empty network, no moves into a
+/// (complex sequences start only with at most `CAREFUL_LIVE` values in the network, no moves into a
 /// unit whose window is shorter than two), which always leaves a move a
 /// unit.
 pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
@@ -566,11 +607,19 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
     }
     let limit = 8 * n + 64;
     let mut j = 0;
+    // The instruction where a node was last placed: a block that places
+    // nothing for `STUCK` instructions only moves values around and never
+    // will.
+    let (mut progress, mut placed) = (0, 0);
     while order.iter().any(|&i| s.placed.get(i).copied().flatten().is_none()) {
-        if j > limit {
-            return Err(CompileError::Allocation(format!("block {}: no schedule found within {limit} instructions", job.block.label)));
+        if j > limit || j > progress + STUCK {
+            return Err(CompileError::Allocation(format!("block {}: no schedule found within {} instructions", job.block.label, j.min(limit))));
         }
         step(&mut s, &order, j)?;
+        let now = s.placed.iter().filter(|p| p.is_some()).count();
+        if now > placed {
+            (progress, placed) = (j, now);
+        }
         s.counts.max_live = s.counts.max_live.max(s.live(j + 1));
         j += 1;
     }
@@ -636,8 +685,13 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
         }
         let Some(node) = s.node(n) else { continue };
         let (kind, op, srcs) = (node.kind, node.op, node.srcs.clone());
+        // Only ops and sequences place anything here, and only with a unit
+        // beyond the moves' reserve.
+        if !matches!(kind, Kind::Alu | Kind::Complex(_)) || s.free_alu(j) <= reserve {
+            continue;
+        }
         // Every placement must leave room for the moves of `forced`.
-        let snap = s.snapshot();
+        let snap = s.snapshot(j);
         match kind {
             Kind::Alu if s.free_alu(j) > reserve => {
                 if let Some(u) = s.place_op(j, op, &srcs, op.slots) {
@@ -670,7 +724,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
             // A sequence adds up to three results to the network (the copy
             // of x and its two parts): start one only where they fit.
-            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) == 0) => {
+            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) <= CAREFUL_LIVE) => {
                 s.place_complex(j, n);
             }
             _ => {}
@@ -716,12 +770,22 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
     Ok(())
 }
 
-/// Place the stores of `v` that are ready in `j`, where `v` was just made.
+/// Place the stores joined to `v` that are ready in `j`, where `v` was just
+/// made: they store `v`.
 fn store_users(s: &mut State<'_>, j: usize, v: usize) {
-    let users = s.node(v).map(|x| x.users.clone()).unwrap_or_default();
-    for u in users {
+    let children: Vec<usize> = (0..s.g.nodes.len()).filter(|&u| joined(s, u, v)).collect();
+    for u in children {
         if s.node(u).is_some_and(|x| x.kind == Kind::Store) && s.placed.get(u).copied().flatten().is_none() && s.deps_ok(u, j) {
-            s.store_split(j, u, false);
+            s.store_split_of(j, u, v, false);
         }
     }
+}
+
+/// Whether node `u` is a child placed together with its parent `v`: it
+/// reads `v`. A node that depends on `v` only by a fake dependency (it must
+/// merely not come before `v`) is not one.
+fn joined(s: &State<'_>, u: usize, v: usize) -> bool {
+    let Some(n) = s.node(u) else { return false };
+    // Fault lima-fake-dep-children: fake dependents are joined too.
+    n.srcs.contains(&v) || (s.inject == Some(Fault::LimaFakeDepChildren) && n.not_before.contains(&v))
 }

@@ -47,6 +47,9 @@ pub struct Gen<'a, 'u> {
     pub(super) locked: Vec<u32>,
     /// Preallocated registers this program may use.
     pub(super) pool: Vec<PhysReg>,
+    /// Registers holding the counters of the enclosing loops, on a target
+    /// whose loop counters live in registers.
+    pub(super) counters: Vec<PhysReg>,
     /// Instructions left in the body's budget.
     pub(super) budget: usize,
     pub(super) next_label: u32,
@@ -225,7 +228,11 @@ impl<'a, 'u> Gen<'a, 'u> {
             sizes: Vec::with_capacity(cfg.insts() + cfg.pressure_values() + 16),
             locked: Vec::with_capacity(cfg.pressure_values() + 4),
             pool: Vec::with_capacity(cfg.pool_size()),
-            budget: cfg.insts(),
+            counters: Vec::new(),
+            // A target with an instruction limit gets a body its machine
+            // program fits in (a quarter of the limit: moves and spills add
+            // instructions).
+            budget: cfg.insts().min(t.network.map_or(usize::MAX, |n| n.max_instructions / 4)),
             next_label: 1,
             features: Features::default(),
             ops,
@@ -281,7 +288,12 @@ impl<'a, 'u> Gen<'a, 'u> {
     }
 
     /// Close the open block with `kind` and open a new one labelled `next`.
+    /// On a target whose values live in one block, only the registers
+    /// stay defined in the next block.
     pub(super) fn close(&mut self, kind: TermKind, next: SmolStr) {
+        if self.prof.local_values {
+            self.scope.keep_registers();
+        }
         let label = std::mem::replace(&mut self.label, next);
         // The block takes the buffer; the next one starts with room for as
         // many instructions (no copy, one allocation per block).
@@ -365,10 +377,12 @@ impl<'a, 'u> Gen<'a, 'u> {
         }
         let implicit = self.cfg.implicit;
         let is_load = move |o: &&'static OpDesc| {
-            o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1 && (implicit || o.dest == Dest::Explicit)
+            o.sem.is_outside_input() && o.operands == [OperandKind::Index] && o.dest != Dest::None && size == 1 && (implicit || !matches!(o.dest, Dest::Implicit(_)))
         };
         let loads = self.t.ops.iter().filter(is_load).count();
-        let use_mov = loads == 0 || self.chance(50)?;
+        // A target that loads its constants (no immediates) produces only
+        // by loads.
+        let use_mov = loads == 0 || (self.prof.load.is_none() && self.chance(50)?);
         let (op, src) = match (use_mov, self.prof.mov) {
             (true, Some(mov)) => {
                 let imm = self.imm()?;
@@ -477,7 +491,7 @@ impl<'a, 'u> Gen<'a, 'u> {
     /// The destination of a result of `size`: a preallocated register, a
     /// redefined virtual register or a fresh one.
     fn dest(&mut self, op: &OpDesc, size: u8, force_new: bool) -> Result<Loc> {
-        if op.dest == Dest::Explicit && self.cfg.prealloc && !force_new && self.chance(15)? {
+        if super::profile::names_dest(op) && self.cfg.prealloc && !force_new && self.chance(15)? {
             let t = self.t;
             let fits = |p: &&PhysReg| p.size == size && op.slots.iter().any(|s| t.rules.slot_ok(op, s, Some(**p)).is_ok());
             let n = self.pool.iter().filter(fits).count();

@@ -149,6 +149,47 @@ mod tests {
         }
     }
 
+    /// On a target whose values live in one block (a bypass network), no
+    /// generated program reads a virtual register its block does not
+    /// define, and the campaign's configurations reach loops, branches,
+    /// complex sequences, registers read in a later block and pressure
+    /// beyond the network.
+    #[test]
+    fn network_programs_keep_values_in_their_block() {
+        for t in schedra_ir::target::generated().iter().filter(|t| t.network.is_some()) {
+            let net = t.network.expect("a network");
+            let mut seen = Features::default();
+            let (mut complex, mut crossing) = (false, false);
+            for seed in 0..300 {
+                let data = bytes(seed, 16 * 1024);
+                let mut u = Unstructured::new(&data);
+                let cfg = Config::swarm(&mut u).expect("config");
+                let (p, f) = generate_with_features(&mut u, t, &cfg).expect("generate");
+                assert!(schedra_ir::validate::validate(&p).is_ok(), "{}", schedra_ir::print::print(&p));
+                seen.insert(f);
+                for (k, b) in p.blocks.iter().enumerate() {
+                    let mut defined: Vec<&str> = Vec::new();
+                    for i in &b.insts {
+                        for o in &i.srcs {
+                            if let schedra_ir::Operand::Virt(v) = o {
+                                assert!(defined.contains(&v.name.as_str()), "%{} read in a block that does not define it\n{}", v.name, schedra_ir::print::print(&p));
+                            }
+                            crossing |= k > 0 && matches!(o, schedra_ir::Operand::Phys(_));
+                        }
+                        if let Some(schedra_ir::Operand::Virt(v)) = &i.dest {
+                            defined.push(v.name.as_str());
+                        }
+                        complex |= net.sequence(&i.opcode).is_some();
+                    }
+                }
+            }
+            for f in [Features::LOOP, Features::BRANCH, Features::PRESSURE, Features::PREALLOC_READ] {
+                assert!(seen.contains(f), "{}: never generated {:?}", t.name, f.names());
+            }
+            assert!(complex && crossing, "{}: complex sequences {complex}, registers read in a later block {crossing}", t.name);
+        }
+    }
+
     #[test]
     fn empty_bytes_still_make_a_program() {
         for t in schedra_ir::target::all() {

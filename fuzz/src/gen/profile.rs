@@ -1,14 +1,19 @@
 //! What the generator needs to know about a target beyond its opcode table,
 //! derived from the description: the registers inputs arrive in
 //! (`Target::inputs`), the pool of registers that may be preallocated, how a loop
-//! counter counts down, how a branch condition is made, and which output op
-//! ends the program (`Target::ends_thread`), and the register runs that
-//! carry values wider than any ALU op can make (`wide`).
+//! counter counts down, how a branch condition is made, which output op
+//! ends the program (`Target::ends_thread`), the register runs that carry
+//! values wider than any ALU op can make (`wide`), and, for a target
+//! without ALU immediates whose results do not cross blocks (a bypass
+//! network), the op that loads constants and the fact that values cross
+//! blocks only in registers.
 //!
 //! Invariant: every register in a profile exists in the target's file, is
 //! neither reserved (for the pool) nor implicitly written, and the pool's
 //! runs are pairwise disjoint; the wide runs are disjoint from each other,
-//! from the pool and from the inputs.
+//! from the pool and from the inputs. A counter or condition whose constant
+//! the target takes as no immediate has `load` set, and then the constant
+//! is loaded by that op into a value first.
 
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
 use schedra_ir::{Imm, PhysReg, Reg, Target};
@@ -25,6 +30,10 @@ pub struct Counter {
     pub float: bool,
     /// The immediate that `step` combines with the counter.
     pub delta: Imm,
+    /// The op that loads the start and `delta` (the target's constant
+    /// load) when `mov` and `step` take no immediate: the counter is then
+    /// `c = load start` and `d = load delta; c = step c, d`.
+    pub load: Option<&'static OpDesc>,
 }
 
 impl Counter {
@@ -48,8 +57,17 @@ pub struct Profile {
     /// The loop counter, if the target can count with immediates.
     pub counter: Option<Counter>,
     /// An op `c = op v, imm` that turns a value into a branch condition
-    /// taken about half the time (`and v, 1`, or `max v, 0.0`).
+    /// taken about half the time (`and v, 1`, or `max v, 0.0`); on a
+    /// target without such an immediate, `imm` is loaded with `load`.
     pub cond: Option<(&'static OpDesc, Imm)>,
+    /// The op that loads a constant word into a value (`Sem::Const` with an
+    /// index operand), used where the target takes no immediate: `None` on
+    /// targets whose counter and condition take immediates.
+    pub load: Option<&'static OpDesc>,
+    /// Values live in one block only (a bypass network: nothing is read
+    /// across a block boundary), so what crosses blocks lives in the pool's
+    /// registers, and a loop counter is one of them.
+    pub local_values: bool,
     /// Output ops allowed anywhere (v3d71 `tlbw`, r600 `export`).
     pub outputs: Vec<&'static OpDesc>,
     /// The output that must be the program's last op (gen8 `send.eot`).
@@ -104,10 +122,26 @@ fn wide_runs(t: &'static Target, taken: &[PhysReg]) -> Vec<PhysReg> {
     out
 }
 
+/// Whether `o` writes a value the source form names (`%d = o …`).
+pub fn names_dest(o: &OpDesc) -> bool {
+    matches!(o.dest, Dest::Explicit | Dest::Unit)
+}
+
 fn imm_op(t: &'static Target, sem: Sem, imm: Imm) -> Option<&'static OpDesc> {
     t.ops.iter().find(|o| {
-        o.sem == sem && o.dest == Dest::Explicit && o.sizes == Sizes::Uniform && o.operands.len() == 2 && o.operands[1] == OperandKind::Value && t.rules.imm_ok(o, 1, imm)
+        o.sem == sem && names_dest(o) && o.sizes == Sizes::Uniform && o.operands.len() == 2 && o.operands[1] == OperandKind::Value && t.rules.imm_ok(o, 1, imm)
     })
+}
+
+/// `d = op a, b` of `sem` on two register values (for a constant loaded
+/// into `b`).
+fn reg_op(t: &'static Target, sem: Sem) -> Option<&'static OpDesc> {
+    t.ops.iter().find(|o| o.sem == sem && names_dest(o) && !o.machine_only && !o.slots.is_empty() && o.sizes == Sizes::Uniform && o.operands == [OperandKind::Value, OperandKind::Value])
+}
+
+/// The target's constant load: `d = op K` with `K` the word.
+fn const_load(t: &'static Target) -> Option<&'static OpDesc> {
+    t.ops.iter().find(|o| o.sem == Sem::Const && names_dest(o) && !o.machine_only && o.operands == [OperandKind::Index])
 }
 
 fn counter(t: &'static Target, mov: Option<&'static OpDesc>) -> Option<Counter> {
@@ -120,7 +154,14 @@ fn counter(t: &'static Target, mov: Option<&'static OpDesc>) -> Option<Counter> 
         (Sem::FAdd, Imm::f32(-1.0), true, float_start),
         (Sem::FSub, Imm::f32(1.0), true, float_start),
     ];
-    choices.iter().filter(|c| c.3).find_map(|&(sem, delta, float, _)| imm_op(t, sem, delta).map(|step| Counter { mov, step, float, delta }))
+    choices.iter().filter(|c| c.3).find_map(|&(sem, delta, float, _)| imm_op(t, sem, delta).map(|step| Counter { mov, step, float, delta, load: None }))
+}
+
+/// A float counter whose start and step are loaded by `load` (a target
+/// without ALU immediates).
+fn loaded_counter(t: &'static Target, load: &'static OpDesc) -> Option<Counter> {
+    let step = reg_op(t, Sem::FAdd)?;
+    Some(Counter { mov: load, step, float: true, delta: Imm::f32(-1.0), load: Some(load) })
 }
 
 fn pool_regs(t: &'static Target, inputs: &[PhysReg]) -> Vec<PhysReg> {
@@ -163,19 +204,27 @@ impl Profile {
     }
     /// The profile of `t`.
     pub fn of(t: &'static Target) -> Profile {
-        let mov = t.ops.iter().find(|o| o.sem == Sem::Mov && o.dest == Dest::Explicit && o.operands == [OperandKind::Value]);
-        let cond = imm_op(t, Sem::And, Imm::int(1)).map(|o| (o, Imm::int(1))).or_else(|| imm_op(t, Sem::FMax, Imm::f32(0.0)).map(|o| (o, Imm::f32(0.0))));
+        let mov = t.ops.iter().find(|o| o.sem == Sem::Mov && names_dest(o) && o.operands == [OperandKind::Value]);
+        let imm_cond = imm_op(t, Sem::And, Imm::int(1)).map(|o| (o, Imm::int(1))).or_else(|| imm_op(t, Sem::FMax, Imm::f32(0.0)).map(|o| (o, Imm::f32(0.0))));
+        let mut counter = counter(t, mov);
+        // Constants are loaded only where no immediate form exists.
+        let load = if imm_cond.is_none() || counter.is_none() { const_load(t) } else { None };
+        let cond = imm_cond.or_else(|| load.and(reg_op(t, Sem::FMax)).map(|o| (o, Imm::f32(0.0))));
+        if counter.is_none() {
+            counter = load.and_then(|l| loaded_counter(t, l));
+        }
         let is_output = |o: &&OpDesc| matches!(o.sem, Sem::Output(..)) && !o.machine_only;
         let outputs = t.ops.iter().filter(is_output).filter(|o| !t.ends_thread(o)).collect();
         let final_output = t.ops.iter().filter(is_output).find(|o| t.ends_thread(o));
         let fold = [Sem::Xor, Sem::Add, Sem::FAdd].iter().find_map(|&s| {
-            t.ops.iter().find(|o| o.sem == s && o.sizes == Sizes::Uniform && o.dest == Dest::Explicit && o.operands.len() == 2)
+            t.ops.iter().find(|o| o.sem == s && o.sizes == Sizes::Uniform && names_dest(o) && o.operands.len() == 2)
         });
         let inputs = t.inputs.to_vec();
         let pool = pool_regs(t, &inputs);
         let taken: Vec<PhysReg> = inputs.iter().chain(pool.iter()).copied().collect();
         let wide = wide_runs(t, &taken);
-        Profile { inputs, pool, counter: counter(t, mov), cond, outputs, final_output, fold, mov, wide }
+        let local_values = t.network.is_some();
+        Profile { inputs, pool, counter, cond, outputs, final_output, fold, mov, load, local_values, wide }
     }
 }
 

@@ -147,6 +147,13 @@ impl Scope {
         defs.extend(self.defs.iter().filter_map(|d| other.get(d.loc).map(|o| Def { uses: d.uses.max(o.uses), ..*d })));
         Scope::of(defs)
     }
+    /// Forget every virtual register: only physical registers stay
+    /// defined (the start of a block on a target whose values do not cross
+    /// blocks).
+    pub fn keep_registers(&mut self) {
+        let defs: Vec<Def> = self.defs.iter().filter(|d| matches!(d.loc, Loc::Phys(_))).copied().collect();
+        *self = Scope::of(defs);
+    }
     /// The definition of `loc`, if it is defined.
     pub fn get(&self, loc: Loc) -> Option<Def> {
         self.index(loc).and_then(|i| self.defs.get(i)).copied()
@@ -216,6 +223,19 @@ mod tests {
         assert_eq!(m.defs().len(), 1);
         assert_eq!(m.defs()[0].loc, Loc::Virt(1));
         assert_eq!(m.defs()[0].uses, 1);
+    }
+
+    #[test]
+    fn keep_registers_forgets_virtual_registers() {
+        let mut s = Scope::default();
+        s.define(Loc::Virt(1), 1);
+        s.define(Loc::Phys(PhysReg::one(5)), 1);
+        s.define(Loc::Virt(2), 1);
+        s.keep_registers();
+        assert_eq!(s.defs().len(), 1);
+        assert_eq!(s.get(Loc::Virt(1)), None);
+        assert_eq!(s.count_all(1), 1);
+        assert!(s.get(Loc::Phys(PhysReg::one(5))).is_some());
     }
 
     #[test]

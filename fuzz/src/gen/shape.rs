@@ -15,7 +15,7 @@ use super::build::Gen;
 use super::features::Features;
 use super::scope::{Loc, Scope};
 use arbitrary::Result;
-use schedra_ir::{Input, Inst, Operand, PhysReg, Span, TermKind};
+use schedra_ir::{Imm, Input, Inst, Operand, PhysReg, Span, TermKind};
 use schedra_ir::SmolStr;
 
 impl<'a, 'u> Gen<'a, 'u> {
@@ -104,8 +104,9 @@ impl<'a, 'u> Gen<'a, 'u> {
         let cond = self.prof.cond;
         match cond {
             Some((op, imm)) if self.chance(70)? => {
+                let arg = self.constant(op, 1, imm);
                 let id = self.fresh(1);
-                let inst = Inst { opcode: SmolStr::new_static(op.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src, Operand::Imm(imm)], span: Span::default() };
+                let inst = Inst { opcode: SmolStr::new_static(op.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![src, arg], span: Span::default() };
                 self.push(inst);
                 self.scope.define(Loc::Virt(id), 1);
                 self.scope.used(Loc::Virt(id));
@@ -113,6 +114,61 @@ impl<'a, 'u> Gen<'a, 'u> {
             }
             _ => Ok(Some(src)),
         }
+    }
+
+    /// Operand `k` of `op` holding the constant `imm`: the immediate where
+    /// the target takes it there, else a value the profile's constant load
+    /// makes first.
+    fn constant(&mut self, op: &'static schedra_ir::target::OpDesc, k: usize, imm: Imm) -> Operand {
+        match self.prof.load {
+            Some(load) if !self.t.rules.imm_ok(op, k, imm) => {
+                let id = self.fresh(1);
+                let word = Operand::Imm(Imm { bits: imm.bits, float: false });
+                self.push(Inst { opcode: SmolStr::new_static(load.name), dest: Some(self.operand(Loc::Virt(id), true)), srcs: vec![word], span: Span::default() });
+                self.scope.define(Loc::Virt(id), 1);
+                self.scope.used(Loc::Virt(id));
+                self.operand(Loc::Virt(id), false)
+            }
+            _ => Operand::Imm(imm),
+        }
+    }
+
+    /// Before a block ends on a target whose values live in one block: the
+    /// values kept live for pressure are output (they end with the block),
+    /// and half the time the newest value is carried into a preallocated
+    /// register, which later blocks may read.
+    fn leave_block(&mut self) -> Result<()> {
+        if !self.prof.local_values {
+            return Ok(());
+        }
+        let kept: Vec<(Loc, u8)> = self.scope.defs().iter().filter(|d| matches!(d.loc, Loc::Virt(id) if self.locked.contains(&id))).map(|d| (d.loc, d.size)).collect();
+        for (loc, size) in kept {
+            self.output(loc, size)?;
+        }
+        let Some(mov) = self.prof.mov else { return Ok(()) };
+        if self.pool.is_empty() || !self.chance(50)? {
+            return Ok(());
+        }
+        let Some(v) = self.scope.defs().iter().rev().find(|d| matches!(d.loc, Loc::Virt(_))).copied() else { return Ok(()) };
+        let k = self.pick(self.pool.len())?;
+        let Some(&p) = self.pool.get(k) else { return Ok(()) };
+        if p.size != v.size {
+            return Ok(());
+        }
+        let inst = Inst { opcode: SmolStr::new_static(mov.name), dest: Some(Operand::Phys(p)), srcs: vec![self.operand(v.loc, false)], span: Span::default() };
+        self.push(inst);
+        self.scope.used(v.loc);
+        self.scope.define(Loc::Phys(p), p.size);
+        self.features.insert(Features::PREALLOC_WRITE);
+        Ok(())
+    }
+
+    /// A register for a loop counter on a target whose values live in one
+    /// block: the first single register of the profile's pool that this
+    /// program never writes otherwise and no enclosing loop counts in.
+    fn counter_reg(&self) -> Option<PhysReg> {
+        let busy = |p: &PhysReg| self.pool.iter().chain(&self.counters).any(|q| q.overlaps(*p)) || self.inputs.iter().any(|i| i.reg.overlaps(*p));
+        self.prof.pool.iter().copied().find(|p| p.size == 1 && !busy(p))
     }
 
     /// `brnz c, then, else`; both arms jump to a fresh join block. What is
@@ -124,12 +180,15 @@ impl<'a, 'u> Gen<'a, 'u> {
             self.features.insert(Features::NESTED);
         }
         let (then_l, else_l, join_l) = (self.new_label(), self.new_label(), self.new_label());
+        self.leave_block()?;
         self.close(TermKind::Brnz { cond, nonzero: then_l.clone(), zero: else_l.clone() }, then_l);
         let before = self.scope.snapshot();
         self.region(depth + 1)?;
+        self.leave_block()?;
         self.close(TermKind::Jmp(join_l.clone()), else_l);
         let after_then: Scope = std::mem::replace(&mut self.scope, before);
         self.region(depth + 1)?;
+        self.leave_block()?;
         self.close(TermKind::Jmp(join_l.clone()), join_l);
         self.scope = self.scope.meet(&after_then);
         Ok(())
@@ -144,22 +203,44 @@ impl<'a, 'u> Gen<'a, 'u> {
             self.features.insert(Features::NESTED);
         }
         let trips = self.u.u32_in(1, if depth == 0 { 4 } else { 2 });
-        let c = self.fresh(1);
-        let mov = Inst { opcode: SmolStr::new_static(counter.mov.name), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![Operand::Imm(counter.start(trips))], span: Span::default() };
+        // The counter: a locked virtual register, or, where values live in
+        // one block, a register of its own.
+        let c = if self.prof.local_values {
+            match self.counter_reg() {
+                Some(p) => Loc::Phys(p),
+                None => return Ok(()),
+            }
+        } else {
+            Loc::Virt(self.fresh(1))
+        };
+        let start = match counter.load {
+            Some(_) => Operand::Imm(Imm { bits: counter.start(trips).bits, float: false }),
+            None => Operand::Imm(counter.start(trips)),
+        };
+        let mov = Inst { opcode: SmolStr::new_static(counter.mov.name), dest: Some(self.operand(c, true)), srcs: vec![start], span: Span::default() };
         self.push(mov);
-        self.scope.define(Loc::Virt(c), 1);
-        self.locked.push(c);
+        self.scope.define(c, 1);
+        match c {
+            Loc::Virt(id) => self.locked.push(id),
+            Loc::Phys(p) => self.counters.push(p),
+        }
         let (head, back, exit) = (self.new_label(), self.new_label(), self.new_label());
+        self.leave_block()?;
         self.close(TermKind::Jmp(head.clone()), head.clone());
         self.region(depth + 1)?;
-        let cv = self.operand(Loc::Virt(c), false);
-        let step = Inst { opcode: SmolStr::new_static(counter.step.name), dest: Some(self.operand(Loc::Virt(c), true)), srcs: vec![cv.clone(), Operand::Imm(counter.delta)], span: Span::default() };
+        let cv = self.operand(c, false);
+        let delta = self.constant(counter.step, 1, counter.delta);
+        let step = Inst { opcode: SmolStr::new_static(counter.step.name), dest: Some(self.operand(c, true)), srcs: vec![cv.clone(), delta], span: Span::default() };
         self.push(step);
-        self.scope.define(Loc::Virt(c), 1);
-        self.scope.used(Loc::Virt(c));
+        self.scope.define(c, 1);
+        self.scope.used(c);
+        self.leave_block()?;
         self.close(TermKind::Brnz { cond: cv, nonzero: back.clone(), zero: exit.clone() }, back);
         self.close(TermKind::Jmp(head), exit);
-        self.locked.retain(|&x| x != c);
+        match c {
+            Loc::Virt(id) => self.locked.retain(|&x| x != id),
+            Loc::Phys(p) => self.counters.retain(|&x| x != p),
+        }
         Ok(())
     }
 

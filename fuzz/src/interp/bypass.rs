@@ -11,7 +11,9 @@
 //! readable at `c` when `c - p` lies in the window the description gives
 //! for `u` and the op; a read outside it, of a unit that made nothing
 //! there, or across the block's start is a [`RunError::Hazard`] (the real
-//! network then delivers another unit's word: the run is undefined).
+//! network then delivers another unit's word: the run is undefined), as is
+//! a read in an operand position that cannot name its unit
+//! (`Network::forbidden_reads`: the source code means 0 or 1 there).
 //! A register store issued at cycle `s` lands at `s + store_load_latency`;
 //! a load before then sees the register's previous contents. Complex
 //! sequences compute by [`super::eval`]'s model.
@@ -186,7 +188,7 @@ impl<'p> Sim<'p> {
                 let bad = |m: String| RunError::Malformed { at: at.clone(), message: m };
                 match phase {
                     UnitKind::Load => out.push(Made { unit: *unit, op: desc.name, word: self.load(desc, inst).map_err(bad)? }),
-                    UnitKind::Alu => out.push(Made { unit: *unit, op: desc.name, word: self.alu(i, desc, inst).map_err(|m| hazard(at.clone(), m))? }),
+                    UnitKind::Alu => out.push(Made { unit: *unit, op: desc.name, word: self.alu(i, *unit, desc, inst).map_err(|m| hazard(at.clone(), m))? }),
                     UnitKind::Store => self.store(i, desc, inst).map_err(|m| hazard(at.clone(), m))?,
                 }
             }
@@ -214,7 +216,18 @@ impl<'p> Sim<'p> {
         }
     }
 
-    fn alu(&self, i: usize, desc: &OpDesc, inst: &Inst) -> Result<u32, String> {
+    /// The word of ALU op `inst` issued in `unit` at instruction `i`. An
+    /// operand position that cannot name the unit it reads (the hardware
+    /// gives that source code another meaning there) is a hazard.
+    fn alu(&self, i: usize, unit: usize, desc: &OpDesc, inst: &Inst) -> Result<u32, String> {
+        let here = self.net.units.get(unit).map_or("", |u| u.name);
+        for (k, o) in inst.srcs.iter().enumerate() {
+            if let Operand::Bypass(r) = o {
+                if let Some(f) = self.net.forbidden(desc.name, here, k, &r.unit) {
+                    return Err(format!("operand {} of `{}` in {here} reads unit {}, which that position cannot name: {}", k + 1, desc.name, r.unit, f.why));
+                }
+            }
+        }
         let args: Vec<u32> = inst.srcs.iter().map(|o| self.operand(i, o)).collect::<Result<_, _>>()?;
         eval::word(desc.sem, &args).ok_or_else(|| format!("`{}` cannot run in an ALU unit with {} operand(s)", desc.name, args.len()))
     }

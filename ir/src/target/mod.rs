@@ -38,11 +38,11 @@ pub fn all() -> &'static [&'static Target] {
 }
 
 /// The targets the program generator builds programs for, in [`all`]'s
-/// order: the register-file targets. A bypass-network target (lima-gp) has
-/// no ALU immediates for the generator's loop counters and conditions and
-/// is not generated.
+/// order: every target (a bypass-network target's constants are loaded
+/// and its cross-block values live in registers; the generator reads both
+/// from the description).
 pub fn generated() -> &'static [&'static Target] {
-    static GENERATED: [&Target; 4] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &kepler::KEPLER];
+    static GENERATED: [&Target; 5] = [&v3d71::V3D71, &gen8::GEN8, &r600::R600, &kepler::KEPLER, &lima_gp::LIMA_GP];
     &GENERATED
 }
 

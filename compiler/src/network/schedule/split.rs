@@ -22,17 +22,24 @@ use super::State;
 use crate::network::regs::RegPool;
 
 impl State<'_> {
-    /// Place store node `n` at `j` (as `place_store`), first splitting the
+    /// Place store node `n` at `j` storing its source, first splitting the
     /// range of a spilled value holding its component.
     pub(super) fn store_split(&mut self, j: usize, n: usize, may_move: bool) -> bool {
-        let Some(r) = self.node(n).and_then(|x| x.reg) else { return self.place_store(j, n, may_move) };
+        let Some(&value) = self.node(n).and_then(|x| x.srcs.first()) else { return false };
+        self.store_split_of(j, n, value, may_move)
+    }
+
+    /// [`Self::store_split`] for store node `n` storing the value of node
+    /// `value` (the store's own source, or a value joined to it).
+    pub(super) fn store_split_of(&mut self, j: usize, n: usize, value: usize, may_move: bool) -> bool {
+        let Some(r) = self.node(n).and_then(|x| x.reg) else { return self.place_store_of(j, n, value, may_move) };
         let holder = self.pool.holder(r).filter(|v| self.pending.get(*v).copied().unwrap_or(0) > 0);
-        let Some(v) = holder else { return self.place_store(j, n, may_move) };
+        let Some(v) = holder else { return self.place_store_of(j, n, value, may_move) };
         let Some((_, stored)) = self.spill.get(v).copied().flatten() else { return false };
         if stored >= j {
             return false;
         }
-        let snap = self.snapshot();
+        let snap = self.snapshot(j);
         let readable = self.loc.get(v).copied().flatten().is_some_and(|l| j + 1 >= l.at && l.window.contains((j + 1 - l.at) as u32));
         if !readable && self.mov(j, v).is_none() {
             self.restore(snap);
@@ -41,7 +48,7 @@ impl State<'_> {
         if let Some(x) = self.spill.get_mut(v) {
             *x = None;
         }
-        if self.place_store(j, n, may_move) {
+        if self.place_store_of(j, n, value, may_move) {
             self.counts.splits += 1;
             return true;
         }
