@@ -29,7 +29,7 @@
 use crate::interp::{self, Outcome};
 use crate::mutate::{self, Mutation};
 use crate::stage::{self, Stage};
-use schedra_compiler::{CompileError, Compiled, Options};
+use schedra_compiler::{CompileError, Compiled, Context, Options};
 use schedra_ir::{Program, Target};
 use schedra_verify::{Report, Verdict, VerifyOptions};
 use std::cell::RefCell;
@@ -233,11 +233,35 @@ pub fn guard<T>(component: &str, target: &Target, f: impl FnOnce() -> T) -> Resu
     })
 }
 
+thread_local! {
+    /// This worker thread's compiler buffers, lent to each of its compiles
+    /// ([`schedra_compiler::compile_with`]; the result equals a compile
+    /// with a new context).
+    static CONTEXT: RefCell<Context> = RefCell::new(Context::new());
+}
+
+/// [`schedra_compiler::compile`] with this thread's [`CONTEXT`] (a new
+/// context when it is lent out).
+fn compile_reusing(src: &Program, opts: &Options) -> Result<Compiled, CompileError> {
+    CONTEXT.with(|c| match c.try_borrow_mut() {
+        Ok(mut ctx) => schedra_compiler::compile_with(&mut ctx, src, opts),
+        Err(_) => schedra_compiler::compile(src, opts),
+    })
+}
+
 /// (a) Compile `src`: no panic, no error.
 pub fn compile_ok(src: &Program, opts: &Options) -> Result<Compiled, Finding> {
     let t = src.target;
     stage::enter(Stage::Compile);
-    let out = guard("compile", t, || schedra_compiler::compile(src, opts)).map_err(|f| Finding { options: Some(*opts), ..f.with_programs(src, None) })?;
+    let out = guard("compile", t, || compile_reusing(src, opts)).map_err(|f| {
+        // A compile that panicked may have left the buffers mid-use.
+        CONTEXT.with(|c| {
+            if let Ok(mut ctx) = c.try_borrow_mut() {
+                *ctx = Context::new();
+            }
+        });
+        Finding { options: Some(*opts), ..f.with_programs(src, None) }
+    })?;
     out.map_err(|e: CompileError| {
         let mut f = Finding::new(Kind::CompileError, t.name, normalize(&e.to_string(), Some(t)), e.to_string()).with_programs(src, None);
         f.options = Some(*opts);
