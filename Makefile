@@ -35,7 +35,7 @@ fuzz-short: build
 ## make run: install, build, compile+verify the corpus in all four modes
 ## (shader-db tables; fails if anything is not proven), fuzz briefly.
 run: fuzz-deps build
-	@echo "== targets"; $(BIN) targets | grep -E '^[a-z0-9]+ ' || true
+	@echo "== targets"; $(BIN) targets | grep -E '^[a-z0-9][a-z0-9-]* ' || true
 	@echo "== corpus: compile + verify in all four modes, shader-db totals"; scripts/shaderdb.sh $(BIN)
 	@echo "== fuzz ($(FUZZ_TIME), all targets)"; $(BIN) fuzz --target all --time $(FUZZ_TIME) --out fuzz-out/run --json | tail -1
 	@echo "== done: every corpus shader proven; fuzz findings (if any) are in fuzz-out/run"
