@@ -527,6 +527,26 @@ impl State<'_> {
         groups.len()
     }
 
+    /// How many register load units stay free for register vectors where
+    /// `srcs` are read at `j`: the inputs among `srcs` without a network
+    /// copy readable there are loaded again, and each distinct load of
+    /// theirs that only register load units make takes one of them.
+    fn register_load_units_left(&self, srcs: &[usize], j: usize) -> usize {
+        let Some(ld) = self.t.op(self.net.ld_reg) else { return 0 };
+        let reg_groups: Vec<&str> = ld.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.group).collect();
+        let mut taken: Vec<(&str, u32)> = Vec::new();
+        for &v in srcs {
+            let Some(n) = self.node(v).filter(|x| x.kind == Kind::Input) else { continue };
+            let readable = self.loc.get(v).copied().flatten().is_some_and(|l| j >= l.at && l.window.contains((j - l.at) as u32));
+            let only_reg = !n.op.slots.is_empty() && n.op.slots.iter().filter_map(|s| self.net.unit(s)).all(|u| reg_groups.contains(&u.group));
+            let key = (n.op.name, n.reg.map_or(n.index / 4, |r| u32::from(r) / 4));
+            if !readable && only_reg && !taken.contains(&key) {
+                taken.push(key);
+            }
+        }
+        self.register_load_units().saturating_sub(taken.len())
+    }
+
     fn live(&self, j: usize) -> usize {
         (0..self.g.nodes.len())
             .filter(|&v| {
@@ -708,14 +728,14 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
                         }
                     }
                     // Sources spilled to more register vectors than the
-                    // load units reach in one instruction: bring one back
-                    // into the network.
+                    // load units left beside the inputs' loads reach in
+                    // one instruction: bring one back into the network.
                     let stale = |s: &State<'_>, v: usize| s.loc.get(v).copied().flatten().is_none_or(|l| j + 1 < l.at || !l.window.contains((j + 1 - l.at) as u32));
                     let in_regs: Vec<(usize, u16)> = srcs.iter().filter_map(|&v| s.spill.get(v).copied().flatten().filter(|_| stale(s, v)).map(|(r, _)| (v, r / 4))).collect();
                     let mut vectors: Vec<u16> = in_regs.iter().map(|(_, q)| *q).collect();
                     vectors.sort();
                     vectors.dedup();
-                    if vectors.len() > s.register_load_units() && s.free_alu(j) > reserve {
+                    if vectors.len() > s.register_load_units_left(&srcs, j) && s.free_alu(j) > reserve {
                         if let Some(&(v, _)) = in_regs.first() {
                             s.mov(j, v);
                         }
