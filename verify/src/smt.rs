@@ -379,18 +379,9 @@ fn check_here(sides: &[BV], truth: bool, budget: Duration) -> Verdict {
     };
     let solver = Solver::new();
     solver.assert(&differ);
-    let ctx = Context::thread_local();
-    let handle = ctx.handle();
-    let (result, interrupted) = std::thread::scope(|s| {
-        let (done, finished) = mpsc::channel::<()>();
-        let dog = s.spawn(move || interrupt_after(&handle, budget, &finished));
-        let result = solver.check();
-        drop(done);
-        (result, dog.join().unwrap_or(true))
-    });
-    match result {
+    match check_within(&solver, budget) {
         SatResult::Unsat => Verdict::Unsat,
-        SatResult::Sat if !interrupted => match solver.get_model() {
+        SatResult::Sat => match solver.get_model() {
             Some(model) => Verdict::Sat(sides.iter().map(|x| model.eval(x, true).and_then(|v| v.as_u64()).unwrap_or(0) as u32).collect()),
             None => Verdict::Unknown,
         },
@@ -398,11 +389,10 @@ fn check_here(sides: &[BV], truth: bool, budget: Duration) -> Verdict {
     }
 }
 
-/// [`check_here`] for a query given as SMT-LIB text: the model's words of
-/// the constants `names` on `sat`.
-fn check_text(text: &str, names: &[String], budget: Duration) -> Verdict {
-    let solver = Solver::new();
-    solver.from_string(text);
+/// `solver.check()` under a watchdog that interrupts it after `budget`.
+/// `unsat` stands whenever it comes; `sat` from an interrupted check is
+/// `Unknown` (a cancelled context may not evaluate the model).
+fn check_within(solver: &Solver, budget: Duration) -> SatResult {
     let ctx = Context::thread_local();
     let handle = ctx.handle();
     let (result, interrupted) = std::thread::scope(|s| {
@@ -412,9 +402,17 @@ fn check_text(text: &str, names: &[String], budget: Duration) -> Verdict {
         drop(done);
         (result, dog.join().unwrap_or(true))
     });
-    match result {
+    if interrupted && matches!(result, SatResult::Sat) { SatResult::Unknown } else { result }
+}
+
+/// [`check_here`] for a query given as SMT-LIB text: the model's words of
+/// the constants `names` on `sat`.
+fn check_text(text: &str, names: &[String], budget: Duration) -> Verdict {
+    let solver = Solver::new();
+    solver.from_string(text);
+    match check_within(&solver, budget) {
         SatResult::Unsat => Verdict::Unsat,
-        SatResult::Sat if !interrupted => match solver.get_model() {
+        SatResult::Sat => match solver.get_model() {
             Some(model) => Verdict::Sat(names.iter().map(|n| model.eval(&BV::new_const(n.as_str(), 32), true).and_then(|v| v.as_u64()).unwrap_or(0) as u32).collect()),
             None => Verdict::Unknown,
         },
