@@ -218,6 +218,11 @@ struct Ctx {
     out: Vec<Violation>,
     terms: Terms,
     obligations: Obligations,
+    /// Set once a block's entry components were a guess: [`MAX_TRIES`]
+    /// combinations ran out before one fitted every edge. From then on a
+    /// difference of values has no witness that the machine is wrong (the
+    /// guess may be), so it leaves its obligation unknown.
+    guessed: bool,
 }
 
 /// What a unit made in one instruction.
@@ -234,7 +239,7 @@ pub fn check(src: &Program, mach: &Program, net: &'static Network) -> (Vec<Viola
     let cross = Crossing::of(src);
     let mut banned: BTreeSet<(usize, String, Reg)> = BTreeSet::new();
     loop {
-        let mut c = Ctx { t: mach.target, net, out: Vec::new(), terms: Terms::default(), obligations: Obligations::default() };
+        let mut c = Ctx { t: mach.target, net, out: Vec::new(), terms: Terms::default(), obligations: Obligations::default(), guessed: false };
         match c.pass(src, mach, &cross, &banned) {
             Some(retry) if banned.insert(retry.clone()) => continue,
             _ => return (c.out, c.obligations),
@@ -364,7 +369,7 @@ impl Ctx {
     fn edge_refutes(&mut self, b: &Block, s: &Outcome, m: &Outcome, v: &str, succ: &str, r: Reg) -> bool {
         let Some(&x) = s.vals.get(v) else {
             let msg = format!("%{v} is live on entry to block {succ} but block {} leaves it unwritten on this edge", b.label);
-            self.violation(Kind::Structure, b, b.bundles.len(), b.term.span.line, msg);
+            self.value_violation(Kind::Structure, b, b.bundles.len(), b.term.span.line, msg);
             return false;
         };
         let y = self.at_end(m, r);
@@ -387,7 +392,7 @@ impl Ctx {
             let l: Vec<(Reg, usize)> = c.regs.get(v).into_iter().flatten().filter(|(r, _)| !banned.contains(&(sbi, v.clone(), **r))).map(|(r, k)| (*r, *k)).collect();
             if l.is_empty() {
                 let msg = format!("%{v} is live on entry to block {}, but no register component holds it on every edge into it", sb.label);
-                self.violation(Kind::Dataflow, b, 0, b.span.line, msg);
+                self.value_violation(Kind::Dataflow, b, 0, b.span.line, msg);
                 continue;
             }
             lists.push((v.clone(), l));
@@ -396,7 +401,7 @@ impl Ctx {
         let mut idx = vec![0usize; lists.len()];
         let mut chosen = combo(&idx);
         if let Some(m) = m {
-            for _ in 0..MAX_TRIES {
+            for tries in 1..=MAX_TRIES {
                 let regs = combo(&idx);
                 if self.edges_found(src, sb, m, cross, sbi, &regs, picked) {
                     chosen = regs;
@@ -404,6 +409,12 @@ impl Ctx {
                 }
                 // The next combination, odometer order (last value fastest).
                 let Some(k) = (0..idx.len()).rev().find(|&k| idx.get(k).zip(lists.get(k)).is_some_and(|(i, (_, l))| i + 1 < l.len())) else { break };
+                // Combinations are left untried: the first one stands, a
+                // guess.
+                if tries == MAX_TRIES {
+                    self.guessed = true;
+                    break;
+                }
                 if let Some(i) = idx.get_mut(k) {
                     *i += 1;
                 }
@@ -495,6 +506,17 @@ fn index(inst: &Inst, d: &OpDesc) -> u32 {
 impl Ctx {
     fn violation(&mut self, kind: Kind, b: &Block, bi: usize, line: u32, msg: String) {
         self.out.push(Violation::new(kind, &b.label, bi, line, msg));
+    }
+
+    /// A difference between the source's and the machine's values: a
+    /// violation, or an unknown obligation once entry components were
+    /// guessed (`guessed`).
+    fn value_violation(&mut self, kind: Kind, b: &Block, bi: usize, line: u32, msg: String) {
+        if self.guessed {
+            self.obligations.unknown += 1;
+        } else {
+            self.violation(kind, b, bi, line, msg);
+        }
     }
 
     fn input_term(&mut self, d: &OpDesc, inst: &Inst) -> Option<u32> {
@@ -800,7 +822,7 @@ impl Ctx {
         for ch in channels {
             let (a, z) = (s.effects.get(ch).cloned().unwrap_or_default(), m.effects.get(ch).cloned().unwrap_or_default());
             if a.len() != z.len() {
-                self.violation(Kind::Dataflow, b, n, line, format!("channel `{ch}`: the source makes {} effect(s) in block {}, the machine {}", a.len(), b.label, z.len()));
+                self.value_violation(Kind::Dataflow, b, n, line, format!("channel `{ch}`: the source makes {} effect(s) in block {}, the machine {}", a.len(), b.label, z.len()));
                 continue;
             }
             for (k, (x, y)) in a.iter().zip(&z).enumerate() {
@@ -831,7 +853,7 @@ impl Ctx {
             Some(seed) => {
                 let (wx, wy) = (self.terms.eval(x, seed, &mut HashMap::new()), self.terms.eval(y, seed, &mut HashMap::new()));
                 let msg = format!("{what} differs: the source gives {wx:#010x}, the machine {wy:#010x} on sample inputs {seed}");
-                self.violation(Kind::Dataflow, b, b.bundles.len(), b.term.span.line, msg);
+                self.value_violation(Kind::Dataflow, b, b.bundles.len(), b.term.span.line, msg);
             }
             None => self.obligations.unknown += 1,
         }
@@ -931,6 +953,45 @@ mod tests {
         let exit = CROSS_MACH.replace("reg1.w: ld_reg $r0.w ; add0: mov ^reg1.w.0 ; st.x", "reg1.z: ld_reg $r0.z ; add0: mov ^reg1.z.0 ; st.x");
         let v = cross_kinds(&exit);
         assert!(v.iter().any(|(k, m)| *k == Kind::Dataflow && m.contains("var 0")), "{v:?}");
+    }
+
+    /// A correct program whose entry components are found only after more
+    /// than `MAX_TRIES` combinations: `%a` is in `$r0.x` and `$r0.y` (b1
+    /// reads `$r0.y`, the second), `%b` and `%c` in sixteen components
+    /// each, any of which fits. With `a_twice` false `%a` is in `$r0.y`
+    /// alone.
+    fn many_candidates(a_twice: bool) -> (String, String) {
+        let src = "target lima-gp\nb0:\n %a = ld_att 0\n %b = ld_att 1\n %c = ld_att 2\n jmp b1\nb1:\n %x = add %a, %a\n jmp b2\nb2:\n st_var 0, %x\n st_var 1, %b\n st_var 2, %c\n end\n".to_string();
+        let mut m = String::from("target lima-gp\nform machine\nb0:\n");
+        let a_x = if a_twice { " ; st.x: st_reg $r0.x, ^add0.0" } else { "" };
+        m += &format!(" {{ reg0.x: ld_att 0 ; add0: mov ^reg0.x.0{a_x} ; st.y: st_reg $r0.y, ^add0.0 }}\n");
+        for (unit, att, vectors) in [("reg0.y", 1, 1..=4), ("reg0.z", 2, 5..=8)] {
+            for k in vectors {
+                m += &format!(" {{ {unit}: ld_att {att} ; add0: mov ^{unit}.0 ; st.x: st_reg $r{k}.x, ^add0.0 ; st.y: st_reg $r{k}.y, ^add0.0 ; st.z: st_reg $r{k}.z, ^add0.0 ; st.w: st_reg $r{k}.w, ^add0.0 }}\n");
+            }
+        }
+        m += " { }\n { }\n { }\n jmp b1\nb1:\n { reg1.y: ld_reg $r0.y ; add0: add ^reg1.y.0, ^reg1.y.0 ; st.x: st_reg $r9.x, ^add0.0 }\n { }\n { }\n { }\n jmp b2\nb2:\n";
+        for (k, (r, st)) in [("$r9.x", "st.x"), ("$r1.x", "st.y"), ("$r5.x", "st.z")].iter().enumerate() {
+            m += &format!(" {{ reg0.x: ld_reg {r} ; add0: mov ^reg0.x.0 ; {st}: st_var {k}, ^add0.0 }}\n");
+        }
+        m += " end\n";
+        (src, m)
+    }
+
+    #[test]
+    fn entry_components_past_the_bound_are_unknown_not_violations() {
+        let run = |a_twice: bool| {
+            let (src, mach) = many_candidates(a_twice);
+            let (s, m) = (parse(src.as_bytes(), None).unwrap(), parse(mach.as_bytes(), None).unwrap());
+            verify(&s, &m, &VerifyOptions::default())
+        };
+        let single = run(false);
+        assert_eq!(single.verdict, Verdict::Proven, "{:?}", single.violations);
+        // The first 256 combinations all take `$r0.x` for `%a`: the search
+        // gives up on a guess, and what the guess gets wrong has no witness.
+        let twice = run(true);
+        assert_eq!(twice.verdict, Verdict::Unknown, "{:?}", twice.violations);
+        assert!(twice.violations.is_empty(), "{:?}", twice.violations);
     }
 
 }
