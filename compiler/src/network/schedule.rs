@@ -451,9 +451,9 @@ impl State<'_> {
             .filter(|&v| {
                 let pending = self.pending.get(v).copied().unwrap_or(0) > 0 && self.node(v).is_some_and(|x| x.kind != Kind::Input);
                 let Some(l) = self.loc.get(v).copied().flatten() else { return false };
-                // The terminator reads only the network: the condition
-                // stays there even when a register holds it.
-                let landed = self.g.cond != Some(v) && self.spill.get(v).copied().flatten().is_some_and(|(_, s)| j + 1 >= s + self.net.store_load_latency as usize);
+                // The branch condition too leaves the network once its
+                // register copy has landed: the block's end loads it back.
+                let landed = self.spill.get(v).copied().flatten().is_some_and(|(_, s)| j + 1 >= s + self.net.store_load_latency as usize);
                 pending && !landed && j >= l.at && l.window.contains((j - l.at) as u32) && !l.window.contains((j + 1 - l.at) as u32)
             })
             .collect()
@@ -645,8 +645,11 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
     }
     // The block ends after its last op, with every register store landed
     // and the condition readable; the instructions up to there still move
-    // the condition when its window ends (an input condition is moved into
-    // the network).
+    // the condition when its window ends (an input condition, or one only a
+    // register holds, is moved into the network: a condition held in the
+    // network all through the block would take a unit and a place in the
+    // network from every instruction, and a careful schedule would start
+    // no complex sequence beside it).
     let mut end = j;
     loop {
         let last = s.instrs.iter().rposition(|ops| !ops.is_empty()).map_or(0, |k| k + 1);
@@ -661,7 +664,8 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
         step(&mut s, &order, end)?;
         if let Some(c) = g.cond {
             let input = s.node(c).is_some_and(|x| x.kind == Kind::Input);
-            if input && !readable(&s, end + 1) {
+            let spilled = s.spill.get(c).copied().flatten().is_some();
+            if (input || spilled) && !readable(&s, end + 1) {
                 s.mov(end, c);
             }
         }
