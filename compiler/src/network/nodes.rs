@@ -12,7 +12,8 @@
 //!   the scheduler as a whole.
 //! - An ALU op or complex sequence with the same opcode and source nodes
 //!   as an earlier one in the block is that node (the ops are pure).
-//! - A `brnz` condition that is a load is read through a move node.
+//! - A `brnz` condition that is a load is read through a move node; an
+//!   immediate condition is the target's constant load (`Sem::Const`).
 //! - `st_var` and the last write of each physical register in the block are
 //!   [`Kind::Store`] nodes; stores of one output channel keep their order,
 //!   and a register's final store waits for every reader of its old value.
@@ -116,6 +117,12 @@ impl<'a> Builder<'a> {
                 let ld = self.p.target.op(self.net.ld_reg).ok_or_else(|| unsupported("the target has no register load".into()))?;
                 let n = self.input(ld, 0, Some(r.base), order);
                 Ok(n)
+            }
+            // An immediate (a `brnz` condition: ALU operands take none) is
+            // the target's constant load of its bits.
+            Operand::Imm(i) => {
+                let c = self.p.target.ops.iter().find(|d| d.sem == Sem::Const).ok_or_else(|| unsupported(format!("{} has no constant load for the immediate {}", self.p.target.name, i.bits)))?;
+                Ok(self.input(c, i.bits, None, order))
             }
             _ => Err(unsupported(format!("operand {o:?} is not a value"))),
         }
