@@ -60,6 +60,11 @@ pub enum Fault {
     /// include stores that depend on it only by a fake (write-after-read)
     /// dependency, and those store the node's value.
     LimaFakeDepChildren,
+    /// lima-gp scheduler: a spill made to find room for a node after
+    /// another node was already placed speculatively in the instruction
+    /// lets the value leave the network before its register store has
+    /// landed, so a register load reads the store in flight.
+    LimaSpillSpeculative,
 }
 
 impl Fault {
@@ -85,6 +90,7 @@ impl Fault {
             LimaScheduleFirstMove,
             LimaComplexSecondSource,
             LimaFakeDepChildren,
+            LimaSpillSpeculative,
         ]
     }
     /// Every fault that makes the compiler loop forever on some inputs:
@@ -119,6 +125,7 @@ impl Fault {
             LimaScheduleFirstMove => "lima-schedule-first-move",
             LimaComplexSecondSource => "lima-complex-second-source",
             LimaFakeDepChildren => "lima-fake-dep-children",
+            LimaSpillSpeculative => "lima-spill-speculative",
         }
     }
     /// The target whose programs the fault corrupts (`None`: any target).
@@ -131,7 +138,7 @@ impl Fault {
             Gen8R127SpillFill => Some("gen8"),
             R600PinnedWar => Some("r600"),
             KeplerDualRaw | KeplerTexWaw | KeplerWaitDefault | KeplerDualAfterTex => Some("kepler"),
-            LimaPostlog2Move | LimaScheduleFirstMove | LimaComplexSecondSource | LimaFakeDepChildren => Some("lima-gp"),
+            LimaPostlog2Move | LimaScheduleFirstMove | LimaComplexSecondSource | LimaFakeDepChildren | LimaSpillSpeculative => Some("lima-gp"),
             SchedIgnoreWar | RaSplitPreallocated | SpillNoReserve | SchedStuckReady => None,
         }
     }
@@ -163,6 +170,7 @@ impl Fault {
             LimaScheduleFirstMove => "Mesa lima gpir (seed 000): a schedule_first node (preexp2) was still given a move, which broke exp() tests",
             LimaComplexSecondSource => "Mesa lima gpir (seed 000): the scheduler forgot that the second source of add0, add1, mul0 and mul1 cannot be the complex unit: that source code means 0 or 1 there (can_use_complex)",
             LimaFakeDepChildren => "Mesa lima gpir (seed 000): when a node is scheduled its children are tried with it, but not the nodes that depend on it only by a fake dependency",
+            LimaSpillSpeculative => "Mesa lima gpir (seed 000, fixing 54434fe670): give up on spilling once another node was speculatively scheduled; a spill made after it read a register one instruction before the 3-cycle store latency had passed",
         }
     }
     /// The fault with this `--inject` name.

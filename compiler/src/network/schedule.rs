@@ -10,7 +10,10 @@
 //!    was spilled to once its store has landed. A complex sequence is placed
 //!    whole: a copy of x (or `pre x`) at `j`, `impl` and the second part at
 //!    `j + 1`, the join at `j + 2`, the `post` op two later. Enough ALU
-//!    units stay free for step 3;
+//!    units stay free for step 3; an op that finds none beyond them spills
+//!    to make room: a value whose window ends at `j` is stored to a free
+//!    register component where its copy was made, lands by `j + 1` and
+//!    needs no move (undone with the op if the op still does not fit);
 //! 2. stores are placed where their value is made in a storable unit, or
 //!    after a move of it;
 //! 3. every value with unplaced users whose network copy cannot be read at
@@ -25,7 +28,8 @@
 //!
 //! Invariant: a placed read is inside its producer's window, never names a
 //! forbidden unit, and a register load of a spilled value comes at least
-//! `store_load_latency` instructions after its store.
+//! `store_load_latency` instructions after its store (a spill to make room
+//! is made only where that holds for its first possible load, `j + 1`).
 //!
 //! [`Rules::placed_ok`]: schedra_ir::target::Rules::placed_ok
 
@@ -45,6 +49,18 @@ struct Loc {
     at: usize,
     window: ReadWindow,
     storable: bool,
+}
+
+/// A value's register copy.
+#[derive(Clone, Copy, Debug)]
+struct Spilled {
+    /// The component.
+    reg: Reg,
+    /// The instruction of its register store.
+    stored: usize,
+    /// The first instruction a register load of it may be in (the store
+    /// has landed there).
+    ready: usize,
 }
 
 /// Counts the statistics need.
@@ -69,7 +85,7 @@ struct State<'a> {
     g: &'a Graph,
     instrs: Vec<Vec<(usize, Inst)>>,
     loc: Vec<Option<Loc>>,
-    spill: Vec<Option<(Reg, usize)>>,
+    spill: Vec<Option<Spilled>>,
     placed: Vec<Option<usize>>,
     pending: Vec<usize>,
     pool: &'a mut RegPool,
@@ -184,9 +200,9 @@ impl State<'_> {
                 return Some(o);
             }
         }
-        if let Some((r, s)) = self.spill.get(v).copied().flatten() {
-            if j >= s + self.net.store_load_latency as usize {
-                let o = self.load(j, v, Some(r));
+        if let Some(sp) = self.spill.get(v).copied().flatten() {
+            if j >= sp.ready {
+                let o = self.load(j, v, Some(sp.reg));
                 if o.is_some() {
                     self.counts.fills += 1;
                 }
@@ -436,12 +452,68 @@ impl State<'_> {
             if self.try_put(j, u, inst(st, Some(Operand::Phys(PhysReg::one(r))), vec![value.clone()])) {
                 self.pool.take(r, v);
                 if let Some(s) = self.spill.get_mut(v) {
-                    *s = Some((r, j));
+                    *s = Some(Spilled { reg: r, stored: j, ready: j + self.net.store_load_latency as usize });
                 }
                 self.counts.spills += 1;
                 return;
             }
         }
+    }
+
+    /// Spill to make room at `j`: store a value of the network (in node
+    /// order) to a free register component in the instruction that made
+    /// its network copy, and end that copy at `j`, so that it needs no
+    /// move: its readers load it from `j + 1` on, so the store must land by
+    /// then (`store_load_latency` instructions after it), which only a copy
+    /// whose window ends at `j` allows. `placed_here`: another node was
+    /// already placed speculatively at `j`. The value stored, if any.
+    fn spill_for_room(&mut self, j: usize, placed_here: bool) -> Option<usize> {
+        let st = self.t.op(self.net.st_reg)?;
+        let lat = self.net.store_load_latency as usize;
+        for v in 0..self.g.nodes.len() {
+            let Some(l) = self.loc.get(v).copied().flatten() else { continue };
+            let free = self.pending.get(v).copied().unwrap_or(0) > 0 && self.spill.get(v).copied().flatten().is_none() && self.node(v).is_some_and(|x| x.kind != Kind::Input);
+            let live = l.at <= j && l.at + l.window.max as usize >= j;
+            // Fault lima-spill-speculative: after a node was placed
+            // speculatively at `j`, a value is spilled even where its store
+            // lands after `j + 1`.
+            let in_time = l.at + lat <= j + 1 || (self.inject == Some(Fault::LimaSpillSpeculative) && placed_here);
+            if !free || !live || !l.storable || !in_time {
+                continue;
+            }
+            let value = read(self.unit_name(l.unit), 0);
+            let (pending, placed) = (&self.pending, &self.placed);
+            let candidates = self.pool.candidates(|n| pending.get(n).is_some_and(|p| *p > 0), |n| placed.get(n).copied().flatten().is_some());
+            for r in candidates {
+                // A later store to the component would land over this one,
+                // and a load placed while it is in flight would read it
+                // too early.
+                if (l.at..=j).any(|k| self.names(k, r)) {
+                    continue;
+                }
+                let comp = usize::from(r % 4);
+                let slot = st.slots.iter().filter_map(|s| self.unit_index(s)).find(|u| self.net.units.get(*u).is_some_and(|x| usize::from(x.component) == comp));
+                let Some(u) = slot else { continue };
+                if self.try_put(l.at, u, inst(st, Some(Operand::Phys(PhysReg::one(r))), vec![value.clone()])) {
+                    self.pool.take(r, v);
+                    if let Some(s) = self.spill.get_mut(v) {
+                        *s = Some(Spilled { reg: r, stored: l.at, ready: j + 1 });
+                    }
+                    if let Some(Some(x)) = self.loc.get_mut(v) {
+                        x.window.max = (j - l.at) as u32;
+                    }
+                    self.counts.spills += 1;
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether instruction `k` loads or stores component `r`.
+    fn names(&self, k: usize, r: Reg) -> bool {
+        let is_r = |o: &Operand| matches!(o, Operand::Phys(p) if p.regs().any(|x| x == r));
+        self.instrs.get(k).is_some_and(|ops| ops.iter().any(|(_, i)| i.dest.iter().chain(i.srcs.iter()).any(is_r)))
     }
 
     /// Values whose network copy is last readable at `j` and that still
@@ -453,7 +525,7 @@ impl State<'_> {
                 let Some(l) = self.loc.get(v).copied().flatten() else { return false };
                 // The branch condition too leaves the network once its
                 // register copy has landed: the block's end loads it back.
-                let landed = self.spill.get(v).copied().flatten().is_some_and(|(_, s)| j + 1 >= s + self.net.store_load_latency as usize);
+                let landed = self.spill.get(v).copied().flatten().is_some_and(|sp| j + 1 >= sp.ready);
                 pending && !landed && j >= l.at && l.window.contains((j - l.at) as u32) && !l.window.contains((j + 1 - l.at) as u32)
             })
             .collect()
@@ -564,7 +636,7 @@ struct Snapshot {
     tail: Vec<Vec<(usize, Inst)>>,
     len: usize,
     loc: Vec<Option<Loc>>,
-    spill: Vec<Option<(Reg, usize)>>,
+    spill: Vec<Option<Spilled>>,
     placed: Vec<Option<usize>>,
     pending: Vec<usize>,
     counts: Counts,
@@ -701,8 +773,9 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
 /// One instruction's worth of placement (see the module docs).
 fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError> {
     s.instr(j);
-    let forced = s.expiring(j);
-    let reserve = forced.len();
+    let mut forced = s.expiring(j);
+    // Whether a node has been placed (speculatively, and kept) at `j`.
+    let mut placed_here = false;
     for &n in order {
         if s.placed.get(n).copied().flatten().is_some() || !s.deps_ok(n, j) || !s.srcs_ready(n, j) {
             continue;
@@ -711,11 +784,25 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
         let (kind, op, srcs) = (node.kind, node.op, node.srcs.clone());
         // Only ops and sequences place anything here, and only with a unit
         // beyond the moves' reserve.
-        if !matches!(kind, Kind::Alu | Kind::Complex(_)) || s.free_alu(j) <= reserve {
+        if !matches!(kind, Kind::Alu | Kind::Complex(_)) {
             continue;
         }
-        // Every placement must leave room for the moves of `forced`.
-        let snap = s.snapshot(j);
+        // Every placement must leave room for the moves of `forced`; a
+        // spill to make room stores into the two instructions before `j`.
+        let snap = s.snapshot(j.saturating_sub(2));
+        let mut room = Vec::new();
+        while kind == Kind::Alu && s.free_alu(j) <= forced.iter().filter(|v| !room.contains(*v)).count() {
+            match s.spill_for_room(j, placed_here) {
+                Some(w) => room.push(w),
+                None => break,
+            }
+        }
+        let forced_now: Vec<usize> = forced.iter().copied().filter(|v| !room.contains(v)).collect();
+        let reserve = forced_now.len();
+        if s.free_alu(j) <= reserve {
+            s.restore(snap);
+            continue;
+        }
         match kind {
             Kind::Alu if s.free_alu(j) > reserve => {
                 if let Some(u) = s.place_op(j, op, &srcs, op.slots) {
@@ -735,7 +822,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
                     // load units left beside the inputs' loads reach in
                     // one instruction: bring one back into the network.
                     let stale = |s: &State<'_>, v: usize| s.loc.get(v).copied().flatten().is_none_or(|l| j + 1 < l.at || !l.window.contains((j + 1 - l.at) as u32));
-                    let in_regs: Vec<(usize, u16)> = srcs.iter().filter_map(|&v| s.spill.get(v).copied().flatten().filter(|_| stale(s, v)).map(|(r, _)| (v, r / 4))).collect();
+                    let in_regs: Vec<(usize, u16)> = srcs.iter().filter_map(|&v| s.spill.get(v).copied().flatten().filter(|_| stale(s, v)).map(|sp| (v, sp.reg / 4))).collect();
                     let mut vectors: Vec<u16> = in_regs.iter().map(|(_, q)| *q).collect();
                     vectors.sort();
                     vectors.dedup();
@@ -759,8 +846,12 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             let f = s.expiring(j + k);
             s.moves_fit(j + k, &f)
         });
-        if !s.moves_fit(j, &forced) || !later {
+        let placed = s.placed.get(n).copied().flatten().is_some();
+        if !s.moves_fit(j, &forced_now) || !later || (!room.is_empty() && !placed) {
             s.restore(snap);
+        } else if placed {
+            placed_here = true;
+            forced = forced_now;
         }
     }
     for &n in order {
@@ -790,7 +881,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
         }
     }
-    s.pool.release(|v, r| s.pending.get(v).copied().unwrap_or(0) == 0 || s.spill.get(v).copied().flatten().is_none_or(|(x, _)| x != r));
+    s.pool.release(|v, r| s.pending.get(v).copied().unwrap_or(0) == 0 || s.spill.get(v).copied().flatten().is_none_or(|sp| sp.reg != r));
     Ok(())
 }
 

@@ -35,7 +35,7 @@ impl State<'_> {
         let Some(r) = self.node(n).and_then(|x| x.reg) else { return self.place_store_of(j, n, value, may_move) };
         let holder = self.pool.holder(r).filter(|v| self.pending.get(*v).copied().unwrap_or(0) > 0);
         let Some(v) = holder else { return self.place_store_of(j, n, value, may_move) };
-        let Some((_, stored)) = self.spill.get(v).copied().flatten() else { return false };
+        let Some(stored) = self.spill.get(v).copied().flatten().map(|sp| sp.stored) else { return false };
         if stored >= j {
             return false;
         }
