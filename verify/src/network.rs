@@ -382,8 +382,9 @@ impl Ctx {
     /// The entry components of block `sbi` (not the first): among its
     /// candidates, the first combination (values in name order, components
     /// in order, at most [`MAX_TRIES`]) under which every edge out of the
-    /// block finds its successor's live-in values, each with whether it
-    /// had alternatives; the forward edges' obligations are counted here.
+    /// block finds its successor's live-in values and the block's own
+    /// comparison agrees, each with whether it had alternatives; the
+    /// forward edges' obligations are counted here.
     #[allow(clippy::too_many_arguments)]
     fn pick(&mut self, src: &Program, b: &Block, sb: &Block, m: Option<&Outcome>, cross: &Crossing, sbi: usize, cands: &[Candidates], picked: &[Option<BTreeMap<String, (Reg, bool)>>], banned: &BTreeSet<(usize, String, Reg)>) -> BTreeMap<String, (Reg, bool)> {
         let c = cands.get(sbi).cloned().unwrap_or_default();
@@ -403,7 +404,7 @@ impl Ctx {
         if let Some(m) = m {
             for tries in 1..=MAX_TRIES {
                 let regs = combo(&idx);
-                if self.edges_found(src, sb, m, cross, sbi, &regs, picked) {
+                if self.edges_found(src, sb, m, cross, sbi, &regs, picked) && self.block_agrees(src, b, sb, m, &regs) {
                     chosen = regs;
                     break;
                 }
@@ -433,6 +434,29 @@ impl Ctx {
             out.insert(v.clone(), (r, l.len() > 1));
         }
         out
+    }
+
+    /// Whether, with `regs` as the entry components of source block `sb`,
+    /// the block's own effects, branch condition and named components agree
+    /// with machine block `b`'s (outcome `m`) on every sample: a trial
+    /// comparison that leaves no violation and no obligation behind. Two
+    /// components may hold a value's term on every edge into the block; the
+    /// block itself then tells which one it reads.
+    fn block_agrees(&mut self, src: &Program, b: &Block, sb: &Block, m: &Outcome, regs: &BTreeMap<String, Reg>) -> bool {
+        let (mark, obligations, guessed) = (self.out.len(), self.obligations, self.guessed);
+        let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.terms.id(Term::Entry(*r)))).collect();
+        let agrees = match self.source_block(src, sb, &terms) {
+            Some(s) => {
+                self.guessed = false;
+                self.compare(b, &s, m, &named(src));
+                self.out.len() == mark
+            }
+            None => false,
+        };
+        self.out.truncate(mark);
+        self.obligations = obligations;
+        self.guessed = guessed;
+        agrees
     }
 
     /// Whether, with `regs` as the entry components of source block `sb`,
