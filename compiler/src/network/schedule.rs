@@ -619,6 +619,50 @@ impl State<'_> {
         self.register_load_units().saturating_sub(taken.len())
     }
 
+    /// Whether no register component is free to spill to.
+    fn pool_full(&self) -> bool {
+        let (pending, placed) = (&self.pending, &self.placed);
+        self.pool.candidates(|n| pending.get(n).is_some_and(|p| *p > 0), |n| placed.get(n).copied().flatten().is_some()).is_empty()
+    }
+
+    /// Whether value `v` lives only in the network at `j`: it has unplaced
+    /// readers, no register copy, and a network copy from `j` on.
+    fn held(&self, v: usize, j: usize) -> bool {
+        self.pending.get(v).copied().unwrap_or(0) > 0
+            && self.spill.get(v).copied().flatten().is_none()
+            && self.node(v).is_some_and(|x| x.kind != Kind::Input)
+            && self.loc.get(v).copied().flatten().is_some_and(|l| l.at + l.window.max as usize >= j)
+    }
+
+    /// The most values the network can keep by moves alone and still leave
+    /// a unit free in every other instruction: a value moved into a unit
+    /// whose window is `w` takes that unit one instruction in `w`, so the
+    /// units able to keep one (window at least 2) keep the sum of their
+    /// windows with no unit free; one unit's worth fewer leaves room.
+    fn held_capacity(&self) -> usize {
+        let Some(mov) = self.t.op(self.net.mov) else { return 0 };
+        let windows: Vec<usize> = mov.slots.iter().filter_map(|s| self.net.unit(s)).map(|u| u.window.max as usize).filter(|w| *w >= 2).collect();
+        windows.iter().sum::<usize>().saturating_sub(windows.iter().copied().max().unwrap_or(0))
+    }
+
+    /// Whether node `n` should wait at `j` for a store that frees the
+    /// network: `n` makes a value with readers and is not the last reader
+    /// of a held value, the values held only in the network fill its
+    /// capacity, no register component is free, and a store could take
+    /// the unit instead (a store whose order allows it at `j` and whose
+    /// value is made).
+    fn overfills(&self, n: usize, j: usize) -> bool {
+        let Some(node) = self.node(n) else { return false };
+        let makes = !node.users.is_empty() || self.g.cond == Some(n);
+        let frees = node.srcs.iter().any(|&v| self.held(v, j) && self.pending.get(v).copied().unwrap_or(0) == node.srcs.iter().filter(|x| **x == v).count());
+        if !makes || frees {
+            return false;
+        }
+        let held = (0..self.g.nodes.len()).filter(|&v| self.held(v, j)).count();
+        let store_waits = || (0..self.g.nodes.len()).any(|x| self.node(x).is_some_and(|y| y.kind == Kind::Store) && self.placed.get(x).copied().flatten().is_none() && self.deps_ok(x, j) && self.srcs_ready(x, j));
+        held >= self.held_capacity() && self.pool_full() && store_waits()
+    }
+
     fn live(&self, j: usize) -> usize {
         (0..self.g.nodes.len())
             .filter(|&v| {
@@ -784,7 +828,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
         let (kind, op, srcs) = (node.kind, node.op, node.srcs.clone());
         // Only ops and sequences place anything here, and only with a unit
         // beyond the moves' reserve.
-        if !matches!(kind, Kind::Alu | Kind::Complex(_)) {
+        if !matches!(kind, Kind::Alu | Kind::Complex(_)) || s.overfills(n, j) {
             continue;
         }
         // Every placement must leave room for the moves of `forced`; a
