@@ -921,7 +921,16 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             let v = s.node(n).and_then(|x| x.srcs.first().copied()).unwrap_or(0);
             let ready = s.node(v).is_some_and(|x| x.kind == Kind::Input) || s.loc.get(v).copied().flatten().is_some_and(|l| l.at < j) || s.spill.get(v).copied().flatten().is_some();
             if ready && s.free_alu(j) > 0 {
-                s.store_split(j, n, true);
+                // The store's move is a new network copy: like any
+                // placement it must leave room for the moves of the next
+                // two instructions.
+                let snap = s.snapshot(j);
+                if s.store_split(j, n, true) && !(1..=2).all(|k| {
+                    let f = s.expiring(j + k);
+                    s.moves_fit(j + k, &f)
+                }) {
+                    s.restore(snap);
+                }
             }
         }
     }
