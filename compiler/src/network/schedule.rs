@@ -663,6 +663,21 @@ impl State<'_> {
         held >= self.held_capacity() && self.pool_full() && store_waits()
     }
 
+    /// How many of the values live in the network at `j` node `n` reads
+    /// last (they leave the network with it).
+    fn consumed_by(&self, n: usize, j: usize) -> usize {
+        let Some(node) = self.node(n) else { return 0 };
+        let mut srcs = node.srcs.clone();
+        srcs.sort_unstable();
+        srcs.dedup();
+        srcs.iter()
+            .filter(|&&v| {
+                let reads = node.srcs.iter().filter(|x| **x == v).count();
+                self.pending.get(v).copied().unwrap_or(0) == reads && self.loc.get(v).copied().flatten().is_some_and(|l| j > l.at && l.window.contains((j - l.at) as u32))
+            })
+            .count()
+    }
+
     fn live(&self, j: usize) -> usize {
         (0..self.g.nodes.len())
             .filter(|&v| {
@@ -687,7 +702,8 @@ struct Snapshot {
 }
 
 /// Most values live in the network where a careful schedule starts a
-/// complex sequence (one value may wait there for a sequence's result).
+/// complex sequence, besides those the sequence reads last (one value may
+/// wait there for a sequence's result).
 const CAREFUL_LIVE: usize = 1;
 
 /// Instructions without a placed node after which a block's schedule is
@@ -879,7 +895,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
             // A sequence adds up to three results to the network (the copy
             // of x and its two parts): start one only where they fit.
-            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) <= CAREFUL_LIVE) => {
+            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) - s.consumed_by(n, j) <= CAREFUL_LIVE) => {
                 s.place_complex(j, n);
             }
             _ => {}
