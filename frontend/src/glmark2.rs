@@ -164,10 +164,18 @@ pub fn entry(path: &str) -> Option<&'static Shader> {
     SHADERS.iter().find(|s| s.file == name)
 }
 
-/// The shader text with glmark2's additions: the text with its
-/// placeholders filled, and the constants as (macro, value) pairs. `None`
-/// when the table has no entry for `path`'s file name.
-pub fn additions(path: &str, text: &str) -> Result<Option<(String, Vec<(String, String)>)>, FrontError> {
+/// A shader as glmark2 hands it to the driver.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completed {
+    /// The text with every placeholder filled (the same lines).
+    pub text: String,
+    /// The constants glmark2 declares, as (macro, value).
+    pub defines: Vec<(String, String)>,
+}
+
+/// The shader text with glmark2's additions; `None` when the table has no
+/// entry for `path`'s file name.
+pub fn additions(path: &str, text: &str) -> Result<Option<Completed>, FrontError> {
     let Some(sh) = entry(path) else { return Ok(None) };
     let mut out = text.to_string();
     // a fill may hold a later placeholder ($NLOOPS$ inside loop-step-loop.all)
@@ -196,7 +204,7 @@ pub fn additions(path: &str, text: &str) -> Result<Option<(String, Vec<(String, 
         return Err(FrontError::at(l, c, format!("placeholder `{ph}` has no value in glmark2's table for {}", sh.file)));
     }
     let defines = sh.consts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    Ok(Some((out, defines)))
+    Ok(Some(Completed { text: out, defines }))
 }
 
 /// The first `$NAME$` placeholder of `text` (upper case, digits, `_`).
@@ -309,7 +317,7 @@ mod tests {
 
     #[test]
     fn text_fills_and_unknown_names() {
-        let (t, defs) = additions("x/light-phong.frag", "void main(void)\n{\n$DO_LIGHTS$\n}").expect("fills").expect("an entry");
+        let Completed { text: t, defines: defs } = additions("x/light-phong.frag", "void main(void)\n{\n$DO_LIGHTS$\n}").expect("fills").expect("an entry");
         assert_eq!(t.lines().count(), 4);
         assert!(t.contains("compute_color(LightSourcePosition0, LightColor0);"));
         assert!(defs.iter().any(|(k, _)| k == "MaterialDiffuse"));

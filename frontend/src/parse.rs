@@ -102,7 +102,7 @@ pub fn parse_file(path: &str, bytes: &[u8], stage: Option<Stage>) -> Result<Pars
         return plain;
     }
     match crate::glmark2::additions(path, text)? {
-        Some((filled, defines)) => parse_with(lang, filled.as_bytes(), stage, &defines),
+        Some(done) => parse_with(lang, done.text.as_bytes(), stage, &done.defines),
         None => match crate::glmark2::placeholder(text) {
             Some((at, ph)) => {
                 let line = text[..at].matches('\n').count() as u32 + 1;
