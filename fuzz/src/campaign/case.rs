@@ -53,7 +53,7 @@ pub fn case_seed(seed: u64, index: u64) -> u64 {
 }
 
 /// What one case produced.
-pub struct Outcome {
+pub struct CaseResult {
     /// The generator features it exercised.
     pub features: Features,
     /// The first broken promise, with the compile options and run seeds
@@ -86,7 +86,7 @@ pub fn options_for(u: &mut Unstructured, inject: Option<Fault>, target: &Target)
 }
 
 /// Generate and check case `index` of the campaign `seed` on `target`.
-pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> Outcome {
+pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> CaseResult {
     run_case_timed(seed, index, target, plan, None, &mut oracle::StageTimes::default())
 }
 
@@ -106,25 +106,25 @@ const MUTATION_HINT: usize = 64;
 /// ([`gen::SeedStream`]): options, configuration, program and mutation are
 /// exactly what reading `seed_bytes(case_seed, CASE_BYTES)` in that order
 /// gives.
-pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>, times: &mut oracle::StageTimes) -> Outcome {
+pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>, times: &mut oracle::StageTimes) -> CaseResult {
     let start = std::time::Instant::now();
     let cs = case_seed(seed, index);
     let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
     let (opts, case) = draw(&mut bytes, target, plan, fixed);
     times.generate += start.elapsed();
     let Some((program, features)) = case else {
-        return Outcome { features: Features::default(), finding: None };
+        return CaseResult { features: Features::default(), finding: None };
     };
     let seeds = run_seeds(cs);
     let finding = check(&program, &opts, plan, index, &mut bytes, &seeds, times).err().map(|f| (f, seeds));
-    Outcome { features, finding }
+    CaseResult { features, finding }
 }
 
 /// [`run_case_timed`] for a campaign with seed programs: a seeded case
 /// ([`seeded::is_seeded`]) checks a seed for `target`, mutated as its
 /// bytes say ([`seeded::program`]), after drawing its compile options as a
 /// generated case does; every other case is generated.
-pub fn run_case_from(seed: u64, index: u64, target: &'static Target, plan: &Plan, seeds: &[Program], times: &mut oracle::StageTimes) -> Outcome {
+pub fn run_case_from(seed: u64, index: u64, target: &'static Target, plan: &Plan, seeds: &[Program], times: &mut oracle::StageTimes) -> CaseResult {
     if !seeded::is_seeded(index, seeds, target) {
         return run_case_timed(seed, index, target, plan, None, times);
     }
@@ -135,10 +135,10 @@ pub fn run_case_from(seed: u64, index: u64, target: &'static Target, plan: &Plan
     let (opts, program) = draw_seeded(&mut bytes, target, plan, seeds, &run);
     times.generate += start.elapsed();
     let Some(program) = program else {
-        return Outcome { features: Features::default(), finding: None };
+        return CaseResult { features: Features::default(), finding: None };
     };
     let finding = check(&program, &opts, plan, index, &mut bytes, &run, times).err().map(|f| (f, run));
-    Outcome { features: Features::default(), finding }
+    CaseResult { features: Features::default(), finding }
 }
 
 /// The compile options and the mutated seed program of a seeded case.
