@@ -17,9 +17,10 @@
 # Usage: scripts/shaderdb.sh [BIN]   (default target/release/schedra, or $BIN)
 #        SHADERDB_RAW=FILE keeps the raw per-shader table (TSV).
 #        SHADERDB_SHADERS="DIR..." measures the shaders in those directories
-#        (.vert .frag .wgsl .spv; GLSL files holding a `$NAME$` placeholder
-#        are templates and skipped) instead of the corpus: each is lowered and
-#        compiled for every target; one the front end rejects for a target
+#        (.vert .frag .wgsl .spv; glmark2's templates are completed with the
+#        substitutions of frontend/src/glmark2.rs, a template nothing fills
+#        is rejected like any unsupported shader) instead of the corpus: each
+#        is lowered and compiled for every target; one the front end rejects for a target
 #        (its stage, a texture, an unsupported construct: status 2) is counted
 #        as not lowered there, with the reason, and a section per target
 #        counts shaders lowered and proven in all four modes, followed by the
@@ -54,7 +55,6 @@ inputs() {
     [ -d "$d" ] || { echo "shaderdb.sh: $d is not a directory" >&2; exit 2; }
     for f in "$d"/*.vert "$d"/*.frag "$d"/*.wgsl "$d"/*.spv; do
       [ -f "$f" ] || continue
-      case "$f" in *.vert|*.frag) grep -q '\$[A-Z_]*\$' "$f" && continue;; esac
       for t in $("$BIN" targets | awk '/^[a-z0-9][a-z0-9-]* / { print $1 }'); do printf '%s\t%s\n' "$t" "$f"; done
     done
   done
