@@ -312,7 +312,12 @@ pub fn prepare_guarded(p: &Program) -> Result<interp::Prepared<'_>, Finding> {
 
 /// Run the decoded `p` on `seed` without panicking.
 pub fn run_prepared(p: &Program, prepared: &interp::Prepared, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
-    guard("interp", p.target, || prepared.run(seed, fuel))
+    run_prepared_in(p, prepared, &mut interp::Context::default(), seed, fuel)
+}
+
+/// [`run_prepared`] in the buffers of `ctx` (the same outcome).
+fn run_prepared_in(p: &Program, prepared: &interp::Prepared, ctx: &mut interp::Context, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
+    guard("interp", p.target, || prepared.run_with(ctx, interp::World::new(seed), fuel))
 }
 
 /// The source program's outcomes on `seeds`; a source that fails to run is
@@ -325,8 +330,9 @@ pub fn source_outcomes(src: &Program, seeds: &[u64]) -> Result<Vec<Outcome>, Fin
 /// [`source_outcomes`] with `src` already decoded ([`prepare_guarded`]).
 pub fn source_outcomes_prepared(src: &Program, prepared: &interp::Prepared, seeds: &[u64]) -> Result<Vec<Outcome>, Finding> {
     let mut outs = Vec::with_capacity(seeds.len());
+    let mut ctx = interp::Context::default();
     for &seed in seeds {
-        match run_prepared(src, prepared, seed, SOURCE_FUEL)? {
+        match run_prepared_in(src, prepared, &mut ctx, seed, SOURCE_FUEL)? {
             Ok(o) => outs.push(o),
             Err(e) => {
                 let rule = normalize(&e.to_string(), Some(src.target));
@@ -341,9 +347,10 @@ pub fn source_outcomes_prepared(src: &Program, prepared: &interp::Prepared, seed
 /// seed of `seeds`): `None` if so, else a sentence saying how it differs.
 pub fn behaviour_differs(machine: &Program, seeds: &[u64], expect: &[Outcome]) -> Result<Option<String>, Finding> {
     let prepared = prepare_guarded(machine)?;
+    let mut ctx = interp::Context::default();
     for (&seed, want) in seeds.iter().zip(expect) {
         let fuel = want.executed.saturating_mul(4).saturating_add(10_000);
-        match run_prepared(machine, &prepared, seed, fuel)? {
+        match run_prepared_in(machine, &prepared, &mut ctx, seed, fuel)? {
             Err(e) => return Ok(Some(format!("seed {seed}: the machine program fails: {e}"))),
             Ok(got) if got.effects != want.effects => {
                 return Ok(Some(format!("seed {seed}: effects differ\nsource:\n{}machine:\n{}", want.effects, got.effects)));
