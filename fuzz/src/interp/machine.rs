@@ -53,6 +53,12 @@
 //! private. `thrsw` does nothing. At entry each declared input register holds
 //! the world's input word and every other register the world's garbage word.
 //!
+//! Hardware rules: a program that breaks a rule of `targets.md` (slots,
+//! pairing, read ports, immediates, registers, the end of the program) does
+//! not run: every run stops with the rule ([`RunError::Rule`], read by
+//! [`super::rules`]). [`Decoded::ignoring_rules`] runs it as time and
+//! meaning alone make it behave.
+//!
 //! Invariant: the simulation never panics; every op it cannot execute
 //! (unknown opcode, wrong operands, register out of range) is a `RunError`.
 
@@ -168,6 +174,10 @@ pub struct Decoded<'p> {
     /// The registers every decoded bundle reads or writes (interlocked
     /// targets only).
     touched: Vec<Reg>,
+    /// The first hardware rule the program breaks ([`super::rules`]).
+    broken: Option<RunError>,
+    /// Whether a run stops with `broken` before it starts.
+    enforce: bool,
 }
 
 fn bad(p: &Program, at: Loc, message: String) -> RunError {
@@ -256,8 +266,17 @@ fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: usize, index
 }
 
 impl<'p> Decoded<'p> {
-    /// Decode `p` (never fails: what cannot be decoded fails when run).
+    /// Decode `p` (never fails: what cannot be decoded fails when run). A
+    /// program that breaks a hardware rule of its target does not run: it
+    /// stops with the rule ([`RunError::Rule`]).
     pub fn new(p: &'p Program) -> Decoded<'p> {
+        Decoded { enforce: true, ..Decoded::ignoring_rules(p) }
+    }
+
+    /// Decode `p` for runs that only follow time and meaning: a program
+    /// that breaks a hardware rule runs as if the hardware allowed it (the
+    /// rule is still known: [`Decoded::broken`]).
+    pub fn ignoring_rules(p: &'p Program) -> Decoded<'p> {
         let labels = label_map(p);
         let mut opcodes = OpCache::new(p.target);
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
@@ -278,7 +297,12 @@ impl<'p> Decoded<'p> {
             let end = Loc::new(bn, block.bundles.len(), block.term.span.line);
             blocks.push(DBlock { block, end, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
         }
-        Decoded { p, blocks, bundles, ops, touched }
+        Decoded { p, blocks, bundles, ops, touched, broken: super::rules::check(p), enforce: false }
+    }
+
+    /// The first hardware rule the program breaks, if any.
+    pub fn broken(&self) -> Option<&RunError> {
+        self.broken.as_ref()
     }
 
     /// Run on `world` with `fuel`.
@@ -289,6 +313,9 @@ impl<'p> Decoded<'p> {
     /// Run on `world` with `fuel`, in the room of `buffers` (left for the
     /// next run; the outcome is [`Decoded::run`]'s).
     pub fn run_with(&self, buffers: &mut Buffers, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        if let (true, Some(rule)) = (self.enforce, &self.broken) {
+            return Err(rule.clone());
+        }
         if self.blocks.is_empty() {
             return Err(RunError::NoBlocks);
         }
@@ -742,7 +769,9 @@ fn value_width(args: &[Arg]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{parse_text, run as run_any};
+    // These programs are partial (no thread end, one op where the target
+    // pairs): they test time and meaning, so they run ignoring the rules.
+    use super::super::{parse_text, run_ignoring_rules as run_any};
     use super::*;
 
     fn machine(target: &str, inputs: &str, body: &str) -> Program {
@@ -878,6 +907,25 @@ mod tests {
         assert!(matches!(run_any(&p, 0, 100), Err(RunError::Hazard { .. })));
         let q = machine("r600", "", "b0:\n { x: mov $R1.x, 1.0 ; t: mov $R1.x, 2.0 }\n end\n");
         assert!(matches!(run_any(&q, 0, 100), Err(RunError::Hazard { .. })));
+    }
+
+    #[test]
+    fn a_program_that_breaks_a_rule_does_not_run() {
+        use crate::interp::rules::RuleKind;
+        let q = machine("r600", "", "b0:\n { x: mov $R1.x, 1.0 ; t: mov $R1.x, 2.0 }\n end\n");
+        match super::super::run(&q, 0, 100) {
+            Err(RunError::Rule { kind: RuleKind::Slot, at, message }) => {
+                assert_eq!((at.block.as_str(), at.index), ("b0", 0));
+                assert!(message.contains("two ops of one bundle write"), "{message}");
+            }
+            other => panic!("expected a slot rule, got {other:?}"),
+        }
+        // The same program, time and meaning only: the writes collide.
+        assert!(matches!(run_any(&q, 0, 100), Err(RunError::Hazard { .. })));
+        let unfinished = machine("v3d71", "input $rf1", "b0:\n { add: tlbw $rf1 }\n end\n");
+        assert!(matches!(super::super::run(&unfinished, 0, 100), Err(RunError::Rule { kind: RuleKind::Hazard, .. })));
+        let finished = machine("v3d71", "input $rf1", "b0:\n { add: tlbw $rf1 }\n { sig: thrsw }\n { }\n { }\n end\n");
+        assert_eq!(super::super::run(&finished, 0, 100).map(|o| tlb(&o)), Ok(vec![World::new(0).input_reg(1)]));
     }
 
     #[test]

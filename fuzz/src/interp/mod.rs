@@ -11,6 +11,9 @@
 //!   machine form").
 //! - [`bypass`] simulates the machine form of a target with a bypass
 //!   network ("Bypass network").
+//! - [`rules`] reads the hardware rules of `targets.md` (slots, pairing,
+//!   read ports, registers, the program's end): a machine program that
+//!   breaks one does not run, it stops with the rule.
 //!
 //! All draw every outside word from the same [`world::World`] and give ops
 //! their meaning through the same [`exec`] (operands resolved by
@@ -43,6 +46,7 @@ pub mod machine;
 mod naive;
 #[cfg(test)]
 mod robust;
+pub mod rules;
 pub mod scratch;
 pub mod source;
 pub mod trace;
@@ -98,7 +102,9 @@ pub enum Prepared<'p> {
     Bypass(&'p Program, &'static schedra_ir::target::network::Network),
 }
 
-/// Decode `program` for [`Prepared::run`].
+/// Decode `program` for [`Prepared::run`]. A machine program that breaks
+/// a hardware rule of its target ([`rules`]) does not run: every run stops
+/// with the rule.
 pub fn prepare(program: &Program) -> Prepared<'_> {
     match program.form {
         Form::Source => Prepared::Source(source::Decoded::new(program)),
@@ -109,7 +115,33 @@ pub fn prepare(program: &Program) -> Prepared<'_> {
     }
 }
 
+/// [`prepare`] for runs that follow only time and meaning: a machine
+/// program that breaks a hardware rule runs as if the hardware allowed it
+/// (what a counterexample's replay and tests of timing on partial
+/// programs need).
+pub fn prepare_ignoring_rules(program: &Program) -> Prepared<'_> {
+    match (program.form, program.target.network) {
+        (Form::Machine, None) => Prepared::Machine(machine::Decoded::ignoring_rules(program)),
+        _ => prepare(program),
+    }
+}
+
+/// [`run`] ignoring the hardware rules ([`prepare_ignoring_rules`]).
+pub fn run_ignoring_rules(program: &Program, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
+    prepare_ignoring_rules(program).run(seed, fuel)
+}
+
 impl Prepared<'_> {
+    /// The first hardware rule a machine program breaks ([`rules::check`]),
+    /// whether or not its runs stop with it; `None` for a source program
+    /// and on a bypass-network target.
+    pub fn broken_rule(&self) -> Option<&RunError> {
+        match self {
+            Prepared::Machine(d) => d.broken(),
+            Prepared::Source(_) | Prepared::Bypass(..) => None,
+        }
+    }
+
     /// Run on the outside words of `seed` with `fuel`, as [`run`] does.
     pub fn run(&self, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
         self.run_in(World::new(seed), fuel)
