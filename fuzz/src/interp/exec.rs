@@ -87,6 +87,7 @@ pub enum Action {
 /// operand's position and the operand. Fails on a wrong operand count or
 /// kind, or when `read` fails; operands are resolved in order, so the first
 /// failing operand is the one reported.
+#[inline]
 pub fn args(desc: &OpDesc, srcs: &[Operand], out: &mut Vec<Arg>, mut read: impl FnMut(usize, &Operand) -> Result<Words, String>) -> Result<(), String> {
     out.clear();
     if srcs.len() != desc.operands.len() {
@@ -105,6 +106,7 @@ pub fn args(desc: &OpDesc, srcs: &[Operand], out: &mut Vec<Arg>, mut read: impl 
     Ok(())
 }
 
+#[inline]
 fn index(args: &[Arg]) -> Result<u32, String> {
     args.iter()
         .find_map(|a| match a {
@@ -115,6 +117,7 @@ fn index(args: &[Arg]) -> Result<u32, String> {
 }
 
 /// The words of the last value operand (an immediate is one word).
+#[inline]
 fn last_value(args: &[Arg]) -> Result<Words, String> {
     match args.iter().rev().find(|a| !matches!(a, Arg::Index(_))) {
         Some(Arg::Words(w)) => Ok(w.clone()),
@@ -127,6 +130,7 @@ fn last_value(args: &[Arg]) -> Result<Words, String> {
 const MAX_ARITY: usize = 3;
 
 /// Word by word: word i of each operand (immediates broadcast).
+#[inline]
 fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Words, String> {
     for a in args {
         if let Arg::Words(w) = a {
@@ -155,6 +159,7 @@ fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Words, String> {
 /// Check the operand sizes the opcode's table row demands: a fixed-size op
 /// has its fixed destination and operand sizes; a uniform-size op with a
 /// destination has every register operand as wide as the destination.
+#[inline]
 fn check_sizes(desc: &OpDesc, args: &[Arg], width: usize) -> Result<(), String> {
     let (want_dest, want_src) = match desc.sizes {
         Sizes::Fixed { dest, src } => ((dest > 0).then_some(dest as usize), Some(src as usize)),
@@ -182,6 +187,7 @@ fn seq(width: usize, f: impl Fn(u32) -> u32) -> Words {
 /// Execute `desc` on `args`; `width` is the size of its destination (the
 /// number of words a result has). Reads scratch but does not change it.
 /// Fails when the sizes do not fit the opcode (see `check_sizes`).
+#[inline]
 pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch: &Scratch) -> Result<Action, String> {
     check_sizes(desc, args, width)?;
     Ok(match desc.sem {

@@ -404,6 +404,7 @@ struct Machine<'p> {
 }
 
 /// The words of a register operand, as the registers hold them now.
+#[inline]
 fn read(p: &Program, world: &World, regs: &[Option<u32>], op: &Operand) -> Result<Words, String> {
     match op {
         Operand::Phys(r) => {
