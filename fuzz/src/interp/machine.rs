@@ -84,7 +84,7 @@ pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
 /// Where an op or terminator sits, cheap to copy (12 bytes: every queued
 /// write carries one); made a [`Place`] only when an error is reported.
 #[derive(Clone, Copy, Debug)]
-struct Loc {
+struct Position {
     /// The block's index in the program, saturated at `u32::MAX`.
     block: u32,
     /// The bundle's index in the block (the terminator's: one past the
@@ -93,10 +93,10 @@ struct Loc {
     line: u32,
 }
 
-impl Loc {
-    fn new(block: usize, index: usize, line: u32) -> Loc {
+impl Position {
+    fn new(block: usize, index: usize, line: u32) -> Position {
         let sat = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-        Loc { block: sat(block), index: sat(index), line }
+        Position { block: sat(block), index: sat(index), line }
     }
     /// The place in `p` (the program the location was made in).
     fn place(self, p: &Program) -> Place {
@@ -111,7 +111,7 @@ struct Pending {
     land: u64,
     reg: Reg,
     word: u32,
-    at: Loc,
+    at: Position,
     /// For how many cycles after landing the word may be read
     /// ([`FOREVER`]: until overwritten); two bytes, which the struct's
     /// padding had room for.
@@ -135,7 +135,7 @@ struct DOp<'p> {
 /// register they read or write (what it waits for; nothing on other
 /// targets, which never wait).
 struct DBundle {
-    at: Loc,
+    at: Position,
     /// Its encoded wait: the next bundle issues `1 + wait` cycles later.
     wait: u64,
     /// The level of the barrier op it holds, if any (`texbar N`).
@@ -151,7 +151,7 @@ struct DBundle {
 struct DBlock<'p> {
     block: &'p Block,
     /// Where its terminator sits.
-    end: Loc,
+    end: Position,
     /// Its bundles in [`Decoded::bundles`].
     bundles: std::ops::Range<usize>,
     /// The registers of a `brnz` condition (what an interlocked target
@@ -180,13 +180,13 @@ pub struct Decoded<'p> {
     enforce: bool,
 }
 
-fn bad(p: &Program, at: Loc, message: String) -> RunError {
+fn bad(p: &Program, at: Position, message: String) -> RunError {
     RunError::Malformed { at: at.place(p), message }
 }
 
 /// Check that every register of `r` exists.
 #[inline]
-fn in_range(p: &Program, r: PhysReg, at: Loc) -> Result<(), RunError> {
+fn in_range(p: &Program, r: PhysReg, at: Position) -> Result<(), RunError> {
     if p.target.regs.contains(r) {
         Ok(())
     } else {
@@ -195,13 +195,13 @@ fn in_range(p: &Program, r: PhysReg, at: Loc) -> Result<(), RunError> {
 }
 
 #[cold]
-fn out_of_range(p: &Program, r: PhysReg, at: Loc) -> RunError {
+fn out_of_range(p: &Program, r: PhysReg, at: Position) -> RunError {
     bad(p, at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size))
 }
 
 /// Look up an op (through `opcodes`), find its destination registers and append it to `ops`
 /// (built in place: a decoded op is large).
-fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Loc, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
+fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Position, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
     let t = p.target;
     let desc = opcodes.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(p), opcode: inst.opcode.to_string(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
@@ -241,7 +241,7 @@ fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
 /// its registers into `touched` (the first failing op's error wins; then
 /// nothing is added).
 fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: usize, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle, RunError> {
-    let at = Loc::new(block, index, bundle.span.line);
+    let at = Position::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
     for op in &bundle.ops {
         if let Err(e) = decode_op(p, opcodes, &op.inst, at, ops) {
@@ -294,7 +294,7 @@ impl<'p> Decoded<'p> {
                 TermKind::Brnz { cond, .. } if waits => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
                 _ => Vec::new(),
             };
-            let end = Loc::new(bn, block.bundles.len(), block.term.span.line);
+            let end = Position::new(bn, block.bundles.len(), block.term.span.line);
             blocks.push(DBlock { block, end, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
         }
         Decoded { p, blocks, bundles, ops, touched, broken: super::rules::check(p), enforce: false }
@@ -604,7 +604,7 @@ impl<'p> Machine<'p> {
 
     /// Stop when a register of `reads` holds a word whose read window ended
     /// before the current cycle.
-    fn windows_ok(&self, at: Loc, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
+    fn windows_ok(&self, at: Position, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
         for r in reads.flat_map(|p| p.regs()) {
             if let Some(&e) = self.expires.get(r as usize).filter(|&&e| e < self.now) {
                 let message = format!("${} is read at cycle {}, past the maximum lifetime of its value (readable until cycle {e})", self.p.reg_name(r), self.now);
@@ -622,7 +622,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Issue one bundle at the current cycle, then advance the clock.
-    fn issue(&mut self, at: Loc, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
+    fn issue(&mut self, at: Position, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
         if self.interlocked {
             self.wait_for(touched)?;
         }
@@ -650,7 +650,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Carry out one op's action: queue its writes, record its effect.
-    fn apply(&mut self, d: &DOp<'p>, action: Action, at: Loc) -> Result<(), RunError> {
+    fn apply(&mut self, d: &DOp<'p>, action: Action, at: Position) -> Result<(), RunError> {
         match action {
             Action::Write(words) => {
                 let dest = d.dest.ok_or_else(|| bad(self.p, at, format!("`{}` has nowhere to write", d.desc.name)))?;
