@@ -10,15 +10,17 @@
 #      max-live, nops, shaders, proven;
 #   2. a shader-db report.py-style comparison of each mode against the
 #      default (split/topdown), per target and over all targets:
-#      "total instructions in shared programs: A -> B (x%)", helped/HURT;
+#      "total instructions in shared programs: A -> B (x%)", helped/HURT
+#      and the 95% confidence-interval verdict on the mean change;
 #   3. the share of verifier obligations closed without Z3, per target and mode.
 #
 # Usage: scripts/shaderdb.sh [BIN]   (default target/release/schedra, or $BIN)
 #        SHADERDB_RAW=FILE keeps the raw per-shader table (TSV).
 #        SHADERDB_SHADERS="DIR..." measures the shaders in those directories
-#        (.vert .frag .wgsl .spv; GLSL files holding a `$NAME$` placeholder
-#        are templates and skipped) instead of the corpus: each is lowered and
-#        compiled for every target; one the front end rejects for a target
+#        (.vert .frag .wgsl .spv; glmark2's templates are completed with the
+#        substitutions of frontend/src/glmark2.rs, a template nothing fills
+#        is rejected like any unsupported shader) instead of the corpus: each
+#        is lowered and compiled for every target; one the front end rejects for a target
 #        (its stage, a texture, an unsupported construct: status 2) is counted
 #        as not lowered there, with the reason, and a section per target
 #        counts shaders lowered and proven in all four modes, followed by the
@@ -53,7 +55,6 @@ inputs() {
     [ -d "$d" ] || { echo "shaderdb.sh: $d is not a directory" >&2; exit 2; }
     for f in "$d"/*.vert "$d"/*.frag "$d"/*.wgsl "$d"/*.spv; do
       [ -f "$f" ] || continue
-      case "$f" in *.vert|*.frag) grep -q '\$[A-Z_]*\$' "$f" && continue;; esac
       for t in $("$BIN" targets | awk '/^[a-z0-9][a-z0-9-]* / { print $1 }'); do printf '%s\t%s\n' "$t" "$f"; done
     done
   done
@@ -124,15 +125,29 @@ echo
 # gives a stable target order (mawk has no sorted iteration).
 awk -F'\t' -v modes="$MODES" '
   function pct(a, b) { return a == 0 ? (b == 0 ? "+0.00%" : "+inf%") : sprintf("%+.2f%%", 100.0 * (b - a) / a) }
+  # Student t quantiles for a two-sided 95% interval, by degrees of freedom.
+  function tq(df,    t) { if (df >= 30) return 1.96
+    split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 2.080 2.074 2.069 2.064 2.060 2.056 2.052 2.048 2.045", t, " ")
+    return t[df] + 0 }
+  # Mesa report.py verdict: the 95% confidence interval of the mean relative
+  # change over affected programs (a program that was 0 counts as +100%).
+  function verdict(name,    mean, sd, i, h) {
+    if (NA < 2) return ""
+    mean = 0; for (i = 1; i <= NA; i++) mean += R[i]; mean /= NA
+    sd = 0; for (i = 1; i <= NA; i++) sd += (R[i] - mean) ^ 2; sd = sqrt(sd / (NA - 1))
+    h = tq(NA - 1) * sd / sqrt(NA)
+    if (mean - h > 0 || mean + h < 0)
+      return sprintf("%s are %s (mean %+.2f%%, 95%% CI %+.2f%% .. %+.2f%%).", name, mean < 0 ? "helped" : "HURT", mean, mean - h, mean + h)
+    return sprintf("Inconclusive result for %s (mean %+.2f%%, 95%% CI %+.2f%% .. %+.2f%% includes 0).", name, mean, mean - h, mean + h) }
   function compare(T, j, x,    fl, k, p, q) {
-    A = B = H = U = AA = AB = 0
+    A = B = H = U = AA = AB = NA = 0
     for (k = 1; k <= nf; k++) { fl = F[k]
       if (T != "" && tgt[fl] != T) continue
       if (!((M[1], fl) in ok) || !((M[j], fl) in ok)) continue
       p = v[M[1], fl, X[x]]; q = v[M[j], fl, X[x]]; A += p; B += q
       if (q < p) H++
       if (q > p) U++
-      if (q != p) { AA += p; AB += q } } }
+      if (q != p) { AA += p; AB += q; R[++NA] = p == 0 ? 100.0 : 100.0 * (q - p) / p } } }
   $4 != "failed" { v[$1, $3, "instructions"] = $4; v[$1, $3, "cycles"] = $5; v[$1, $3, "spills"] = $6
                    v[$1, $3, "fills"] = $7; ok[$1, $3] = 1
                    if (!($3 in tgt)) { tgt[$3] = $2; F[++nf] = $3 }
@@ -144,6 +159,7 @@ awk -F'\t' -v modes="$MODES" '
         printf "total %s in shared programs: %d -> %d (%s)\n", X[x], A, B, pct(A, B)
         printf "%s in affected programs: %d -> %d (%s)\n", X[x], AA, AB, pct(AA, AB)
         printf "helped: %d\nHURT: %d\n", H, U
+        if (verdict(X[x]) != "") print verdict(X[x])
         if (x < 4) print "" }
       print "```\n" }
     print "Per target (total in shared programs, helped/HURT):\n"

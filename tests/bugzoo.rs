@@ -109,6 +109,35 @@ fn each_case_fails_with_its_fault_and_kind() {
     }
 }
 
+/// The interpreter checks the hardware rules with its own code: every zoo
+/// case whose fault breaks a `slot`, `register` or `hazard` rule compiles,
+/// under its fault, to a program that does not run but stops with a rule
+/// of that kind, and the campaign's cross-check of the two readings
+/// (`oracle::rules_agree`) holds on it. Without the fault, the output runs.
+#[test]
+fn rule_cases_stop_the_interpreter_with_their_rule() {
+    use schedra_fuzz::interp::{self, rules, RunError};
+    let mut stopped = Vec::new();
+    for (name, h, p) in &cases() {
+        if !matches!(h.kind.as_str(), "slot" | "register" | "hazard") || rules::family(p.target).is_none() {
+            continue;
+        }
+        let compiled = compile(p, &h.opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let decoded = interp::prepare(&compiled.program);
+        match decoded.run(0, interp::DEFAULT_FUEL) {
+            Err(RunError::Rule { kind, .. }) if kind.as_str() == h.kind => stopped.push(name.clone()),
+            other => panic!("{name}: expected the interpreter to stop with a {} rule, got {other:?}", h.kind),
+        }
+        if let Err(f) = schedra_fuzz::oracle::rules_agree(p, &compiled.program, &decoded) {
+            panic!("{name}: {}", f.message);
+        }
+        let fixed = compile(p, &Options { inject: None, ..h.opts }).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(interp::run(&fixed.program, 0, interp::DEFAULT_FUEL).is_ok(), "{name}: the output without the fault does not run");
+    }
+    eprintln!("stopped with their rule: {stopped:?}");
+    assert!(stopped.len() >= 4, "only {stopped:?}");
+}
+
 #[test]
 fn each_case_is_proven_without_its_fault_in_every_mode() {
     let cases = cases();

@@ -111,6 +111,15 @@ fn hazard_is_status_1() {
 }
 
 #[test]
+fn a_broken_hardware_rule_is_status_1_naming_the_rule() {
+    let path = examples().join("gen8-r127/out.s");
+    let out = schedra(&["run", path.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("register rule") && err.contains("g127"), "{err}");
+}
+
+#[test]
 fn bad_input_is_status_2_with_a_location() {
     let path = temp_file("bad.ir", "target v3d71\nb0:\n    %a = ldunif 0\n    ??\n");
     let p = path.to_str().expect("utf-8").to_string();

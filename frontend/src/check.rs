@@ -10,7 +10,9 @@
 //! as written. Division is `a · (1/b)` with a correctly rounded reciprocal:
 //! GLSL allows division 2.5 ULP of error, and texture results are keyed by
 //! the exact coordinate bits, so a coordinate computed by a division would
-//! otherwise read another texel for a difference in its last bit. What it shares with the lowering
+//! otherwise read another texel for a difference in its last bit; for the
+//! same reason `sqrt` is `1 / inversesqrt`, the form GLSL's precision rules
+//! inherit its error from, and `normalize(x)` is `x · inversesqrt(dot(x, x))`. What it shares with the lowering
 //! is only the interface: [`crate::layout`] (which outside word each input
 //! component is, which channel each output component goes to) and
 //! [`crate::types`] (the scalar order of values). Because the lowering
@@ -517,13 +519,22 @@ fn nan_max(x: f32, y: f32) -> f32 {
     }
 }
 
-/// GLSL's built-ins by their definitions.
+/// `sqrt(x)` as `1 / inversesqrt(x)`, the form GLSL's precision rules
+/// give it (its error is inherited from it), with correctly rounded steps:
+/// like division, so that a texture coordinate computed through a square
+/// root has the bits the lowering gives it.
+fn sqrt(x: f32) -> f32 {
+    1.0 / (1.0 / x.sqrt())
+}
+
+/// GLSL's built-ins by their definitions (`normalize(x)` as
+/// `x · inversesqrt(dot(x, x))`, `sqrt` as [`sqrt`]).
 fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> {
     let n = a.len();
     let at = |v: &[f32], i: usize| if v.len() == 1 { v[0] } else { v.get(i).copied().unwrap_or(0.0) };
     let map = |f: &dyn Fn(f32) -> f32| a.iter().map(|x| f(*x)).collect::<Vec<f32>>();
     let map2 = |f: &dyn Fn(f32, f32) -> f32| (0..n).map(|i| f(a[i], at(b, i))).collect::<Vec<f32>>();
-    let len = |v: &[f32]| dotp(v, v).sqrt();
+    let len = |v: &[f32]| sqrt(dotp(v, v));
     Ok(match fun {
         F::Abs => map(&f32::abs),
         F::Min => map2(&nan_min),
@@ -532,6 +543,8 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
         F::Saturate => map(&|x| x.clamp(0.0, 1.0)),
         F::Sin => map(&|x| if x.abs() > TRIG_RANGE { f32::NAN } else { x.sin() }),
         F::Cos => map(&|x| if x.abs() > TRIG_RANGE { f32::NAN } else { x.cos() }),
+        F::Asin => map(&f32::asin),
+        F::Acos => map(&f32::acos),
         F::Floor => map(&f32::floor),
         F::Ceil => map(&f32::ceil),
         F::Trunc => map(&f32::trunc),
@@ -543,7 +556,7 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
         F::Log2 => map(&f32::log2),
         // undefined (NaN) for x < 0, and for x = 0 with y <= 0 (GLSL)
         F::Pow => map2(&|x, y| if x < 0.0 || (x == 0.0 && y <= 0.0) { f32::NAN } else { x.powf(y) }),
-        F::Sqrt => map(&f32::sqrt),
+        F::Sqrt => map(&sqrt),
         F::InverseSqrt => map(&|x| 1.0 / x.sqrt()),
         F::Sign => map(&|x| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x }),
         F::Radians => map(&f32::to_radians),
@@ -553,8 +566,8 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
         F::Length => vec![len(a)],
         F::Distance => vec![len(&(0..n).map(|i| a[i] - at(b, i)).collect::<Vec<_>>())],
         F::Normalize => {
-            let l = len(a);
-            map(&|x| x / l)
+            let r = 1.0 / dotp(a, a).sqrt();
+            map(&|x| x * r)
         }
         F::Cross if n == 3 && b.len() == 3 => vec![a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]],
         F::Reflect => {
@@ -567,7 +580,7 @@ fn math(fun: F, a: &[f32], b: &[f32], c: &[f32], ty: &TypeInner) -> R<Vec<f32>> 
             if k < 0.0 {
                 vec![0.0; n]
             } else {
-                (0..n).map(|i| eta * a[i] - (eta * d + k.sqrt()) * at(b, i)).collect()
+                (0..n).map(|i| eta * a[i] - (eta * d + sqrt(k)) * at(b, i)).collect()
             }
         }
         F::FaceForward => {

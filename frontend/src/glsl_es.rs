@@ -25,7 +25,16 @@
 //!   (likewise `samplerCube`/`textureCube`, `texture2DProj`, `texture2DLod`;
 //!   in a vertex shader `texture2D(s, uv)` reads level 0: `textureLod(…, uv,0.0)`);
 //! - `uniform T x;` → `layout(binding=K) uniform U_schedraK { T x; };`;
-//! - `gl_FragColor` → `schedra_FragColor`, declared `layout(location=0) out vec4`.
+//! - `gl_FragColor` → `schedra_FragColor`, declared `layout(location=0) out vec4`;
+//! - a sampler as a function parameter, `sampler2D s` → `texture2D s, sampler
+//!   s_schedra_smp`, and a sampler passed as an argument, `f(s,` → `f(s,
+//!   s_schedra_smp,`; the identifier `sampler` (a GLSL 450 keyword, free in
+//!   ES 1.00) → `schedra_sampler`;
+//! - `varying matN m;` (stage inputs and outputs cannot be matrices in
+//!   naga) → a private `matN m` and N `vecN` varyings `m_schedra_cK` on
+//!   consecutive locations; `main` becomes `schedra_main`, and a `main`
+//!   appended on a line after the last copies the columns out after calling
+//!   it (vertex) or in before calling it (fragment).
 
 use std::collections::HashSet;
 
@@ -131,23 +140,82 @@ struct Counters {
     location_in: u32,
     location_out: u32,
     binding: u32,
+    /// Matrix varyings split into columns: (name, columns).
+    matrices: Vec<(String, usize)>,
+    /// Whether `main` is renamed (there are matrix varyings).
+    wrap_main: bool,
+}
+
+/// The suffix of a matrix varying's column `k`.
+pub const COLUMN_SUFFIX: &str = "_schedra_c";
+
+/// The spelling of an ES identifier in the rewritten text.
+fn es_name(s: &str) -> &str {
+    match s {
+        "sampler" => "schedra_sampler",
+        other => other,
+    }
+}
+
+/// The columns of an ES matrix type (`mat2`, `mat3`, `mat4`).
+fn matrix_columns(ty: &str) -> Option<usize> {
+    match ty {
+        "mat2" => Some(2),
+        "mat3" => Some(3),
+        "mat4" => Some(4),
+        _ => None,
+    }
+}
+
+/// The idents of a token line, precision qualifiers left out.
+fn idents<'a>(l: &[Tok<'a>]) -> Vec<&'a str> {
+    l.iter().filter_map(|t| if let Tok::Ident(s) = t { Some(*s) } else { None }).filter(|s| !is_precision(s)).collect()
+}
+
+/// The appended `main` of a shader with matrix varyings.
+fn wrapper(fragment: bool, matrices: &[(String, usize)]) -> String {
+    let cols = |name: &str, n: usize| (0..n).map(|k| format!("{name}{COLUMN_SUFFIX}{k}")).collect::<Vec<_>>();
+    let mut body = String::new();
+    if fragment {
+        for (m, n) in matrices {
+            body.push_str(&format!("{m} = mat{n}({}); ", cols(m, *n).join(", ")));
+        }
+        body.push_str("schedra_main();");
+    } else {
+        body.push_str("schedra_main();");
+        for (m, n) in matrices {
+            for (k, c) in cols(m, *n).iter().enumerate() {
+                body.push_str(&format!(" {c} = {m}[{k}];"));
+            }
+        }
+    }
+    format!("void main() {{ {body} }}")
 }
 
 /// Rewrite ES 1.00 text for `fragment` (true) or vertex shaders.
 pub fn rewrite(src: &str, fragment: bool) -> Rewrite {
-    let mut n = Counters { location_in: 0, location_out: 0, binding: 0 };
+    let mut n = Counters { location_in: 0, location_out: 0, binding: 0, matrices: Vec::new(), wrap_main: false };
     let mut samplers: HashSet<String> = HashSet::new();
     let mut in_comment = false;
     let mut lines: Vec<Vec<Tok>> = src.split('\n').map(|l| tokens(l, &mut in_comment)).collect();
     let uses_frag_color = lines.iter().flatten().any(|t| *t == Tok::Ident("gl_FragColor"));
-    // First pass: sampler names (for the texture2D rewrite anywhere).
+    // First pass: sampler names, uniforms and parameters (for the
+    // texture2D rewrite anywhere), and whether a varying is a matrix.
     for l in &lines {
-        let idents: Vec<&str> = l.iter().filter_map(|t| if let Tok::Ident(s) = t { Some(*s) } else { None }).collect();
-        if let Some(p) = idents.iter().position(|s| *s == "uniform") {
-            if matches!(idents.get(p + 1..).and_then(|r| r.iter().find(|s| !is_precision(s))), Some(&"sampler2D") | Some(&"samplerCube")) {
-                idents.iter().skip(p + 2).filter(|s| !is_precision(s)).for_each(|s| {
+        let ids = idents(l);
+        if let Some(p) = ids.iter().position(|s| *s == "uniform") {
+            if matches!(ids.get(p + 1), Some(&"sampler2D") | Some(&"samplerCube")) {
+                ids.iter().skip(p + 2).for_each(|s| {
                     samplers.insert(s.to_string());
                 });
+            }
+        }
+        for w in ids.windows(2) {
+            if matches!(w[0], "sampler2D" | "samplerCube") {
+                samplers.insert(w[1].to_string());
+            }
+            if w[0] == "varying" && matrix_columns(w[1]).is_some() {
+                n.wrap_main = true;
             }
         }
     }
@@ -177,6 +245,11 @@ pub fn rewrite(src: &str, fragment: bool) -> Rewrite {
         }
         text.push_str(&out);
         anchors.push(anc);
+    }
+    if n.wrap_main {
+        text.push('\n');
+        text.push_str(&wrapper(fragment, &n.matrices));
+        anchors.push(Vec::new());
     }
     Rewrite { text, anchors }
 }
@@ -232,6 +305,52 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
                 out.push_str(&format!("layout(location={}) in", n.location_in));
                 n.location_in += 1;
             }
+            Tok::Ident("varying") if matrix_varying(toks, i).is_some() => {
+                let (ty, name, end) = matrix_varying(toks, i).unwrap_or(("", "", i));
+                let cols = matrix_columns(ty).unwrap_or(0);
+                out.push_str(&format!("{ty} {name};"));
+                for k in 0..cols {
+                    let (dir, loc) = if fragment {
+                        n.location_in += 1;
+                        ("in", n.location_in - 1)
+                    } else {
+                        n.location_out += 1;
+                        ("out", n.location_out - 1)
+                    };
+                    out.push_str(&format!(" layout(location={loc}) {dir} vec{cols} {name}{COLUMN_SUFFIX}{k};"));
+                }
+                n.matrices.push((name.to_string(), cols));
+                for tk in &toks[i..=end] {
+                    orig_col += tok_str(tk).chars().count() as u32;
+                }
+                i = end + 1;
+                continue;
+            }
+            Tok::Ident("main") if n.wrap_main => out.push_str("schedra_main"),
+            Tok::Ident(ty @ ("sampler2D" | "samplerCube")) if prev_tok(toks, i).is_some_and(|t| t == Tok::Other("(") || t == Tok::Other(",")) => {
+                // a sampler parameter: a texture and a sampler
+                let img = if *ty == "sampler2D" { "texture2D" } else { "textureCube" };
+                match next_ident(i + 1) {
+                    Some((j, Tok::Ident(name))) => {
+                        out.push_str(img);
+                        for tk in &toks[i + 1..j] {
+                            out.push_str(tok_str(tk));
+                        }
+                        out.push_str(&format!("{nm}, sampler {nm}{SAMPLER_SUFFIX}", nm = es_name(name)));
+                        for tk in &toks[i..=j] {
+                            orig_col += tok_str(tk).chars().count() as u32;
+                        }
+                        i = j + 1;
+                        continue;
+                    }
+                    _ => out.push_str(s),
+                }
+            }
+            Tok::Ident(name) if samplers.contains(*name) && is_argument(toks, i) => {
+                // a sampler passed to a function: its texture and its sampler
+                out.push_str(&format!("{nm}, {nm}{SAMPLER_SUFFIX}", nm = es_name(name)));
+            }
+            Tok::Ident("sampler") => out.push_str(es_name("sampler")),
             Tok::Ident("varying") => {
                 if fragment {
                     out.push_str(&format!("layout(location={}) in", n.location_in));
@@ -311,7 +430,7 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
                 let arg = paren.and_then(|p| next_ident(p + 1));
                 match arg {
                     Some((a, Tok::Ident(name))) if samplers.contains(name) => {
-                        out.push_str(&format!("{func}({comb}({name},{name}{SAMPLER_SUFFIX})"));
+                        out.push_str(&format!("{func}({comb}({nm},{nm}{SAMPLER_SUFFIX})", nm = es_name(name)));
                         for tk in &toks[i..=a] {
                             orig_col += tok_str(tk).chars().count() as u32;
                         }
@@ -331,6 +450,35 @@ fn rewrite_line(toks: &[Tok], fragment: bool, n: &mut Counters, samplers: &HashS
         orig_col += width;
         i += 1;
     }
+}
+
+/// `varying [precision] matN name ;` starting at `i`: (type, name, index of `;`).
+fn matrix_varying<'a>(toks: &[Tok<'a>], i: usize) -> Option<(&'a str, &'a str, usize)> {
+    let mut rest = toks.iter().enumerate().skip(i + 1).filter(|(_, t)| !matches!(t, Tok::Space(_)));
+    let ty = match rest.next()? {
+        (_, Tok::Ident(t)) if matrix_columns(t).is_some() => *t,
+        _ => return None,
+    };
+    let name = match rest.next()? {
+        (_, Tok::Ident(nm)) => *nm,
+        _ => return None,
+    };
+    match rest.next()? {
+        (k, Tok::Other(";")) => Some((ty, name, k)),
+        _ => None,
+    }
+}
+
+/// The token before `i` that is not blank.
+fn prev_tok<'a>(toks: &[Tok<'a>], i: usize) -> Option<Tok<'a>> {
+    toks[..i].iter().rev().find(|t| !matches!(t, Tok::Space(_))).cloned()
+}
+
+/// Whether the identifier at `i` is a whole call argument: `(` or `,`
+/// before it and `,` or `)` after it.
+fn is_argument(toks: &[Tok], i: usize) -> bool {
+    let next = toks.iter().skip(i + 1).find(|t| !matches!(t, Tok::Space(_)));
+    matches!(prev_tok(toks, i), Some(Tok::Other("(" | ","))) && matches!(next, Some(Tok::Other(")" | ",")))
 }
 
 /// The index of the `)` closing the call whose name is at `name`, on this line.
@@ -403,6 +551,28 @@ mod tests {
         assert!(first.ends_with("/* attribute varying"), "{first}");
         assert!(r.text.contains("\n uniform */ layout"), "{}", r.text);
         assert!(r.text.contains("layout(location=0) in vec4 c; // attribute"), "{}", r.text);
+    }
+
+    #[test]
+    fn matrix_varyings_become_columns() {
+        let src = "attribute vec4 p;\nvarying mat4 m;\nvoid main() { m = mat4(p, p, p, p); gl_Position = p; }";
+        let v = rewrite(src, false);
+        assert!(v.text.contains("mat4 m; layout(location=0) out vec4 m_schedra_c0; layout(location=1) out vec4 m_schedra_c1;"), "{}", v.text);
+        assert!(v.text.contains("void schedra_main()"), "{}", v.text);
+        assert!(v.text.ends_with("\nvoid main() { schedra_main(); m_schedra_c0 = m[0]; m_schedra_c1 = m[1]; m_schedra_c2 = m[2]; m_schedra_c3 = m[3]; }"), "{}", v.text);
+        let f = rewrite("varying vec2 uv;\nvarying mat3 m;\nvoid main() { gl_FragColor = vec4(m * vec3(uv, 1.0), 1.0); }", true);
+        assert!(f.text.contains("layout(location=1) in vec3 m_schedra_c0;") && f.text.contains("layout(location=3) in vec3 m_schedra_c2;"), "{}", f.text);
+        assert!(f.text.ends_with("void main() { m = mat3(m_schedra_c0, m_schedra_c1, m_schedra_c2); schedra_main(); }"), "{}", f.text);
+        assert_eq!(f.text.split('\n').count(), 4, "one line appended, the others kept");
+    }
+
+    #[test]
+    fn samplers_pass_through_functions() {
+        let src = "uniform sampler2D t;\nvec4 f(sampler2D sampler, vec2 uv) { return texture2D(sampler, uv); }\nvoid main() { gl_FragColor = f(t, vec2(0.5)); }";
+        let r = rewrite(src, true);
+        assert!(r.text.contains("vec4 f(texture2D schedra_sampler, sampler schedra_sampler_schedra_smp, vec2 uv)"), "{}", r.text);
+        assert!(r.text.contains("texture(sampler2D(schedra_sampler,schedra_sampler_schedra_smp), uv)"), "{}", r.text);
+        assert!(r.text.contains("f(t, t_schedra_smp, vec2(0.5))"), "{}", r.text);
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! alternatives (glslang, shaderc) cannot emit SPIR-V for ES 1.00 either.
 //!
 //! Modules: [`parse`] (file → validated naga module), [`glsl_es`] (the ES
-//! 1.00 → GLSL 450 rewrite), [`layout`] (the entry point's interface on a
+//! 1.00 → GLSL 450 rewrite), [`glmark2`] (the constants and template
+//! code glmark2 adds to its shaders at run time), [`layout`] (the entry point's interface on a
 //! target's ABI), [`lower`] (naga IR → source form), [`types`] (types as
 //! scalar lists), [`check`] (the independent evaluator the lowering is
 //! compared with), [`error`] (located errors).
@@ -21,6 +22,7 @@
 
 pub mod check;
 pub mod error;
+pub mod glmark2;
 pub mod glsl_es;
 pub mod layout;
 pub mod lower;
@@ -40,9 +42,8 @@ pub fn is_shader_path(path: &str) -> bool {
 /// `target`. `stage` overrides the stage of the extension (GLSL) and
 /// selects among entry points (WGSL, SPIR-V) together with `entry`.
 pub fn lower_file(path: &str, bytes: &[u8], target: &'static Target, stage: Option<Stage>, entry: Option<&str>) -> Result<Program, FrontError> {
-    let (lang, ext_stage) = parse::lang_of(path).ok_or_else(|| FrontError::at(1, 1, "not a shader file extension (.wgsl .spv .vert .frag .comp .glsl)".into()))?;
-    let stage = stage.or(ext_stage);
-    let parsed = parse::parse(lang, bytes, stage)?;
+    let stage = stage.or(parse::lang_of(path).and_then(|(_, s)| s));
+    let parsed = parse::parse_file(path, bytes, stage)?;
     let name = std::path::Path::new(path).file_name().and_then(|s| s.to_str()).map(|s| s.replace(|c: char| !(c.is_ascii_alphanumeric() || c == '_'), "_"));
     let req = lower::Request { entry, stage, name };
     lower::lower(&parsed, target, &req)

@@ -88,8 +88,39 @@ fn glsl_stage(s: Stage) -> naga::ShaderStage {
     }
 }
 
+/// Parse and validate the shader file `path` holding `bytes` (the language
+/// from its extension, the stage from `stage` or the extension). A GLSL ES
+/// shader that does not parse as it is, and that glmark2 completes at run
+/// time, is parsed with glmark2's additions ([`crate::glmark2`]); a
+/// template whose placeholders nothing fills is a located error.
+pub fn parse_file(path: &str, bytes: &[u8], stage: Option<Stage>) -> Result<Parsed, FrontError> {
+    let (lang, ext_stage) = lang_of(path).ok_or_else(|| FrontError::at(1, 1, "not a shader file extension (.wgsl .spv .vert .frag .comp .glsl)".into()))?;
+    let stage = stage.or(ext_stage);
+    let plain = parse(lang, bytes, stage);
+    let (Err(first), Lang::Glsl, Ok(text)) = (&plain, lang, std::str::from_utf8(bytes)) else { return plain };
+    if !glsl_es::is_es(text) {
+        return plain;
+    }
+    match crate::glmark2::additions(path, text)? {
+        Some(done) => parse_with(lang, done.text.as_bytes(), stage, &done.defines),
+        None => match crate::glmark2::placeholder(text) {
+            Some((at, ph)) => {
+                let line = text[..at].matches('\n').count() as u32 + 1;
+                let col = text[..at].rfind('\n').map_or(at, |n| at - n - 1) as u32 + 1;
+                Err(FrontError::at(line, col, format!("`{ph}` is a template placeholder its host program fills at run time; no substitution is known for this file")))
+            }
+            None => Err(first.clone()),
+        },
+    }
+}
+
 /// Parse and validate `bytes` as `lang`. GLSL needs a stage (`stage`).
 pub fn parse(lang: Lang, bytes: &[u8], stage: Option<Stage>) -> Result<Parsed, FrontError> {
+    parse_with(lang, bytes, stage, &[])
+}
+
+/// [`parse`] with extra preprocessor macros (name, value) for GLSL ES.
+fn parse_with(lang: Lang, bytes: &[u8], stage: Option<Stage>, defines: &[(String, String)]) -> Result<Parsed, FrontError> {
     let text = |b: &[u8]| std::str::from_utf8(b).map(str::to_string).map_err(|e| FrontError::at(1, 1, format!("not UTF-8 text: {e}")));
     let (module, source) = match lang {
         Lang::Wgsl => {
@@ -121,6 +152,9 @@ pub fn parse(lang: Lang, bytes: &[u8], stage: Option<Stage>) -> Result<Parsed, F
                 // glmark2 defines these precision macros before compiling
                 for (k, v) in ES_DEFINES {
                     opts.defines.insert(k.to_string(), v.to_string());
+                }
+                for (k, v) in defines {
+                    opts.defines.insert(k.clone(), v.clone());
                 }
             }
             match fe.parse(&opts, &map.text) {

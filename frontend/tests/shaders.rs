@@ -183,14 +183,42 @@ fn arbitrary_text_never_panics_the_front_end() {
 #[test]
 fn glsl_keywords_in_arbitrary_order_never_panic() {
     // Text made of the rewrite's tokens reaches its corners faster than bytes.
-    const WORDS: [&str; 16] = ["attribute", "varying", "uniform", "sampler2D", "texture2D", "(", ")", ";", "vec4", "x", "gl_FragColor", "=", "precision", "void main()", "{", "}"];
+    const WORDS: [&str; 22] = ["attribute", "varying", "uniform", "sampler2D", "texture2D", "(", ")", ";", "vec4", "x", "gl_FragColor", "=", "precision", "void main()", "{", "}", "mat4", "sampler", ",", "$MAIN$", "$DO_LIGHTS$", "main"];
     bolero::check!().with_max_len(64).with_iterations(300).for_each(|bytes: &[u8]| {
         let t = schedra_ir::target::by_name("r600").expect("r600");
         let text: Vec<&str> = bytes.iter().map(|b| WORDS[(*b as usize) % WORDS.len()]).collect();
         let src = text.join(" ");
-        let _ = schedra_frontend::lower_file("x.frag", src.as_bytes(), t, None, None);
-        let _ = schedra_frontend::lower_file("x.vert", src.as_bytes(), t, None, None);
+        // glmark2's file names bring its additions (fills, constants) in
+        for path in ["x.frag", "x.vert", "light-phong.frag", "conditionals.vert", "light-basic.vert"] {
+            let _ = schedra_frontend::lower_file(path, src.as_bytes(), t, None, None);
+        }
     });
+}
+
+#[test]
+fn a_template_nothing_fills_is_a_located_error() {
+    let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+    let src = "varying vec4 c;\nvoid main(void)\n{\n    $BODY$\n    gl_FragColor = c;\n}\n";
+    let e = schedra_frontend::lower_file("mine.frag", src.as_bytes(), t, None, None).expect_err("a placeholder");
+    assert_eq!((e.line, e.col), (4, 5), "{e}");
+    assert!(e.message.contains("`$BODY$` is a template placeholder"), "{e}");
+    // glmark2's light-phong.frag fills `$DO_LIGHTS$`, not this one
+    let e = schedra_frontend::lower_file("light-phong.frag", src.as_bytes(), t, None, None).expect_err("not glmark2's");
+    assert!(e.message.contains("`$BODY$` has no value in glmark2's table"), "{e}");
+    // a complete shader that happens to have a glmark2 name is left alone
+    let own = "varying vec4 c;\nvoid main(void) { gl_FragColor = c * 2.0; }\n";
+    assert!(schedra_frontend::lower_file("light-advanced.frag", own.as_bytes(), t, None, None).is_ok());
+}
+
+#[test]
+fn asin_and_acos_agree_with_the_evaluator() {
+    let src = "varying vec2 v;\nvoid main(void) {\n    gl_FragColor = vec4(asin(fract(v.x)), acos(fract(v.y) * 2.0 - 1.0), asin(-fract(v.y)), 1.0);\n}\n";
+    let parsed = parse::parse(parse::Lang::Glsl, src.as_bytes(), Some(schedra_ir::Stage::Fragment)).expect("parses");
+    for t in schedra_ir::target::all().iter().filter(|t| t.abi.is_some_and(|a| a.fragment.is_some())) {
+        let req = lower::Request::default();
+        let defined: usize = (0..10u64).map(|seed| check::check(&parsed, t, &req, seed).unwrap_or_else(|e| panic!("{} seed {seed}: {e}", t.name))).sum();
+        assert!(defined >= 20, "{}: {defined} defined words", t.name);
+    }
 }
 
 #[test]

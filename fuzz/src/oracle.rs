@@ -10,6 +10,11 @@
 //!   some seed must not be proven, and every counterexample the verifier
 //!   gives for rejecting it must replay: its input words, fed to both
 //!   interpreters ([`crate::replay`]), make them behave differently.
+//! - [`rules_agree`] (f): the interpreter's own reading of the hardware
+//!   rules and the verifier's agree on every compiled output and every
+//!   mutant: when the verifier finds a `slot`, `register` or `hazard`
+//!   problem the interpreter stops with a rule of that kind, and when the
+//!   interpreter stops with a rule the verifier finds one of its kind.
 //! - [`parse_roundtrip`] (e): the parser never panics and `print` ∘ `parse`
 //!   is the identity on what it accepts.
 //!
@@ -63,6 +68,9 @@ pub enum Kind {
     /// A stage of the case overran its deadline (the stage is the rule):
     /// something loops or takes far too long.
     Timeout,
+    /// The interpreter's reading of the hardware rules and the verifier's
+    /// disagree on a machine program: one of them is wrong.
+    RuleDisagreement,
 }
 
 impl Kind {
@@ -78,6 +86,7 @@ impl Kind {
             Kind::RoundTrip => "roundtrip",
             Kind::SourceRun => "source-run",
             Kind::Timeout => "timeout",
+            Kind::RuleDisagreement => "rule-disagreement",
         }
     }
 }
@@ -310,9 +319,21 @@ pub fn prepare_guarded(p: &Program) -> Result<interp::Prepared<'_>, Finding> {
     guard("interp", p.target, || interp::prepare(p))
 }
 
+/// `p` decoded for runs that ignore the hardware rules
+/// ([`interp::prepare_ignoring_rules`]), without panicking.
+pub fn prepare_ignoring_rules_guarded(p: &Program) -> Result<interp::Prepared<'_>, Finding> {
+    phase::enter(Phase::Run);
+    guard("interp", p.target, || interp::prepare_ignoring_rules(p))
+}
+
 /// Run the decoded `p` on `seed` without panicking.
 pub fn run_prepared(p: &Program, prepared: &interp::Prepared, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
-    guard("interp", p.target, || prepared.run(seed, fuel))
+    run_prepared_in(p, prepared, &mut interp::Context::default(), seed, fuel)
+}
+
+/// [`run_prepared`] in the buffers of `ctx` (the same outcome).
+fn run_prepared_in(p: &Program, prepared: &interp::Prepared, ctx: &mut interp::Context, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
+    guard("interp", p.target, || prepared.run_with(ctx, interp::World::new(seed), fuel))
 }
 
 /// The source program's outcomes on `seeds`; a source that fails to run is
@@ -325,8 +346,9 @@ pub fn source_outcomes(src: &Program, seeds: &[u64]) -> Result<Vec<Outcome>, Fin
 /// [`source_outcomes`] with `src` already decoded ([`prepare_guarded`]).
 pub fn source_outcomes_prepared(src: &Program, prepared: &interp::Prepared, seeds: &[u64]) -> Result<Vec<Outcome>, Finding> {
     let mut outs = Vec::with_capacity(seeds.len());
+    let mut ctx = interp::Context::default();
     for &seed in seeds {
-        match run_prepared(src, prepared, seed, SOURCE_FUEL)? {
+        match run_prepared_in(src, prepared, &mut ctx, seed, SOURCE_FUEL)? {
             Ok(o) => outs.push(o),
             Err(e) => {
                 let rule = normalize(&e.to_string(), Some(src.target));
@@ -341,9 +363,15 @@ pub fn source_outcomes_prepared(src: &Program, prepared: &interp::Prepared, seed
 /// seed of `seeds`): `None` if so, else a sentence saying how it differs.
 pub fn behaviour_differs(machine: &Program, seeds: &[u64], expect: &[Outcome]) -> Result<Option<String>, Finding> {
     let prepared = prepare_guarded(machine)?;
+    behaviour_differs_prepared(machine, &prepared, seeds, expect)
+}
+
+/// [`behaviour_differs`] with `machine` already decoded.
+fn behaviour_differs_prepared(machine: &Program, prepared: &interp::Prepared, seeds: &[u64], expect: &[Outcome]) -> Result<Option<String>, Finding> {
+    let mut ctx = interp::Context::default();
     for (&seed, want) in seeds.iter().zip(expect) {
         let fuel = want.executed.saturating_mul(4).saturating_add(10_000);
-        match run_prepared(machine, &prepared, seed, fuel)? {
+        match run_prepared_in(machine, prepared, &mut ctx, seed, fuel)? {
             Err(e) => return Ok(Some(format!("seed {seed}: the machine program fails: {e}"))),
             Ok(got) if got.effects != want.effects => {
                 return Ok(Some(format!("seed {seed}: effects differ\nsource:\n{}machine:\n{}", want.effects, got.effects)));
@@ -423,13 +451,15 @@ pub fn check_case_keeping<'s>(src: &'s Program, opts: &Options, vopts: &VerifyOp
     let verdict = verify_proves(src, &compiled.program, vopts);
     let t3 = Instant::now();
     times.verify += t3 - t2;
-    let differs = behaviour_differs(&compiled.program, seeds, &outcomes);
+    let machine = prepare_guarded(&compiled.program);
+    let differs = machine.as_ref().map_err(Finding::clone).and_then(|m| behaviour_differs_prepared(&compiled.program, m, seeds, &outcomes));
     times.run += t3.elapsed();
-    let differs = differs?;
+    let (machine, differs) = (machine?, differs?);
     let with_opts = |mut f: Finding| {
         f.options = Some(*opts);
         f
     };
+    rules_agree(src, &compiled.program, &machine).map_err(with_opts)?;
     match (verdict, differs) {
         (Ok(report), None) => Ok((Passed { compiled, report, outcomes }, prepared)),
         (Ok(report), Some(how)) => {
@@ -469,8 +499,12 @@ pub fn soundness_of(src: &Program, mutant: Option<(Program, Mutation)>, vopts: &
 /// [`soundness_of`] with `src` already decoded ([`check_case_keeping`]).
 pub fn soundness_prepared(src: &Program, prepared: &interp::Prepared, mutant: Option<(Program, Mutation)>, vopts: &VerifyOptions) -> Result<Option<Mutation>, Finding> {
     let Some((mutant, mutation)) = mutant else { return Ok(None) };
+    // The mutant runs as time and meaning make it behave, rules aside; its
+    // rules are checked against the verifier's on their own.
+    let decoded = prepare_ignoring_rules_guarded(&mutant)?;
+    rules_agree(src, &mutant, &decoded)?;
     let expect = source_outcomes_prepared(src, prepared, &SOUNDNESS_SEEDS)?;
-    let Some(how) = behaviour_differs(&mutant, &SOUNDNESS_SEEDS, &expect)? else { return Ok(Some(mutation)) };
+    let Some(how) = behaviour_differs_prepared(&mutant, &decoded, &SOUNDNESS_SEEDS, &expect)? else { return Ok(Some(mutation)) };
     let report = verify_guarded(src, &mutant, vopts)?;
     if report.verdict == Verdict::Violation {
         replays_hold(src, &mutant, &report, &mutation)?;
@@ -483,6 +517,59 @@ pub fn soundness_prepared(src: &Program, prepared: &interp::Prepared, mutant: Op
     f.report = Some(report);
     f.run_differs = true;
     Err(f)
+}
+
+/// (f) The interpreter's reading of the hardware rules (`decoded`'s
+/// [`interp::Prepared::broken_rule`]) and the verifier's (its `slot`,
+/// `register` and `hazard` checks of `machine`) agree: both find nothing,
+/// or the interpreter stops with a rule of a kind the verifier finds. A
+/// disagreement is a [`Kind::RuleDisagreement`] finding. Targets whose
+/// rules the interpreter does not read ([`interp::rules::family`]) are
+/// not checked.
+pub fn rules_agree(src: &Program, machine: &Program, decoded: &interp::Prepared) -> Result<(), Finding> {
+    let t = machine.target;
+    if interp::rules::family(t).is_none() {
+        return Ok(());
+    }
+    let verifier = guard("verify", t, || {
+        let mut v = schedra_verify::rules::bundles(machine);
+        v.extend(schedra_verify::rules::hazards(machine));
+        v.retain(|v| rule_kind(v.kind).is_some());
+        v
+    })
+    .map_err(|f| f.with_programs(src, Some(machine)))?;
+    let interp_rule = match decoded.broken_rule() {
+        Some(interp::RunError::Rule { kind, at, message }) => Some((*kind, at, message)),
+        _ => None,
+    };
+    let agree = match interp_rule {
+        None => verifier.is_empty(),
+        Some((kind, ..)) => verifier.iter().any(|v| rule_kind(v.kind) == Some(kind)),
+    };
+    if agree {
+        return Ok(());
+    }
+    let (rule, message) = match (interp_rule, verifier.first()) {
+        (Some((kind, at, message)), _) => {
+            let found: Vec<&str> = verifier.iter().map(|v| v.kind.as_str()).collect();
+            (format!("interpreter stops with a {kind} rule: {}; verifier finds {}", rule_shape(message, t), if found.is_empty() { "none".to_string() } else { found.join(", ") }), format!("the interpreter stops at {at}: {kind} rule: {message}; the verifier finds [{}]", found.join(", ")))
+        }
+        (None, Some(v)) => (format!("verifier finds {}: {}; interpreter runs", v.kind.as_str(), rule_shape(&v.message, t)), format!("the verifier finds {} at {} bundle {}: {}; the interpreter breaks no rule", v.kind.as_str(), v.block, v.bundle, v.message)),
+        (None, None) => return Ok(()),
+    };
+    Err(Finding::new(Kind::RuleDisagreement, t.name, rule, message).with_programs(src, Some(machine)))
+}
+
+/// The interpreter's rule kind of a verifier violation kind, for the three
+/// kinds both check.
+fn rule_kind(kind: schedra_verify::Kind) -> Option<interp::rules::RuleKind> {
+    use interp::rules::RuleKind;
+    match kind {
+        schedra_verify::Kind::Slot => Some(RuleKind::Slot),
+        schedra_verify::Kind::Register => Some(RuleKind::Register),
+        schedra_verify::Kind::Hazard => Some(RuleKind::Hazard),
+        _ => None,
+    }
 }
 
 /// Every counterexample of `report` (a rejection of `mutant`, made by

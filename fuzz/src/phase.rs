@@ -1,6 +1,6 @@
-//! Phase clocks: which stage of a case (generate, compile, verify, run,
+//! Phase clocks: which phase of a case (generate, compile, verify, run,
 //! parse) each campaign thread is in and since when, so that a supervisor
-//! on another thread can tell a thread that overran its stage's deadline.
+//! on another thread can tell a thread that overran its phase's deadline.
 //!
 //! A thread that wants to be watched installs a [`Clock`] ([`watch`]); the
 //! oracles then call [`enter`] at every stage boundary. On a thread without

@@ -135,7 +135,9 @@ pub fn replay(src: &Program, machine: &Program, words: &[InputWord]) -> Result<R
     let world = World::pinned(REPLAY_SEED, pins(words));
     let source = interp::prepare(src).run_in(world.clone(), REPLAY_FUEL)?;
     let fuel = source.executed.saturating_mul(4).saturating_add(10_000);
-    let ran = interp::prepare(machine).run_in(world, fuel);
+    // A counterexample is about time and meaning: the machine runs even
+    // where it breaks a hardware rule (the rules are checked apart).
+    let ran = interp::prepare_ignoring_rules(machine).run_in(world, fuel);
     let difference = match &ran {
         Err(e) => Some(Difference::MachineFails(e.to_string())),
         Ok(m) => first_difference(&source.effects, &m.effects).or_else(|| (m.trace != source.trace).then_some(Difference::Branches)),

@@ -1,6 +1,8 @@
 //! `schedra fuzz [--target T|all] [--time 30s|8h] [--seed S] [--jobs N]
-//! [--out DIR] [--inject FAULT] [--json]`: generate valid programs, compile,
-//! verify and run them until the time is spent (Ctrl-C ends it cleanly),
+//! [--out DIR] [--inject FAULT] [--seeds DIR] [--json]`: generate valid
+//! programs (and, with `--seeds`, mutate the programs of DIR: real shaders
+//! lowered by the front end), compile, verify and run them until the time
+//! is spent (Ctrl-C ends it cleanly),
 //! writing each new finding once to `--out` (see
 //! `schedra_fuzz::campaign`). `--decode ARTIFACT` instead turns a libFuzzer
 //! artifact of the cargo-fuzz targets into the `.ir` program it stands for
@@ -67,6 +69,11 @@ pub struct Args {
     /// signature, keeping the smallest reproducer of each), and exit.
     #[arg(long, value_name = "DIR", num_args = 1..)]
     pub merge: Vec<PathBuf>,
+    /// Start every other case from a program of DIR, mutated: its shaders
+    /// (`.wgsl .spv .vert .frag .comp`) lowered for each fuzzed target that
+    /// runs them, and its `.ir` source programs.
+    #[arg(long, value_name = "DIR")]
+    pub seeds: Option<PathBuf>,
     /// Internal: the child process of a hang reduction ("STAGE OPTIONS":
     /// compile or verify the programs read from standard input).
     #[arg(long, hide = true, value_name = "STAGE OPTIONS")]
@@ -154,7 +161,12 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
     let stage = parse_time(&args.stage_timeout)
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("--stage-timeout {}: expected a positive time such as 1s or 500ms", args.stage_timeout))?;
+    let seeds = match &args.seeds {
+        Some(dir) => seed_programs(dir, &targets)?,
+        None => Vec::new(),
+    };
     Ok(CampaignOptions {
+        seeds,
         targets,
         time,
         seed: args.seed,
@@ -168,6 +180,40 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         deadlines: schedra_fuzz::phase::Deadlines::with_stage(stage),
         exe: std::env::current_exe().ok(),
     })
+}
+
+/// `--seeds DIR`: every shader of DIR lowered for each of `targets` that
+/// runs it (a shader a target cannot take is left out for that target),
+/// and every `.ir` source program of DIR for a fuzzed target. `Err` when
+/// DIR cannot be read, holds an unusable `.ir` file, or gives no seed.
+fn seed_programs(dir: &Path, targets: &[&'static schedra_ir::Target]) -> Result<Vec<schedra_ir::Program>, String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("--seeds {}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
+    paths.sort();
+    let mut seeds = Vec::new();
+    let mut refused = 0usize;
+    for path in &paths {
+        let name = path.to_string_lossy().to_string();
+        if schedra_frontend::is_shader_path(&name) {
+            let bytes = std::fs::read(path).map_err(|e| format!("{name}:1:1: cannot read file: {e}"))?;
+            for &t in targets {
+                match schedra_frontend::lower_file(&name, &bytes, t, None, None) {
+                    Ok(p) if schedra_ir::validate::validate(&p).is_ok() => seeds.push(p),
+                    _ => refused += 1,
+                }
+            }
+        } else if path.extension().is_some_and(|x| x == "ir") {
+            let p = super::input::load_source(&name, None)?;
+            if targets.iter().any(|t| std::ptr::eq(*t, p.target)) {
+                seeds.push(p);
+            }
+        }
+    }
+    if seeds.is_empty() {
+        return Err(format!("--seeds {}: no shader or source program there lowers for the fuzzed targets", dir.display()));
+    }
+    eprintln!("fuzz: {} seed programs from {} ({refused} shader and target pairs not lowered)", seeds.len(), dir.display());
+    Ok(seeds)
 }
 
 /// `--serve-hang "STAGE OPTIONS"`: the child of a hang reduction

@@ -6,7 +6,8 @@
 //! seed.
 //!
 //! Status: 0 when the program ran to `end`; 1 when it ran out of fuel or hit
-//! a runtime error (a hazard, an unknown opcode, an op that cannot execute),
+//! a runtime error (a hazard, a broken hardware rule of targets.md, an
+//! unknown opcode, an op that cannot execute),
 //! with one line on standard error; 2 for bad input (one line
 //! `path:line:col: message`). `--json` prints one object:
 //! `{"effects":[{"channel":..,"words":[..]}],"cycles":N,"stalls":N,"executed":N}`.

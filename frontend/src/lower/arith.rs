@@ -354,6 +354,33 @@ pub fn cos(b: &mut Builder, x: Val) -> R {
     sin(b, s)
 }
 
+/// `asin(x)` by Abramowitz and Stegun 4.4.45 on |x| (absolute error at
+/// most 6.8e-5 on [-1, 1]): π/2 − sqrt(1 − |x|)·p(|x|), negated for x < 0.
+pub fn asin(b: &mut Builder, x: Val) -> R {
+    if let Some(p) = as_f32(&x) {
+        return Ok(fimm(canon(p.asin())));
+    }
+    let a = abs(b, x.clone())?;
+    let mut p = fimm(-0.018_729_3);
+    for c in [0.074_261_0f32, -0.212_114_4, 1.570_728_8] {
+        p = mul(b, p, a.clone())?;
+        p = add(b, p, fimm(c))?;
+    }
+    let rest = sub(b, fimm(1.0), a)?;
+    let root = sqrt(b, rest)?;
+    let q = mul(b, root, p)?;
+    let r = sub(b, fimm(std::f32::consts::FRAC_PI_2), q)?;
+    let negative = lt(b, x, fimm(0.0))?;
+    let minus = neg(b, r.clone())?;
+    select1(b, negative, minus, r)
+}
+
+/// `acos(x) = π/2 − asin(x)`.
+pub fn acos(b: &mut Builder, x: Val) -> R {
+    let s = asin(b, x)?;
+    sub(b, fimm(std::f32::consts::FRAC_PI_2), s)
+}
+
 /// `pow(x, y) = exp2(y * log2 x)`.
 pub fn pow(b: &mut Builder, x: Val, y: Val) -> R {
     let l = log2(b, x)?;

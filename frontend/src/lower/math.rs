@@ -75,6 +75,8 @@ pub fn call(b: &mut Builder, fun: F, a: Vec<Val>, a1: Option<Vec<Val>>, a2: Opti
         }
         F::Sin => map1(b, a, arith::sin)?,
         F::Cos => map1(b, a, arith::cos)?,
+        F::Asin => map1(b, a, arith::asin)?,
+        F::Acos => map1(b, a, arith::acos)?,
         F::Floor => map1(b, a, arith::floor)?,
         F::Ceil => map1(b, a, arith::ceil)?,
         F::Trunc => map1(b, a, arith::trunc)?,

@@ -251,7 +251,7 @@ impl<'a> Lower<'a> {
                 fr.result = v;
                 Ok(Flow::Return)
             }
-            S::Kill => Err(format!("`discard` is not supported on target {}", self.b.target.name)),
+            S::Kill => Err(format!("`discard` is not supported: target {} describes no operation that discards a fragment", self.b.target.name)),
             S::Store { pointer, value } => {
                 let p = self.place(fr, *pointer)?;
                 let v = self.value(fr, *value)?;

@@ -8,6 +8,7 @@
 
 #![allow(clippy::result_large_err)] // see oracle.rs: findings are the cold path
 
+use super::seeded;
 use crate::gen::{self, Features};
 use crate::mutate;
 use crate::oracle::{self, Finding, Kind};
@@ -119,6 +120,34 @@ pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Pla
     CaseResult { features, finding }
 }
 
+/// [`run_case_timed`] for a campaign with seed programs: a seeded case
+/// ([`seeded::is_seeded`]) checks a seed for `target`, mutated as its
+/// bytes say ([`seeded::program`]), after drawing its compile options as a
+/// generated case does; every other case is generated.
+pub fn run_case_from(seed: u64, index: u64, target: &'static Target, plan: &Plan, seeds: &[Program], times: &mut oracle::StageTimes) -> CaseResult {
+    if !seeded::is_seeded(index, seeds, target) {
+        return run_case_timed(seed, index, target, plan, None, times);
+    }
+    let start = std::time::Instant::now();
+    let cs = case_seed(seed, index);
+    let run = run_seeds(cs);
+    let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
+    let (opts, program) = draw_seeded(&mut bytes, target, plan, seeds, &run);
+    times.generate += start.elapsed();
+    let Some(program) = program else {
+        return CaseResult { features: Features::default(), finding: None };
+    };
+    let finding = check(&program, &opts, plan, index, &mut bytes, &run, times).err().map(|f| (f, run));
+    CaseResult { features: Features::default(), finding }
+}
+
+/// The compile options and the mutated seed program of a seeded case.
+fn draw_seeded(bytes: &mut gen::SeedStream, target: &'static Target, plan: &Plan, seeds: &[Program], run: &[u64]) -> (Options, Option<Program>) {
+    let opts = bytes.draw(HEADER_HINT, |u| options_for(u, plan.inject, target));
+    let program = bytes.draw(MUTATION_HINT * seeded::MAX_MUTATIONS as usize, |u| seeded::program(u, seeds, target, run));
+    (opts, program.map(|(p, _)| p))
+}
+
 /// The compile options and the program (with its features) that `bytes`
 /// give first; no program when the generator gives up on them.
 fn draw(bytes: &mut gen::SeedStream, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>) -> (Options, Option<(Program, Features)>) {
@@ -135,7 +164,18 @@ fn draw(bytes: &mut gen::SeedStream, target: &'static Target, plan: &Plan, fixed
 /// the generator gave up on its bytes). For a case that never finished,
 /// so that what it was stuck on can be saved and reduced.
 pub fn regenerate(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> Option<(Program, Options, [u64; 2])> {
+    regenerate_from(seed, index, target, plan, &[])
+}
+
+/// [`regenerate`] for a campaign with seed programs ([`run_case_from`]).
+pub fn regenerate_from(seed: u64, index: u64, target: &'static Target, plan: &Plan, seeds: &[Program]) -> Option<(Program, Options, [u64; 2])> {
     let cs = case_seed(seed, index);
+    if seeded::is_seeded(index, seeds, target) {
+        let run = run_seeds(cs);
+        let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
+        let (opts, program) = draw_seeded(&mut bytes, target, plan, seeds, &run);
+        return program.map(|p| (p, opts, run));
+    }
     let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
     let (opts, case) = draw(&mut bytes, target, plan, None);
     case.map(|(p, _)| (p, opts, run_seeds(cs)))
@@ -186,6 +226,23 @@ mod tests {
         let k = (0..20).find(|&k| regenerate(3, k, t, &plan).is_some()).expect("index");
         let again = regenerate(3, k, t, &plan).expect("deterministic");
         assert_eq!(schedra_ir::print::print(&again.0), schedra_ir::print::print(&p));
+    }
+
+    #[test]
+    fn seeded_cases_check_a_mutated_seed_and_regenerate_it() {
+        let t = schedra_ir::target::by_name("v3d71").expect("v3d71");
+        let path = format!("{}/../corpus/v3d71/blinn-phong.ir", env!("CARGO_MANIFEST_DIR"));
+        let seed = schedra_ir::parse::parse(&std::fs::read(&path).expect("corpus"), None).expect("parses");
+        let seeds = vec![seed.clone()];
+        let plan = Plan::campaign(Some(Fault::SchedIgnoreWar), VerifyOptions { timeout_ms: 2000 });
+        // an odd case starts from the seed, an even one is generated
+        let (p, _, _) = regenerate_from(3, 1, t, &plan, &seeds).expect("a seeded case");
+        assert_eq!(p.name, seed.name);
+        let (g, _, _) = (0..20u64).step_by(2).find_map(|k| regenerate_from(3, k, t, &plan, &seeds)).expect("a generated case");
+        assert_eq!(g.name.as_deref(), Some("gen"));
+        // the injected fault is found on some seeded case
+        let found = (0..40u64).filter(|k| k % 2 == 1).any(|k| run_case_from(3, k, t, &plan, &seeds, &mut oracle::StageTimes::default()).finding.is_some());
+        assert!(found, "the injected WAR fault is found on a seeded case");
     }
 
     #[test]

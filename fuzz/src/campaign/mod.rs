@@ -7,7 +7,8 @@
 //!
 //! Algorithm: a shared atomic counter hands out case indices; case `k` runs
 //! on target `targets[k % n]` with bytes derived from (seed, k), so the
-//! sequence of cases is fixed by the seed. A worker that finds a failure
+//! sequence of cases is fixed by the seed (and the seed programs, when
+//! given: then every other case starts from one of them, [`seeded`]). A worker that finds a failure
 //! claims its signature in the shared set; only the claimant writes it and
 //! queues it for reduction, so exploration goes on at once. The main thread
 //! updates the display and supervises ([`supervise`]): a worker or the
@@ -32,6 +33,7 @@ pub mod merge;
 pub mod progress;
 pub mod queue;
 pub mod rootcause;
+pub mod seeded;
 pub mod supervise;
 pub mod workdir;
 
@@ -78,6 +80,9 @@ pub struct CampaignOptions {
     /// The `schedra` binary, for reducing `timeout` findings in child
     /// processes (`None`: timeouts are saved but not reduced).
     pub exe: Option<PathBuf>,
+    /// Seed programs (`--seeds`): every other case on a target with seeds
+    /// starts from one of them, mutated ([`seeded`]).
+    pub seeds: Vec<schedra_ir::Program>,
 }
 
 /// One new finding of a campaign.
@@ -422,7 +427,7 @@ fn worker(shared: &Shared, clock: &crate::phase::Clock) {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let target = targets[(k % targets.len() as u64) as usize];
         clock.begin_case(k);
-        let out = case::run_case(shared.opts.seed, k, target, &shared.plan);
+        let out = case::run_case_from(shared.opts.seed, k, target, &shared.plan, &shared.opts.seeds, &mut oracle::StageTimes::default());
         clock.enter(crate::phase::Phase::Idle);
         if shared.stopping() || clock.is_abandoned() {
             return;

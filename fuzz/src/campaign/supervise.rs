@@ -215,7 +215,7 @@ fn timeout_finding(shared: &Shared, w: &Watched, stage: Phase, age: Duration, li
             let k = w.clock.case();
             let targets = &shared.opts.targets;
             let target = targets[(k % targets.len() as u64) as usize];
-            let (p, o, s) = case::regenerate(shared.opts.seed, k, target, &shared.plan)?;
+            let (p, o, s) = case::regenerate_from(shared.opts.seed, k, target, &shared.plan, &shared.opts.seeds)?;
             (p, o, s, format!("case {k} of seed {}", shared.opts.seed))
         }
         Role::Reducer => {

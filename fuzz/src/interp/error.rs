@@ -66,6 +66,17 @@ pub enum RunError {
         /// What was read when.
         message: String,
     },
+    /// The machine program breaks a hardware rule of its target
+    /// (targets.md): it does not run ([`super::rules`]).
+    #[error("{at}: {kind} rule: {message}")]
+    Rule {
+        /// The kind of rule, as the verifier names it.
+        kind: super::rules::RuleKind,
+        /// Where the rule is broken.
+        at: Place,
+        /// Which rule, and how.
+        message: String,
+    },
     /// The opcode is not in the target's table.
     #[error("{at}: unknown opcode `{opcode}` for target {target}")]
     UnknownOpcode {

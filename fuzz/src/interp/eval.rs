@@ -102,6 +102,7 @@ pub fn arity(sem: Sem) -> Option<usize> {
 /// One word of an arithmetic op: `args` holds one word per operand, in
 /// operand order. Returns `None` when `sem` is not arithmetic or `args` has
 /// the wrong length.
+#[inline]
 pub fn word(sem: Sem, args: &[u32]) -> Option<u32> {
     if arity(sem) != Some(args.len()) {
         return None;

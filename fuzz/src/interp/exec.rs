@@ -82,143 +82,12 @@ pub enum Action {
     Nothing,
 }
 
-/// Where a one-word operand of a [`Fast`] op comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FastSrc {
-    /// A constant (an immediate or index operand).
-    Const(u32),
-    /// One physical register.
-    Reg(schedra_ir::Reg),
-    /// A virtual register's slot (source form); it must hold one word when
-    /// the op runs, or the op takes the general path.
-    Slot(u32),
-}
-
-/// An arithmetic op of one-word operands and a one-word result, or a
-/// one-word load of an outside input, a constant or a scratch slot by its
-/// index (`ldunif 3`, `ldvary 0`, `ldconst 7`, `scratchr 2`), decoded so that running it needs no [`Arg`]
-/// list, size checks or [`Action`] dispatch. Made only where [`args`] +
-/// [`execute`] would, for one-word operands and a one-word destination,
-/// succeed with exactly `Write([w])` for the word `w` that [`Fast::eval`]
-/// computes.
-#[derive(Clone, Copy, Debug)]
-pub struct Fast {
-    /// What the op computes.
-    pub sem: Sem,
-    /// Its operands, `n` of them.
-    pub srcs: [FastSrc; MAX_ARITY],
-    /// How many operands.
-    pub n: usize,
-}
-
-impl Fast {
-    /// The fast form of `desc` on `srcs` writing one register, if there is
-    /// one; `slot(i)` is the slot of operand `i` when it is a virtual
-    /// register (`None`: no virtual registers here, as in machine form).
-    pub fn plan(desc: &OpDesc, srcs: &[Operand], slot: impl Fn(usize) -> Option<u32>) -> Option<Fast> {
-        let n = srcs.len();
-        if desc.sizes != Sizes::Uniform || desc.dest == Dest::None || fast_arity(desc.sem) != Some(n) || n != desc.operands.len() || n > MAX_ARITY {
-            return None;
-        }
-        let mut out = [FastSrc::Const(0); MAX_ARITY];
-        for (i, o) in out.iter_mut().enumerate().take(n) {
-            let (Some(op), Some(kind)) = (srcs.get(i), desc.operands.get(i)) else { return None };
-            *o = match (kind, op) {
-                (OperandKind::Index | OperandKind::Value, Operand::Imm(imm)) => FastSrc::Const(imm.bits),
-                (OperandKind::Index, _) | (OperandKind::Reg, Operand::Imm(_)) | (_, Operand::Label(_)) => return None,
-                (_, Operand::Phys(r)) if r.size == 1 => FastSrc::Reg(r.base),
-                (_, Operand::Virt(v)) if v.size.is_none_or(|s| s == 1) => FastSrc::Slot(slot(i)?),
-                _ => return None,
-            };
-        }
-        Some(Fast { sem: desc.sem, srcs: out, n })
-    }
-
-    /// The result word, reading each operand with `word` (`None` from
-    /// `word`: not one word here, take the general path), outside inputs
-    /// from `world` and scratch slots from `scratch`.
-    #[inline]
-    pub fn eval(&self, world: &World, scratch: &Scratch, mut word: impl FnMut(FastSrc) -> Option<u32>) -> Option<u32> {
-        let [s0, s1, s2] = self.srcs;
-        let a = word(s0)?;
-        // A load's one operand is its index (`plan` took it from an
-        // immediate): what `execute` writes for width 1.
-        match self.sem {
-            Sem::Uniform => return Some(world.uniform(a)),
-            Sem::Varying => return Some(world.varying(a)),
-            Sem::Const => return Some(a),
-            Sem::ScratchRead => return Some(scratch.read(a)),
-            _ => {}
-        }
-        let b = if self.n > 1 { word(s1)? } else { 0 };
-        let c = if self.n > 2 { word(s2)? } else { 0 };
-        // `plan` made `n` the sem's arity.
-        eval::apply(self.sem, a, b, c)
-    }
-}
-
-/// An output op of one value operand on a plain channel (`tlbw a`) or a
-/// one-word scratch store (`scratchw 2, a`), decoded so that running it
-/// needs no [`Arg`] list, size checks or [`Action`] dispatch. Made only
-/// where [`args`] + [`execute`] would, for a one-word operand `w`, succeed
-/// with exactly `Effect(Channel::Plain(channel), [w])` or
-/// `ScratchWrite(slot, [w])`.
-#[derive(Clone, Copy, Debug)]
-pub struct FastOut {
-    /// Where the word goes.
-    pub to: Sink,
-    /// The operand whose word it is.
-    pub src: FastSrc,
-}
-
-/// Where a [`FastOut`] word goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sink {
-    /// An effect on this plain channel.
-    Channel(&'static str),
-    /// A store to this scratch slot.
-    Scratch(u32),
-}
-
-impl FastOut {
-    /// The fast form of `desc` on `srcs` with no destination written, if
-    /// there is one; `slot` as for [`Fast::plan`].
-    pub fn plan(desc: &OpDesc, srcs: &[Operand], slot: impl Fn(usize) -> Option<u32>) -> Option<FastOut> {
-        if desc.sizes != Sizes::Uniform || desc.dest != Dest::None {
-            return None;
-        }
-        // The value operand is the last one; a store's index comes first.
-        let (to, kind, op) = match (desc.sem, desc.operands, srcs) {
-            (Sem::Output(channel, false), [kind], [op]) => (Sink::Channel(channel), kind, op),
-            (Sem::ScratchWrite, [OperandKind::Index, kind], [Operand::Imm(at), op]) => (Sink::Scratch(at.bits), kind, op),
-            _ => return None,
-        };
-        let i = srcs.len() - 1;
-        let src = match (kind, op) {
-            (OperandKind::Value, Operand::Imm(imm)) => FastSrc::Const(imm.bits),
-            (OperandKind::Value | OperandKind::Reg, Operand::Phys(r)) if r.size == 1 => FastSrc::Reg(r.base),
-            (OperandKind::Value | OperandKind::Reg, Operand::Virt(v)) if v.size.is_none_or(|s| s == 1) => FastSrc::Slot(slot(i)?),
-            _ => return None,
-        };
-        Some(FastOut { to, src })
-    }
-}
-
-/// The operand count of a [`Fast`] op of `sem`: an arithmetic sem's arity,
-/// or 1 (the index) for a load of a uniform, a varying or a constant;
-/// `None` for every other sem.
-fn fast_arity(sem: Sem) -> Option<usize> {
-    match sem {
-        Sem::Uniform | Sem::Varying | Sem::Const | Sem::ScratchRead => Some(1),
-        _ => eval::arity(sem),
-    }
-}
-
 /// Resolve `srcs` against the operand kinds of `desc` into `out` (cleared
 /// first), reading register operands with `read`, which is given the
 /// operand's position and the operand. Fails on a wrong operand count or
 /// kind, or when `read` fails; operands are resolved in order, so the first
 /// failing operand is the one reported.
+#[inline]
 pub fn args(desc: &OpDesc, srcs: &[Operand], out: &mut Vec<Arg>, mut read: impl FnMut(usize, &Operand) -> Result<Words, String>) -> Result<(), String> {
     out.clear();
     if srcs.len() != desc.operands.len() {
@@ -237,6 +106,7 @@ pub fn args(desc: &OpDesc, srcs: &[Operand], out: &mut Vec<Arg>, mut read: impl 
     Ok(())
 }
 
+#[inline]
 fn index(args: &[Arg]) -> Result<u32, String> {
     args.iter()
         .find_map(|a| match a {
@@ -247,6 +117,7 @@ fn index(args: &[Arg]) -> Result<u32, String> {
 }
 
 /// The words of the last value operand (an immediate is one word).
+#[inline]
 fn last_value(args: &[Arg]) -> Result<Words, String> {
     match args.iter().rev().find(|a| !matches!(a, Arg::Index(_))) {
         Some(Arg::Words(w)) => Ok(w.clone()),
@@ -259,6 +130,7 @@ fn last_value(args: &[Arg]) -> Result<Words, String> {
 const MAX_ARITY: usize = 3;
 
 /// Word by word: word i of each operand (immediates broadcast).
+#[inline]
 fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Words, String> {
     for a in args {
         if let Arg::Words(w) = a {
@@ -287,6 +159,7 @@ fn arithmetic(sem: Sem, args: &[Arg], width: usize) -> Result<Words, String> {
 /// Check the operand sizes the opcode's table row demands: a fixed-size op
 /// has its fixed destination and operand sizes; a uniform-size op with a
 /// destination has every register operand as wide as the destination.
+#[inline]
 fn check_sizes(desc: &OpDesc, args: &[Arg], width: usize) -> Result<(), String> {
     let (want_dest, want_src) = match desc.sizes {
         Sizes::Fixed { dest, src } => ((dest > 0).then_some(dest as usize), Some(src as usize)),
@@ -314,6 +187,7 @@ fn seq(width: usize, f: impl Fn(u32) -> u32) -> Words {
 /// Execute `desc` on `args`; `width` is the size of its destination (the
 /// number of words a result has). Reads scratch but does not change it.
 /// Fails when the sizes do not fit the opcode (see `check_sizes`).
+#[inline]
 pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch: &Scratch) -> Result<Action, String> {
     check_sizes(desc, args, width)?;
     Ok(match desc.sem {
@@ -425,73 +299,33 @@ mod tests {
     }
 
     #[test]
-    fn fast_loads_agree_with_the_general_path() {
+    fn one_word_loads_outputs_and_stores() {
         let w = World::new(7);
-        for op in ["ldunif", "ldvary", "ldconst", "ldunifrf"] {
-            let d = desc("v3d71", op);
-            let srcs = [Operand::Imm(Imm::int(5))];
-            let f = Fast::plan(d, &srcs, |_| None).expect("a one-word load has a fast form");
-            let got = f.eval(&w, &Scratch::new(w.clone()), |s| if let FastSrc::Const(c) = s { Some(c) } else { None });
-            let mut a = Vec::new();
-            args(d, &srcs, &mut a, |_, _| Ok(Words::one(0))).expect("args");
-            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::Write(Words::one(got.expect("evaluates")))), "{op}");
-        }
-    }
-
-    #[test]
-    fn fast_outputs_agree_with_the_general_path() {
-        let w = World::new(3);
-        let d = desc("v3d71", "tlbw");
-        for (srcs, word) in [(vec![Operand::Phys(PhysReg::one(4))], 77u32), (vec![Operand::Imm(Imm::int(-2))], (-2i32) as u32)] {
-            let f = FastOut::plan(d, &srcs, |_| None).expect("a one-word output has a fast form");
-            let got = match f.src {
-                FastSrc::Const(c) => c,
-                _ => 77,
-            };
-            let mut a = Vec::new();
-            args(d, &srcs, &mut a, |_, _| Ok(Words::one(77))).expect("args");
-            assert_eq!(f.to, Sink::Channel("tlb"));
-            assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::Effect(Channel::Plain("tlb"), Words::one(got))));
-            assert_eq!(got, word);
-        }
-        // Indexed channels, wide operands and non-outputs: no fast form.
-        assert!(FastOut::plan(desc("r600", "export"), &[Operand::Imm(Imm::int(3)), Operand::Phys(PhysReg::one(4))], |_| None).is_none());
-        assert!(FastOut::plan(d, &[Operand::Phys(PhysReg { base: 4, size: 2 })], |_| None).is_none());
-        assert!(FastOut::plan(desc("v3d71", "mov"), &[Operand::Phys(PhysReg::one(4))], |_| None).is_none());
-        // A one-word scratch store, and the load that reads it back.
-        let store = [Operand::Imm(Imm::int(2)), Operand::Phys(PhysReg::one(4))];
-        let f = FastOut::plan(desc("v3d71", "scratchw"), &store, |_| None).expect("a one-word store has a fast form");
-        assert_eq!((f.to, f.src), (Sink::Scratch(2), FastSrc::Reg(4)));
-        let mut a = Vec::new();
-        args(desc("v3d71", "scratchw"), &store, &mut a, |_, _| Ok(Words::one(9))).expect("args");
-        assert_eq!(execute(desc("v3d71", "scratchw"), &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::ScratchWrite(2, Words::one(9))));
         let mut sc = Scratch::new(w.clone());
-        sc.write(2, &[9]);
-        let load = Fast::plan(desc("v3d71", "scratchr"), &[Operand::Imm(Imm::int(2))], |_| None).expect("a one-word scratch load has a fast form");
-        assert_eq!(load.eval(&w, &sc, |s| if let FastSrc::Const(c) = s { Some(c) } else { None }), Some(9));
-    }
-
-    #[test]
-    fn fast_form_agrees_with_the_general_path() {
-        let d = desc("v3d71", "fadd");
-        let srcs = [Operand::Phys(PhysReg::one(4)), Operand::Imm(Imm::f32(0.5))];
-        let f = Fast::plan(d, &srcs, |_| None).expect("one-word fadd has a fast form");
+        sc.write(5, &[99]);
+        let run = |target: &str, op: &str, srcs: &[Operand], reg: u32, width: usize, sc: &Scratch| {
+            let d = desc(target, op);
+            let mut a = Vec::new();
+            args(d, srcs, &mut a, |_, _| Ok(Words::one(reg))).expect("args");
+            execute(d, &a, width, &w, sc)
+        };
+        let five = [Operand::Imm(Imm::int(5))];
+        assert_eq!(run("v3d71", "ldunif", &five, 0, 1, &sc), Ok(Action::Write(Words::one(w.uniform(5)))));
+        assert_eq!(run("v3d71", "ldunifrf", &five, 0, 1, &sc), Ok(Action::Write(Words::one(w.uniform(5)))));
+        assert_eq!(run("v3d71", "ldvary", &five, 0, 1, &sc), Ok(Action::Write(Words::one(w.varying(5)))));
+        assert_eq!(run("v3d71", "ldconst", &five, 0, 1, &sc), Ok(Action::Write(Words::one(5))));
+        assert_eq!(run("v3d71", "scratchr", &five, 0, 1, &sc), Ok(Action::Write(Words::one(99))));
+        assert_eq!(run("v3d71", "scratchr", &[Operand::Imm(Imm::int(6))], 0, 1, &sc), Ok(Action::Write(Words::one(w.garbage_scratch(6)))));
+        assert_eq!(run("v3d71", "tlbw", &[Operand::Phys(PhysReg::one(4))], 77, 1, &sc), Ok(Action::Effect(Channel::Plain("tlb"), Words::one(77))));
+        assert_eq!(run("v3d71", "tlbw", &[Operand::Imm(Imm::int(-2))], 0, 1, &sc), Ok(Action::Effect(Channel::Plain("tlb"), Words::one((-2i32) as u32))));
+        let store = [Operand::Imm(Imm::int(2)), Operand::Phys(PhysReg::one(4))];
+        assert_eq!(run("v3d71", "scratchw", &store, 9, 1, &sc), Ok(Action::ScratchWrite(2, Words::one(9))));
         let x = 1.25f32.to_bits();
-        let got = f.eval(&World::new(0), &Scratch::new(World::new(0)), |s| match s {
-            FastSrc::Const(c) => Some(c),
-            FastSrc::Reg(4) => Some(x),
-            _ => None,
-        });
+        let fadd = [Operand::Phys(PhysReg::one(4)), Operand::Imm(Imm::f32(0.5))];
+        assert_eq!(run("v3d71", "fadd", &fadd, x, 1, &sc), Ok(Action::Write(Words::one(1.75f32.to_bits()))));
+        // Operands of the wrong kind or count are refused before executing.
         let mut a = Vec::new();
-        args(d, &srcs, &mut a, |_, _| Ok(Words::one(x))).expect("args");
-        let w = World::new(0);
-        assert_eq!(execute(d, &a, 1, &w, &Scratch::new(w.clone())), Ok(Action::Write(Words::one(got.expect("evaluates")))));
-        // Not one word, not arithmetic, or not valid as written: no fast form.
-        let wide = [Operand::Phys(PhysReg { base: 4, size: 2 }), Operand::Imm(Imm::f32(0.5))];
-        assert!(Fast::plan(desc("gen8", "add"), &wide, |_| None).is_none());
-        assert!(Fast::plan(desc("v3d71", "ldunif"), &[Operand::Phys(PhysReg::one(1))], |_| None).is_none());
-        assert!(Fast::plan(desc("gen8", "send.tex"), &[Operand::Phys(PhysReg::one(1))], |_| None).is_none());
-        assert!(Fast::plan(d, &srcs[..1], |_| None).is_none());
-        assert!(Fast::plan(d, &[srcs[0].clone(), Operand::Label("b1".into())], |_| None).is_none());
+        assert!(args(desc("v3d71", "fadd"), &fadd[..1], &mut a, |_, _| Ok(Words::one(0))).is_err());
+        assert!(args(desc("v3d71", "fadd"), &[fadd[0].clone(), Operand::Label("b1".into())], &mut a, |_, _| Ok(Words::one(0))).is_err());
     }
 }

@@ -53,10 +53,16 @@
 //! private. `thrsw` does nothing. At entry each declared input register holds
 //! the world's input word and every other register the world's garbage word.
 //!
+//! Hardware rules: a program that breaks a rule of `targets.md` (slots,
+//! pairing, read ports, immediates, registers, the end of the program) does
+//! not run: every run stops with the rule ([`RunError::Rule`], read by
+//! [`super::rules`]). [`Decoded::ignoring_rules`] runs it as time and
+//! meaning alone make it behave.
+//!
 //! Invariant: the simulation never panics; every op it cannot execute
 //! (unknown opcode, wrong operands, register out of range) is a `RunError`.
 
-use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
+use super::exec::{self, Action, Arg};
 use super::scratch::Scratch;
 use super::unit::Unit;
 use super::words::Words;
@@ -75,34 +81,37 @@ pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
     Decoded::new(p).run(world, fuel)
 }
 
-/// Where an op or terminator sits, cheap to copy (16 bytes: every queued
+/// Where an op or terminator sits, cheap to copy (12 bytes: every queued
 /// write carries one); made a [`Place`] only when an error is reported.
 #[derive(Clone, Copy, Debug)]
-struct Position<'p> {
-    /// The block's label (a thin reference).
-    block: &'p str,
+struct Position {
+    /// The block's index in the program, saturated at `u32::MAX`.
+    block: u32,
     /// The bundle's index in the block (the terminator's: one past the
     /// last bundle), saturated at `u32::MAX`.
     index: u32,
     line: u32,
 }
 
-impl<'p> Position<'p> {
-    fn new(block: &'p Block, index: usize, line: u32) -> Position<'p> {
-        Position { block: &block.label, index: u32::try_from(index).unwrap_or(u32::MAX), line }
+impl Position {
+    fn new(block: usize, index: usize, line: u32) -> Position {
+        let sat = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Position { block: sat(block), index: sat(index), line }
     }
-    fn place(self) -> Place {
-        Place::new(self.block, self.index as usize, self.line)
+    /// The place in `p` (the program the location was made in).
+    fn place(self, p: &Program) -> Place {
+        let label = p.blocks.get(self.block as usize).map_or("", |b| b.label.as_str());
+        Place::new(label, self.index as usize, self.line)
     }
 }
 
 /// A write in flight.
 #[derive(Clone, Copy, Debug)]
-struct Pending<'p> {
+struct Pending {
     land: u64,
     reg: Reg,
     word: u32,
-    at: Position<'p>,
+    at: Position,
     /// For how many cycles after landing the word may be read
     /// ([`FOREVER`]: until overwritten); two bytes, which the struct's
     /// padding had room for.
@@ -118,17 +127,15 @@ struct DOp<'p> {
     inst: &'p Inst,
     /// Where its result goes (registers), if anywhere.
     dest: Option<PhysReg>,
-    /// The fast form of a one-word arithmetic op writing one register.
-    fast: Option<Fast>,
-    /// The fast form of a one-word output or scratch store.
-    out: Option<FastOut>,
+    /// For how many cycles after landing its result may be read ([`keep`]).
+    keep: u16,
 }
 
 /// One bundle, decoded: its ops, and on an interlocked target every
 /// register they read or write (what it waits for; nothing on other
 /// targets, which never wait).
-struct DBundle<'p> {
-    at: Position<'p>,
+struct DBundle {
+    at: Position,
     /// Its encoded wait: the next bundle issues `1 + wait` cycles later.
     wait: u64,
     /// The level of the barrier op it holds, if any (`texbar N`).
@@ -143,6 +150,8 @@ struct DBundle<'p> {
 /// raises when it issues (decoding depends only on the program).
 struct DBlock<'p> {
     block: &'p Block,
+    /// Where its terminator sits.
+    end: Position,
     /// Its bundles in [`Decoded::bundles`].
     bundles: std::ops::Range<usize>,
     /// The registers of a `brnz` condition (what an interlocked target
@@ -159,21 +168,25 @@ pub struct Decoded<'p> {
     p: &'p Program,
     blocks: Vec<DBlock<'p>>,
     /// Every bundle, block after block.
-    bundles: Vec<Result<DBundle<'p>, RunError>>,
+    bundles: Vec<Result<DBundle, RunError>>,
     /// The ops of every decoded bundle, bundle after bundle.
     ops: Vec<DOp<'p>>,
     /// The registers every decoded bundle reads or writes (interlocked
     /// targets only).
     touched: Vec<Reg>,
+    /// The first hardware rule the program breaks ([`super::rules`]).
+    broken: Option<RunError>,
+    /// Whether a run stops with `broken` before it starts.
+    enforce: bool,
 }
 
-fn bad(at: Position<'_>, message: String) -> RunError {
-    RunError::Malformed { at: at.place(), message }
+fn bad(p: &Program, at: Position, message: String) -> RunError {
+    RunError::Malformed { at: at.place(p), message }
 }
 
 /// Check that every register of `r` exists.
 #[inline]
-fn in_range(p: &Program, r: PhysReg, at: Position<'_>) -> Result<(), RunError> {
+fn in_range(p: &Program, r: PhysReg, at: Position) -> Result<(), RunError> {
     if p.target.regs.contains(r) {
         Ok(())
     } else {
@@ -182,25 +195,25 @@ fn in_range(p: &Program, r: PhysReg, at: Position<'_>) -> Result<(), RunError> {
 }
 
 #[cold]
-fn out_of_range(p: &Program, r: PhysReg, at: Position<'_>) -> RunError {
-    bad(at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size))
+fn out_of_range(p: &Program, r: PhysReg, at: Position) -> RunError {
+    bad(p, at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size))
 }
 
 /// Look up an op (through `opcodes`), find its destination registers and append it to `ops`
 /// (built in place: a decoded op is large).
-fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Position<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
+fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Position, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
     let t = p.target;
-    let desc = opcodes.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.to_string(), target: t.name })?;
+    let desc = opcodes.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(p), opcode: inst.opcode.to_string(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
         (Dest::Explicit, Some(Operand::Phys(r))) => Some(*r),
-        (Dest::Explicit, _) => return Err(bad(at, format!("`{}` needs a physical destination register", desc.name))),
+        (Dest::Explicit, _) => return Err(bad(p, at, format!("`{}` needs a physical destination register", desc.name))),
         (Dest::Implicit(r), None) => {
             let size = if let Sizes::Fixed { dest, .. } = desc.sizes { dest.max(1) } else { 1 };
             Some(PhysReg { base: r, size })
         }
         (Dest::None, None) => None,
-        (Dest::Unit, None) => return Err(bad(at, format!("`{}` leaves its result in its unit: a target without a bypass network cannot run it", desc.name))),
-        (_, Some(_)) => return Err(bad(at, format!("`{}` names a destination it does not write", desc.name))),
+        (Dest::Unit, None) => return Err(bad(p, at, format!("`{}` leaves its result in its unit: a target without a bypass network cannot run it", desc.name))),
+        (_, Some(_)) => return Err(bad(p, at, format!("`{}` names a destination it does not write", desc.name))),
     };
     if let Some(d) = dest {
         in_range(p, d, at)?;
@@ -208,9 +221,7 @@ fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Pos
     for r in inst.srcs.iter().filter_map(Operand::phys) {
         in_range(p, r, at)?;
     }
-    let fast = if dest.is_some_and(|d| d.size == 1) { Fast::plan(desc, &inst.srcs, |_| None) } else { None };
-    let out = if dest.is_none() { FastOut::plan(desc, &inst.srcs, |_| None) } else { None };
-    ops.push(DOp { desc, inst, dest, fast, out });
+    ops.push(DOp { desc, inst, dest, keep: keep(desc) });
     Ok(())
 }
 
@@ -229,7 +240,7 @@ fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
 /// Decode every op of a bundle into `ops` and, on an interlocked target,
 /// its registers into `touched` (the first failing op's error wins; then
 /// nothing is added).
-fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
+fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: usize, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle, RunError> {
     let at = Position::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
     for op in &bundle.ops {
@@ -255,8 +266,17 @@ fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: &'p Block, i
 }
 
 impl<'p> Decoded<'p> {
-    /// Decode `p` (never fails: what cannot be decoded fails when run).
+    /// Decode `p` (never fails: what cannot be decoded fails when run). A
+    /// program that breaks a hardware rule of its target does not run: it
+    /// stops with the rule ([`RunError::Rule`]).
     pub fn new(p: &'p Program) -> Decoded<'p> {
+        Decoded { enforce: true, ..Decoded::ignoring_rules(p) }
+    }
+
+    /// Decode `p` for runs that only follow time and meaning: a program
+    /// that breaks a hardware rule runs as if the hardware allowed it (the
+    /// rule is still known: [`Decoded::broken`]).
+    pub fn ignoring_rules(p: &'p Program) -> Decoded<'p> {
         let labels = label_map(p);
         let mut opcodes = OpCache::new(p.target);
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
@@ -264,27 +284,50 @@ impl<'p> Decoded<'p> {
         let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(if waits { 3 * n } else { 0 }));
         let mut blocks = Vec::with_capacity(p.blocks.len());
         let mut bundles = Vec::with_capacity(p.blocks.iter().map(|b| b.bundles.len()).sum());
-        for block in &p.blocks {
+        for (bn, block) in p.blocks.iter().enumerate() {
             let first = bundles.len();
             for (i, b) in block.bundles.iter().enumerate() {
-                bundles.push(decode_bundle(p, &mut opcodes, block, i, b, &mut ops, &mut touched));
+                bundles.push(decode_bundle(p, &mut opcodes, bn, i, b, &mut ops, &mut touched));
             }
             let range = first..bundles.len();
             let cond_regs = match &block.term.kind {
                 TermKind::Brnz { cond, .. } if waits => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
                 _ => Vec::new(),
             };
-            blocks.push(DBlock { block, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
+            let end = Position::new(bn, block.bundles.len(), block.term.span.line);
+            blocks.push(DBlock { block, end, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
         }
-        Decoded { p, blocks, bundles, ops, touched }
+        Decoded { p, blocks, bundles, ops, touched, broken: super::rules::check(p), enforce: false }
+    }
+
+    /// The first hardware rule the program breaks, if any.
+    pub fn broken(&self) -> Option<&RunError> {
+        self.broken.as_ref()
     }
 
     /// Run on `world` with `fuel`.
     pub fn run(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        self.run_with(&mut Buffers::default(), world, fuel)
+    }
+
+    /// Run on `world` with `fuel`, in the room of `buffers` (left for the
+    /// next run; the outcome is [`Decoded::run`]'s).
+    pub fn run_with(&self, buffers: &mut Buffers, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        if let (true, Some(rule)) = (self.enforce, &self.broken) {
+            return Err(rule.clone());
+        }
         if self.blocks.is_empty() {
             return Err(RunError::NoBlocks);
         }
-        let mut m = Machine::new(self.p, world, fuel);
+        let mut m = Machine::new(self.p, world, fuel, std::mem::take(buffers));
+        let ran = self.drive(&mut m);
+        let (outcome, room) = m.finish();
+        *buffers = room;
+        ran.map(|()| outcome)
+    }
+
+    /// Issue every bundle and terminator from the entry until `end`.
+    fn drive(&self, m: &mut Machine<'p>) -> Result<(), RunError> {
         let mut b = 0;
         while let Some(block) = self.blocks.get(b) {
             for bundle in self.bundles.get(block.bundles.clone()).unwrap_or(&[]) {
@@ -300,17 +343,28 @@ impl<'p> Decoded<'p> {
             }
             match m.terminate(block, &self.blocks)? {
                 Some(next) => b = next,
-                None => break,
+                None => return Ok(()),
             }
         }
-        Ok(Outcome { effects: m.effects, cycles: m.now + 1, stalls: m.stalls, executed: m.fuel.used(), trace: m.trace })
+        Ok(())
     }
 }
 
-/// How many ops of one bundle can take the fast path (the rest take the
-/// general one); bundles have at most a few ops (a target's slots), and
-/// the result buffer is cleared for every bundle, so it is kept small.
-const FAST_OPS: usize = 8;
+/// The room a run keeps its registers, writes in flight, scratch memory and
+/// operand lists in, lent from run to run so that runs on many seeds do not
+/// allocate it again. Every run clears or refills what it uses first, so
+/// what an earlier run left in it never shows.
+#[derive(Default)]
+pub struct Buffers {
+    regs: Vec<Option<u32>>,
+    pending: Vec<Pending>,
+    expires: Vec<u64>,
+    args: Vec<Arg>,
+    actions: Vec<Action>,
+    due: Vec<Pending>,
+    tex_lands: Vec<u64>,
+    scratch: Option<Scratch>,
+}
 
 /// The state of the simulated core. A register holding `None` has not been
 /// written since entry and holds the world's garbage word for it.
@@ -318,7 +372,7 @@ struct Machine<'p> {
     p: &'p Program,
     world: World,
     regs: Vec<Option<u32>>,
-    pending: Vec<Pending<'p>>,
+    pending: Vec<Pending>,
     /// Whether the target waits for pending writes ([`waits`]).
     interlocked: bool,
     /// Whether some op's result expires (then `expires` is kept).
@@ -340,7 +394,7 @@ struct Machine<'p> {
     /// Buffers reused by every bundle: operands, actions, landed writes.
     args: Vec<Arg>,
     actions: Vec<Action>,
-    due: Vec<Pending<'p>>,
+    due: Vec<Pending>,
     /// The landing window of unknown-landing ops (`Target::waits`), if
     /// the target has one.
     landing: Option<(u32, u32)>,
@@ -349,17 +403,8 @@ struct Machine<'p> {
     tex_lands: Vec<u64>,
 }
 
-/// A [`Fast`] operand's word as the registers hold it now.
-#[inline]
-fn fast_word(world: &World, regs: &[Option<u32>], s: FastSrc) -> Option<u32> {
-    match s {
-        FastSrc::Const(c) => Some(c),
-        FastSrc::Reg(r) => regs.get(r as usize).map(|w| w.unwrap_or_else(|| world.garbage_reg(r))),
-        FastSrc::Slot(_) => None,
-    }
-}
-
 /// The words of a register operand, as the registers hold them now.
+#[inline]
 fn read(p: &Program, world: &World, regs: &[Option<u32>], op: &Operand) -> Result<Words, String> {
     match op {
         Operand::Phys(r) => {
@@ -380,38 +425,61 @@ fn read(p: &Program, world: &World, regs: &[Option<u32>], op: &Operand) -> Resul
 }
 
 impl<'p> Machine<'p> {
-    fn new(p: &'p Program, world: World, fuel: u64) -> Machine<'p> {
-        let count = p.target.regs.count;
-        let mut regs: Vec<Option<u32>> = vec![None; count as usize];
+    fn new(p: &'p Program, world: World, fuel: u64, room: Buffers) -> Machine<'p> {
+        let count = p.target.regs.count as usize;
+        let Buffers { mut regs, mut pending, mut expires, mut args, mut actions, mut due, mut tex_lands, scratch } = room;
+        regs.clear();
+        regs.resize(count, None);
         for r in p.inputs.iter().flat_map(|i| i.reg.regs()) {
             if let Some(slot) = regs.get_mut(r as usize) {
                 *slot = Some(world.input_reg(r));
             }
         }
-        let (pending, effects, trace) = (Vec::new(), Effects::new(), Trace::with_capacity(p.blocks.len()));
+        expires.clear();
+        expires.resize(count, u64::MAX);
+        pending.clear();
+        args.clear();
+        actions.clear();
+        due.clear();
+        tex_lands.clear();
+        let scratch = match scratch {
+            Some(mut s) => {
+                s.renew(world.clone());
+                s
+            }
+            None => Scratch::new(world.clone()),
+        };
         Machine {
             p,
-            scratch: Scratch::new(world.clone()),
+            scratch,
             world,
             regs,
             pending,
             interlocked: waits(p.target.clock),
             expiring: p.target.ops.iter().any(|d| d.window().max.is_some()),
-            expires: vec![u64::MAX; count as usize],
+            expires,
             next_land: u64::MAX,
             last_land: 0,
             now: 0,
             stalls: 0,
             unit: Unit::default(),
-            effects,
-            trace,
+            effects: Effects::new(),
+            trace: Trace::with_capacity(p.blocks.len()),
             fuel: Fuel::new(fuel),
-            args: Vec::with_capacity(4),
-            actions: Vec::with_capacity(4),
-            due: Vec::new(),
+            args,
+            actions,
+            due,
             landing: p.target.waits.map(|c| c.landing),
-            tex_lands: Vec::new(),
+            tex_lands,
         }
+    }
+
+    /// What the run did (as of now: the clock at the final `end`), and its
+    /// room back.
+    fn finish(self) -> (Outcome, Buffers) {
+        let outcome = Outcome { effects: self.effects, cycles: self.now + 1, stalls: self.stalls, executed: self.fuel.used(), trace: self.trace };
+        let Machine { regs, pending, expires, args, actions, due, tex_lands, scratch, .. } = self;
+        (outcome, Buffers { regs, pending, expires, args, actions, due, tex_lands, scratch: Some(scratch) })
     }
 
     /// The landing cycle of op `d` issued now: after its latency, or for an
@@ -536,11 +604,11 @@ impl<'p> Machine<'p> {
 
     /// Stop when a register of `reads` holds a word whose read window ended
     /// before the current cycle.
-    fn windows_ok(&self, at: Position<'p>, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
+    fn windows_ok(&self, at: Position, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
         for r in reads.flat_map(|p| p.regs()) {
             if let Some(&e) = self.expires.get(r as usize).filter(|&&e| e < self.now) {
                 let message = format!("${} is read at cycle {}, past the maximum lifetime of its value (readable until cycle {e})", self.p.reg_name(r), self.now);
-                return Err(RunError::Expired { at: at.place(), message });
+                return Err(RunError::Expired { at: at.place(self.p), message });
             }
         }
         Ok(())
@@ -554,7 +622,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Issue one bundle at the current cycle, then advance the clock.
-    fn issue(&mut self, at: Position<'p>, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
+    fn issue(&mut self, at: Position, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
         if self.interlocked {
             self.wait_for(touched)?;
         }
@@ -563,74 +631,30 @@ impl<'p> Machine<'p> {
             let srcs = ops.iter().flat_map(|d| d.inst.srcs.iter());
             self.windows_ok(at, srcs.filter_map(Operand::phys))?;
         }
-        // Parallel reads: compute every op's result before applying any.
-        // A fast op's result is one word (`words[k]`, bit k of `fast`), a
-        // fast output's the word it carries (`words[k]`, bit k of `outs`);
-        // any other op's is its action, in op order in `self.actions`.
+        // Parallel reads: compute every op's action before applying any.
         self.actions.clear();
-        let (mut words, mut fast, mut outs) = ([0u32; FAST_OPS], 0u32, 0u32);
-        for (k, d) in ops.iter().enumerate() {
+        for d in ops {
             self.fuel.spend()?;
             let (p, world, regs) = (self.p, &self.world, &self.regs);
-            if let (Some(w), Some(slot)) = (d.fast.as_ref().and_then(|f| f.eval(world, &self.scratch, |s| fast_word(world, regs, s))), words.get_mut(k)) {
-                *slot = w;
-                fast |= 1 << k;
-                continue;
-            }
-            if let (Some(w), Some(slot)) = (d.out.and_then(|o| fast_word(world, regs, o.src)), words.get_mut(k)) {
-                *slot = w;
-                outs |= 1 << k;
-                continue;
-            }
-            exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(at, m))?;
+            exec::args(d.desc, &d.inst.srcs, &mut self.args, |_, o| read(p, world, regs, o)).map_err(|m| bad(p, at, m))?;
             let width = d.dest.map_or_else(|| value_width(&self.args), |r| r.size as usize);
-            let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(at, m))?;
+            let action = exec::execute(d.desc, &self.args, width, &self.world, &self.scratch).map_err(|m| bad(p, at, m))?;
             self.actions.push(action);
         }
-        let mut general = 0;
-        for (k, d) in ops.iter().enumerate() {
-            // Bits exist only for `k < FAST_OPS` (below 32).
-            let bit = 1u32.checked_shl(k as u32).unwrap_or(0);
-            match (words.get(k), d.out) {
-                (Some(&w), _) if fast & bit != 0 => self.apply_word(d, w, at)?,
-                (Some(&w), Some(o)) if outs & bit != 0 => match o.to {
-                    Sink::Channel(name) => Channel::Plain(name).record(&mut self.effects, &[w]),
-                    Sink::Scratch(slot) => self.scratch.write(slot, &[w]),
-                },
-                _ => {
-                    // Taken out in order; what is left behind is cleared
-                    // before the next bundle.
-                    if let Some(action) = self.actions.get_mut(general).map(|a| std::mem::replace(a, Action::Nothing)) {
-                        self.apply(d, action, at)?;
-                    }
-                    general += 1;
-                }
-            }
-        }
+        let mut actions = std::mem::take(&mut self.actions);
+        let applied = ops.iter().zip(actions.drain(..)).try_for_each(|(d, action)| self.apply(d, action, at));
+        self.actions = actions;
+        applied?;
         self.now += 1;
         self.clock_ok()
     }
 
-    /// Carry out a fast op's one-word result: what `apply` does with
-    /// `Action::Write` of that word.
-    fn apply_word(&mut self, d: &DOp<'p>, word: u32, at: Position<'p>) -> Result<(), RunError> {
-        match d.dest {
-            Some(dest) if dest.size == 1 => {
-                let land = self.land_of(d);
-                let keep = keep(d.desc);
-                self.queue(Pending { land, reg: dest.base, word, at, keep })
-            }
-            _ => self.apply(d, Action::Write(Words::one(word)), at),
-        }
-    }
-
     /// Carry out one op's action: queue its writes, record its effect.
-    fn apply(&mut self, d: &DOp<'p>, action: Action, at: Position<'p>) -> Result<(), RunError> {
+    fn apply(&mut self, d: &DOp<'p>, action: Action, at: Position) -> Result<(), RunError> {
         match action {
             Action::Write(words) => {
-                let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
-                let land = self.land_of(d);
-                let keep = keep(d.desc);
+                let dest = d.dest.ok_or_else(|| bad(self.p, at, format!("`{}` has nowhere to write", d.desc.name)))?;
+                let (land, keep) = (self.land_of(d), d.keep);
                 for (reg, &word) in dest.regs().zip(words.iter()) {
                     self.queue(Pending { land, reg, word, at, keep })?;
                 }
@@ -640,7 +664,7 @@ impl<'p> Machine<'p> {
             Action::TexCoord(words) => self.unit.coord(&words),
             Action::TexLookup(words) => self.unit.lookup(&words, self.now.saturating_add(u64::from(d.desc.latency))),
             Action::TexResult => {
-                let word = self.unit.result(&self.world, self.now).map_err(|message| RunError::Hazard { at: at.place(), message })?;
+                let word = self.unit.result(&self.world, self.now).map_err(|message| RunError::Hazard { at: at.place(self.p), message })?;
                 self.apply(d, Action::Write(Words::one(word)), at)?;
             }
             Action::Nothing => {}
@@ -651,7 +675,7 @@ impl<'p> Machine<'p> {
     /// Queue a write; two writes landing on one register in one cycle are a
     /// hazard.
     #[inline]
-    fn queue(&mut self, w: Pending<'p>) -> Result<(), RunError> {
+    fn queue(&mut self, w: Pending) -> Result<(), RunError> {
         if let Some(other) = self.pending.iter().find(|o| o.land == w.land && o.reg == w.reg) {
             return Err(self.hazard(&w, other));
         }
@@ -664,9 +688,9 @@ impl<'p> Machine<'p> {
     /// The hazard of queueing `w` while `other` lands on its register in
     /// the same cycle.
     #[cold]
-    fn hazard(&self, w: &Pending<'p>, other: &Pending<'p>) -> RunError {
-        let message = format!("two writes land on ${} at cycle {}: this one and the one issued at {}", self.p.reg_name(w.reg), w.land, other.at.place());
-        RunError::Hazard { at: w.at.place(), message }
+    fn hazard(&self, w: &Pending, other: &Pending) -> RunError {
+        let message = format!("two writes land on ${} at cycle {}: this one and the one issued at {}", self.p.reg_name(w.reg), w.land, other.at.place(self.p));
+        RunError::Hazard { at: w.at.place(self.p), message }
     }
 
     /// Run the block's terminator in the cycle after its last bundle; returns
@@ -674,9 +698,9 @@ impl<'p> Machine<'p> {
     /// `blocks` are all decoded blocks (the trace takes labels from them).
     fn terminate(&mut self, d: &DBlock<'p>, blocks: &[DBlock<'p>]) -> Result<Option<usize>, RunError> {
         let block = d.block;
-        let at = Position::new(block, block.bundles.len(), block.term.span.line);
+        let at = d.end;
         self.fuel.spend()?;
-        self.unit.end_block().map_err(|message| RunError::Hazard { at: at.place(), message })?;
+        self.unit.end_block().map_err(|message| RunError::Hazard { at: at.place(self.p), message })?;
         let cond = match &block.term.kind {
             TermKind::Brnz { cond, .. } => {
                 if let Some(r) = cond.phys() {
@@ -693,12 +717,12 @@ impl<'p> Machine<'p> {
                 // anything else through `read`, first word or 0.
                 match cond {
                     Operand::Phys(r) if r.size == 1 => self.regs.get(r.base as usize).map(|w| w.unwrap_or_else(|| self.world.garbage_reg(r.base))),
-                    _ => Some(read(self.p, &self.world, &self.regs, cond).map_err(|m| bad(at, m))?.first().copied().unwrap_or(0)),
+                    _ => Some(read(self.p, &self.world, &self.regs, cond).map_err(|m| bad(self.p, at, m))?.first().copied().unwrap_or(0)),
                 }
             }
             _ => None,
         };
-        let next = successor(&block.term, cond, d.exits, || at.place())?;
+        let next = successor(&block.term, cond, d.exits, || at.place(self.p))?;
         if let Some((i, hash)) = next {
             if let Some(to) = blocks.get(i) {
                 self.trace.push_shared(&to.name, hash);
@@ -733,7 +757,7 @@ fn keep(desc: &OpDesc) -> u16 {
 }
 
 /// Record when the word of landed write `w` stops being readable.
-fn set_expiry(expires: &mut [u64], w: &Pending<'_>) {
+fn set_expiry(expires: &mut [u64], w: &Pending) {
     if let Some(e) = expires.get_mut(w.reg as usize) {
         *e = if w.keep == FOREVER { u64::MAX } else { w.land.saturating_add(u64::from(w.keep)) };
     }
@@ -746,7 +770,9 @@ fn value_width(args: &[Arg]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{parse_text, run as run_any};
+    // These programs are partial (no thread end, one op where the target
+    // pairs): they test time and meaning, so they run ignoring the rules.
+    use super::super::{parse_text, run_ignoring_rules as run_any};
     use super::*;
 
     fn machine(target: &str, inputs: &str, body: &str) -> Program {
@@ -882,6 +908,25 @@ mod tests {
         assert!(matches!(run_any(&p, 0, 100), Err(RunError::Hazard { .. })));
         let q = machine("r600", "", "b0:\n { x: mov $R1.x, 1.0 ; t: mov $R1.x, 2.0 }\n end\n");
         assert!(matches!(run_any(&q, 0, 100), Err(RunError::Hazard { .. })));
+    }
+
+    #[test]
+    fn a_program_that_breaks_a_rule_does_not_run() {
+        use crate::interp::rules::RuleKind;
+        let q = machine("r600", "", "b0:\n { x: mov $R1.x, 1.0 ; t: mov $R1.x, 2.0 }\n end\n");
+        match super::super::run(&q, 0, 100) {
+            Err(RunError::Rule { kind: RuleKind::Slot, at, message }) => {
+                assert_eq!((at.block.as_str(), at.index), ("b0", 0));
+                assert!(message.contains("two ops of one bundle write"), "{message}");
+            }
+            other => panic!("expected a slot rule, got {other:?}"),
+        }
+        // The same program, time and meaning only: the writes collide.
+        assert!(matches!(run_any(&q, 0, 100), Err(RunError::Hazard { .. })));
+        let unfinished = machine("v3d71", "input $rf1", "b0:\n { add: tlbw $rf1 }\n end\n");
+        assert!(matches!(super::super::run(&unfinished, 0, 100), Err(RunError::Rule { kind: RuleKind::Hazard, .. })));
+        let finished = machine("v3d71", "input $rf1", "b0:\n { add: tlbw $rf1 }\n { sig: thrsw }\n { }\n { }\n end\n");
+        assert_eq!(super::super::run(&finished, 0, 100).map(|o| tlb(&o)), Ok(vec![World::new(0).input_reg(1)]));
     }
 
     #[test]

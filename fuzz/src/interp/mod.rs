@@ -1,28 +1,40 @@
-//! The two interpreters of schedra: the ground truth that compiler output and
-//! verifier claims are checked against (semantics.md).
+//! The interpreters of schedra: the ground truth that compiler output and
+//! verifier claims are checked against. Each is one plain reading of
+//! `semantics.md` (`/work/shared/spec/semantics.md` in the contract, the
+//! sections named in each module's doc), with one path through every op:
 //!
 //! - [`source`] executes the source form one instruction at a time over
-//!   virtual and physical registers.
+//!   virtual and physical registers ("Source form").
 //! - [`machine`] simulates the machine form cycle by cycle: parallel reads
 //!   within a bundle, writes landing after their latency, stalls on
-//!   interlocked targets, hazards on non-interlocked ones.
+//!   interlocked targets, hazards on non-interlocked ones ("Time in the
+//!   machine form").
+//! - [`bypass`] simulates the machine form of a target with a bypass
+//!   network ("Bypass network").
+//! - [`rules`] reads the hardware rules of `targets.md` (slots, pairing,
+//!   read ports, registers, the program's end): a machine program that
+//!   breaks one does not run, it stops with the rule.
 //!
-//! Both draw every outside word from the same [`world::World`] and give ops
-//! their meaning through the same [`exec`] and [`eval`], and neither uses the
-//! compiler or the verifier, so a correct machine program and its source
-//! produce equal [`Effects`] (and branch traces) for every seed.
+//! All draw every outside word from the same [`world::World`] and give ops
+//! their meaning through the same [`exec`] (operands resolved by
+//! [`exec::args`], the op carried out by [`exec::execute`]) and [`eval`],
+//! and none uses the compiler or the verifier, so a correct machine program
+//! and its source produce equal [`Effects`] (and branch traces) for every
+//! seed.
 //!
 //! Fuel: every executed source instruction, machine op and terminator costs
 //! one unit; a run that needs more than its fuel stops with
 //! [`RunError::OutOfFuel`].
 //!
-//! Decoding: a program is first decoded ([`prepare`]: opcodes looked up in
-//! a per-target table, virtual registers numbered into dense slots, labels
-//! resolved, machine bundles checked, one-word arithmetic ops given an
-//! [`exec::Fast`] form) and then run on any number of seeds. Decoding never
-//! fails: whatever cannot be decoded keeps its error until it executes, so
-//! a decoded run is exactly [`run`]'s, errors included. `fuzz/examples/
-//! interp_digest` checks that over the corpus and generated programs.
+//! Speed comes from structure, not from a second path: a program is
+//! decoded once ([`prepare`]: opcodes looked up in a per-target table,
+//! virtual registers numbered into dense slots, labels resolved, machine
+//! bundles checked) and then run on any number of seeds, and the runs of
+//! one [`Context`] reuse each other's buffers. Decoding never fails:
+//! whatever cannot be decoded keeps its error until it executes, so a
+//! decoded run is exactly [`run`]'s, errors included. `fuzz/examples/
+//! interp_digest` prints every run's outcome over the corpus and generated
+//! programs, to compare before and after a change.
 
 pub mod bypass;
 pub mod effects;
@@ -34,6 +46,7 @@ pub mod machine;
 mod naive;
 #[cfg(test)]
 mod robust;
+pub mod rules;
 pub mod scratch;
 pub mod source;
 pub mod trace;
@@ -89,7 +102,9 @@ pub enum Prepared<'p> {
     Bypass(&'p Program, &'static schedra_ir::target::network::Network),
 }
 
-/// Decode `program` for [`Prepared::run`].
+/// Decode `program` for [`Prepared::run`]. A machine program that breaks
+/// a hardware rule of its target ([`rules`]) does not run: every run stops
+/// with the rule.
 pub fn prepare(program: &Program) -> Prepared<'_> {
     match program.form {
         Form::Source => Prepared::Source(source::Decoded::new(program)),
@@ -100,7 +115,33 @@ pub fn prepare(program: &Program) -> Prepared<'_> {
     }
 }
 
+/// [`prepare`] for runs that follow only time and meaning: a machine
+/// program that breaks a hardware rule runs as if the hardware allowed it
+/// (what a counterexample's replay and tests of timing on partial
+/// programs need).
+pub fn prepare_ignoring_rules(program: &Program) -> Prepared<'_> {
+    match (program.form, program.target.network) {
+        (Form::Machine, None) => Prepared::Machine(machine::Decoded::ignoring_rules(program)),
+        _ => prepare(program),
+    }
+}
+
+/// [`run`] ignoring the hardware rules ([`prepare_ignoring_rules`]).
+pub fn run_ignoring_rules(program: &Program, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
+    prepare_ignoring_rules(program).run(seed, fuel)
+}
+
 impl Prepared<'_> {
+    /// The first hardware rule a machine program breaks ([`rules::check`]),
+    /// whether or not its runs stop with it; `None` for a source program
+    /// and on a bypass-network target.
+    pub fn broken_rule(&self) -> Option<&RunError> {
+        match self {
+            Prepared::Machine(d) => d.broken(),
+            Prepared::Source(_) | Prepared::Bypass(..) => None,
+        }
+    }
+
     /// Run on the outside words of `seed` with `fuel`, as [`run`] does.
     pub fn run(&self, seed: u64, fuel: u64) -> Result<Outcome, RunError> {
         self.run_in(World::new(seed), fuel)
@@ -108,12 +149,28 @@ impl Prepared<'_> {
 
     /// Run in `world` (a seed and any pinned words) with `fuel`.
     pub fn run_in(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        self.run_with(&mut Context::default(), world, fuel)
+    }
+
+    /// [`Prepared::run_in`] in the room of `ctx`: the same outcome, without
+    /// allocating again what an earlier run in `ctx` allocated.
+    pub fn run_with(&self, ctx: &mut Context, world: World, fuel: u64) -> Result<Outcome, RunError> {
         match self {
-            Prepared::Source(d) => d.run(world, fuel),
-            Prepared::Machine(d) => d.run(world, fuel),
+            Prepared::Source(d) => d.run_with(&mut ctx.source, world, fuel),
+            Prepared::Machine(d) => d.run_with(&mut ctx.machine, world, fuel),
             Prepared::Bypass(p, net) => bypass::run(p, net, world, fuel),
         }
     }
+}
+
+/// The buffers runs lend each other (regalloc2's `run_with_ctx` pattern):
+/// registers, writes in flight, scratch memory and operand lists of either
+/// interpreter. A run in a context gives exactly the outcome of a run
+/// without one; only allocations are saved.
+#[derive(Default)]
+pub struct Context {
+    source: source::Buffers,
+    machine: machine::Buffers,
 }
 
 /// A fuel gauge: counts executed instructions against a limit.
@@ -306,6 +363,26 @@ mod tests {
                 let (s, m) = (lines(name, "src.ir", seed), lines(name, "out.s", seed));
                 assert!(!s.is_empty() && !s.starts_with("error"), "{name}: {s}");
                 assert_eq!(s, m, "{name} seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_shared_context_changes_no_outcome() {
+        let mut ctx = Context::default();
+        let mut programs = Vec::new();
+        for name in ["v3d71-mul", "r600-swap", "gen8-spill", "v3d71-mul-too-soon", "r600-swap-split"] {
+            programs.push(example(name, "src.ir"));
+            programs.push(example(name, "out.s"));
+        }
+        // A scratch store and a wide value, so that what one run leaves in
+        // the buffers would show in the next if it were not cleared.
+        programs.push(parse_text("target v3d71\ninput %w = $rf1\nb0:\n scratchw 3, %w\n %a = scratchr 3\n tlbw %a\n end\n"));
+        programs.push(parse_text("target v3d71\nb0:\n %a = scratchr 3\n tlbw %a\n end\n"));
+        for seed in 0..6 {
+            for p in &programs {
+                let alone = run(p, seed, DEFAULT_FUEL);
+                assert_eq!(prepare(p).run_with(&mut ctx, World::new(seed), DEFAULT_FUEL), alone, "seed {seed}");
             }
         }
     }

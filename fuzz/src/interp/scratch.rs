@@ -21,6 +21,13 @@ impl Scratch {
         Scratch { world, slots: FxHashMap::default() }
     }
 
+    /// Make this memory empty again, its unwritten slots reading as
+    /// `world`'s garbage (its room kept for the next run).
+    pub fn renew(&mut self, world: World) {
+        self.world = world;
+        self.slots.clear();
+    }
+
     /// The word in `slot`.
     pub fn read(&self, slot: u32) -> u32 {
         self.slots.get(&slot).copied().unwrap_or_else(|| self.world.garbage_scratch(slot))
@@ -46,5 +53,8 @@ mod tests {
         s.write(3, &[10, 11]);
         assert_eq!((s.read(3), s.read(4)), (10, 11));
         assert_eq!(s.read(5), w.garbage_scratch(5));
+        let v = World::new(10);
+        s.renew(v.clone());
+        assert_eq!((s.read(3), s.read(4)), (v.garbage_scratch(3), v.garbage_scratch(4)));
     }
 }

@@ -19,7 +19,7 @@
 //! Invariant: the run is a pure function of (program, seed, fuel).
 
 use super::unit::Unit;
-use super::exec::{self, Action, Arg, Channel, Fast, FastOut, FastSrc, Sink};
+use super::exec::{self, Action, Arg, Channel};
 use super::scratch::Scratch;
 use super::words::Words;
 use schedra_ir::target::opcache::OpCache;
@@ -47,11 +47,6 @@ struct DInst<'p> {
     srcs: usize,
     /// The destination's slot, or [`NO_SLOT`].
     dest: u32,
-    /// The fast form of a one-word arithmetic op writing one word.
-    fast: Option<Fast>,
-    /// The fast form of a one-word output or scratch store naming no
-    /// destination.
-    out: Option<FastOut>,
 }
 
 /// One block, decoded.
@@ -165,10 +160,7 @@ impl<'p> Decoded<'p> {
                 src_slots.extend(inst.srcs.iter().map(|o| slots.of(o)));
                 let dest = inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o));
                 let desc = opcodes.op(&inst.opcode);
-                let slot_of = |i: usize| src_slots.get(srcs + i).copied().filter(|&s| s != NO_SLOT);
-                let fast = desc.filter(|_| one_word_dest(inst)).and_then(|d| Fast::plan(d, &inst.srcs, slot_of));
-                let out = desc.filter(|_| inst.dest.is_none()).and_then(|d| FastOut::plan(d, &inst.srcs, slot_of));
-                insts.push(DInst { inst, desc, srcs, dest, fast, out });
+                insts.push(DInst { inst, desc, srcs, dest });
             }
             let cond = match &block.term.kind {
                 TermKind::Brnz { cond, .. } => slots.of(cond),
@@ -181,10 +173,26 @@ impl<'p> Decoded<'p> {
 
     /// Run on `world` with `fuel`.
     pub fn run(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
-        let mut st = State::new(self, world);
+        self.run_with(&mut Buffers::default(), world, fuel)
+    }
+
+    /// Run on `world` with `fuel`, in the room of `buffers` (left for the
+    /// next run; the outcome is [`Decoded::run`]'s).
+    pub fn run_with(&self, buffers: &mut Buffers, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        if self.blocks.is_empty() {
+            return Err(RunError::NoBlocks);
+        }
+        let mut st = State::new(self, world, std::mem::take(buffers));
         let mut fuel = Fuel::new(fuel);
         let (mut effects, mut trace) = (Effects::new(), Trace::with_capacity(self.blocks.len()));
-        let mut b = if self.blocks.is_empty() { return Err(RunError::NoBlocks) } else { 0 };
+        let ran = self.drive(&mut st, &mut fuel, &mut effects, &mut trace);
+        *buffers = st.into_buffers();
+        ran.map(|()| Outcome { effects, cycles: 0, stalls: 0, executed: fuel.used(), trace })
+    }
+
+    /// Execute every instruction and terminator from the entry until `end`.
+    fn drive(&self, st: &mut State, fuel: &mut Fuel, effects: &mut Effects, trace: &mut Trace) -> Result<(), RunError> {
+        let mut b = 0;
         while let Some(d) = self.blocks.get(b) {
             let block = d.block;
             for (i, di) in self.insts.get(d.insts.clone()).unwrap_or(&[]).iter().enumerate() {
@@ -192,7 +200,7 @@ impl<'p> Decoded<'p> {
                 let at = || Place::new(&block.label, i, di.inst.span.line);
                 let slots = self.src_slots.get(di.srcs..).unwrap_or(&[]);
                 if let Some((channel, words)) = st.step(di, slots).map_err(|e| e.at(at()))? {
-                    channel.record(&mut effects, &words);
+                    channel.record(effects, &words);
                 }
             }
             fuel.spend()?;
@@ -209,21 +217,23 @@ impl<'p> Decoded<'p> {
                     }
                     b = next;
                 }
-                None => break,
+                None => return Ok(()),
             }
         }
-        Ok(Outcome { effects, cycles: 0, stalls: 0, executed: fuel.used(), trace })
+        Ok(())
     }
 }
 
-/// Whether `inst` names a one-word register destination: a virtual
-/// register without a size or of size 1, or one physical register.
-fn one_word_dest(inst: &Inst) -> bool {
-    match &inst.dest {
-        Some(Operand::Virt(v)) => v.size.is_none_or(|s| s == 1),
-        Some(Operand::Phys(p)) => p.size == 1,
-        _ => false,
-    }
+/// The room a run keeps its registers, scratch memory and operand list in,
+/// lent from run to run so that runs on many seeds do not allocate it
+/// again. Every run refills what it uses first, so what an earlier run
+/// left in it never shows.
+#[derive(Default)]
+pub struct Buffers {
+    vregs: Vec<Option<Words>>,
+    phys: Vec<Option<u32>>,
+    args: Vec<Arg>,
+    scratch: Option<Scratch>,
 }
 
 /// Why one instruction failed, before its place is known.
@@ -263,16 +273,21 @@ struct State {
 }
 
 impl State {
-    fn new(d: &Decoded<'_>, world: World) -> State {
-        let mut st = State {
-            target: d.p.target,
-            scratch: Scratch::new(world.clone()),
-            world,
-            vregs: vec![None; d.slots],
-            phys: vec![None; d.phys],
-            unit: Unit::default(),
-            args: Vec::with_capacity(4),
+    fn new(d: &Decoded<'_>, world: World, room: Buffers) -> State {
+        let Buffers { mut vregs, mut phys, mut args, scratch } = room;
+        vregs.clear();
+        vregs.resize(d.slots, None);
+        phys.clear();
+        phys.resize(d.phys, None);
+        args.clear();
+        let scratch = match scratch {
+            Some(mut s) => {
+                s.renew(world.clone());
+                s
+            }
+            None => Scratch::new(world.clone()),
         };
+        let mut st = State { target: d.p.target, scratch, world, vregs, phys, unit: Unit::default(), args };
         for (input, &slot) in d.p.inputs.iter().zip(&d.inputs) {
             let words: Words = input.reg.regs().map(|r| st.world.input_reg(r)).collect();
             for (r, w) in input.reg.regs().zip(words.iter()) {
@@ -285,6 +300,11 @@ impl State {
             }
         }
         st
+    }
+
+    /// The room of this run, for the next.
+    fn into_buffers(self) -> Buffers {
+        Buffers { vregs: self.vregs, phys: self.phys, args: self.args, scratch: Some(self.scratch) }
     }
 
     fn phys_word(&self, r: Reg) -> u32 {
@@ -339,19 +359,6 @@ impl State {
     /// Execute one instruction; returns its effect, if it has one.
     /// `slots` starts with the slots of its operands.
     fn step(&mut self, d: &DInst, slots: &[u32]) -> Result<Option<(Channel, Words)>, StepError> {
-        if let Some(w) = d.fast.as_ref().and_then(|f| f.eval(&self.world, &self.scratch, |s| self.fast_word(s))) {
-            self.write_word(d, w);
-            return Ok(None);
-        }
-        if let Some((o, w)) = d.out.and_then(|o| Some((o, self.fast_word(o.src)?))) {
-            return Ok(match o.to {
-                Sink::Channel(name) => Some((Channel::Plain(name), Words::one(w))),
-                Sink::Scratch(slot) => {
-                    self.scratch.write(slot, &[w]);
-                    None
-                }
-            });
-        }
         let desc = d.desc.ok_or_else(|| StepError::Unknown(d.inst.opcode.to_string(), self.target.name))?;
         let mut args = std::mem::take(&mut self.args);
         let resolved = exec::args(desc, &d.inst.srcs, &mut args, |i, o| self.read(o, slots.get(i).copied().unwrap_or(NO_SLOT)));
@@ -376,41 +383,6 @@ impl State {
             return Err(StepError::Bad(format!("`{}` has no result to write", desc.name)));
         }
         Ok(None)
-    }
-
-    /// A [`Fast`] operand's word, if it is one word now.
-    #[inline]
-    fn fast_word(&self, s: FastSrc) -> Option<u32> {
-        match s {
-            FastSrc::Const(c) => Some(c),
-            FastSrc::Reg(r) => Some(self.phys_word(r)),
-            FastSrc::Slot(slot) => match self.vregs.get(slot as usize)?.as_ref()? {
-                Words::Inline { len: 1, w: [w, ..] } => Some(*w),
-                Words::Inline { .. } => None,
-                Words::Heap(v) => match v.as_slice() {
-                    [w] => Some(*w),
-                    _ => None,
-                },
-            },
-        }
-    }
-
-    /// Write the one-word result of a [`Fast`] op to the destination `d`
-    /// names (which [`one_word_dest`] accepted).
-    fn write_word(&mut self, d: &DInst, w: u32) {
-        match &d.inst.dest {
-            Some(Operand::Virt(_)) => {
-                if let Some(slot) = self.vregs.get_mut(d.dest as usize) {
-                    *slot = Some(Words::one(w));
-                }
-            }
-            Some(Operand::Phys(p)) => {
-                if let Some(x) = self.phys.get_mut(p.base as usize) {
-                    *x = Some(w);
-                }
-            }
-            _ => {}
-        }
     }
 
     /// Write `words` to the destination `d` names.

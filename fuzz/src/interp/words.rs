@@ -54,6 +54,7 @@ impl Words {
     }
 
     /// Append `word` (moving to the heap past [`INLINE`] words).
+#[inline]
     pub fn push(&mut self, word: u32) {
         match self {
             Words::Inline { len, w } if (*len as usize) < INLINE => {
