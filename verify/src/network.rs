@@ -203,7 +203,7 @@ fn apply(f: Fun, a: &[u32]) -> u32 {
 
 /// What one block of either form does, as terms.
 #[derive(Default)]
-struct Outcome {
+struct BlockTerms {
     effects: BTreeMap<String, Vec<u32>>,
     cond: Option<u32>,
     regs: HashMap<Reg, u32>,
@@ -338,7 +338,7 @@ impl Ctx {
     }
 
     /// The term of component `r` at the end of machine block outcome `m`.
-    fn at_end(&mut self, m: &Outcome, r: Reg) -> u32 {
+    fn at_end(&mut self, m: &BlockTerms, r: Reg) -> u32 {
         m.regs.get(&r).copied().unwrap_or_else(|| self.terms.id(Term::Entry(r)))
     }
 
@@ -349,7 +349,7 @@ impl Ctx {
 
     /// For each value of `live`: the components holding its source term
     /// `s` at the end of machine outcome `m`, with whether only on samples.
-    fn holders(&mut self, s: &Outcome, m: &Outcome, live: &BTreeSet<String>) -> BTreeMap<String, BTreeMap<Reg, bool>> {
+    fn holders(&mut self, s: &BlockTerms, m: &BlockTerms, live: &BTreeSet<String>) -> BTreeMap<String, BTreeMap<Reg, bool>> {
         let ends: Vec<(Reg, u32)> = (0..self.t.regs.count).map(|r| (r, self.at_end(m, r))).collect();
         let mut out = BTreeMap::new();
         for v in live {
@@ -366,7 +366,7 @@ impl Ctx {
 
     /// Check that component `r` holds `%v` on the edge from `b` to `succ`
     /// (an obligation); whether the samples refute it.
-    fn edge_refutes(&mut self, b: &Block, s: &Outcome, m: &Outcome, v: &str, succ: &str, r: Reg) -> bool {
+    fn edge_refutes(&mut self, b: &Block, s: &BlockTerms, m: &BlockTerms, v: &str, succ: &str, r: Reg) -> bool {
         let Some(&x) = s.vals.get(v) else {
             let msg = format!("%{v} is live on entry to block {succ} but block {} leaves it unwritten on this edge", b.label);
             self.value_violation(Kind::Structure, b, b.bundles.len(), b.term.span.line, msg);
@@ -386,7 +386,7 @@ impl Ctx {
     /// comparison agrees, each with whether it had alternatives; the
     /// forward edges' obligations are counted here.
     #[allow(clippy::too_many_arguments)]
-    fn pick(&mut self, src: &Program, b: &Block, sb: &Block, m: Option<&Outcome>, cross: &Crossing, sbi: usize, cands: &[Candidates], picked: &[Option<BTreeMap<String, (Reg, bool)>>], banned: &BTreeSet<(usize, String, Reg)>) -> BTreeMap<String, (Reg, bool)> {
+    fn pick(&mut self, src: &Program, b: &Block, sb: &Block, m: Option<&BlockTerms>, cross: &Crossing, sbi: usize, cands: &[Candidates], picked: &[Option<BTreeMap<String, (Reg, bool)>>], banned: &BTreeSet<(usize, String, Reg)>) -> BTreeMap<String, (Reg, bool)> {
         let c = cands.get(sbi).cloned().unwrap_or_default();
         let mut lists: Vec<(String, Vec<(Reg, usize)>)> = Vec::new();
         for v in cross.live_in.get(sbi).into_iter().flatten() {
@@ -442,7 +442,7 @@ impl Ctx {
     /// comparison that leaves no violation and no obligation behind. Two
     /// components may hold a value's term on every edge into the block; the
     /// block itself then tells which one it reads.
-    fn block_agrees(&mut self, src: &Program, b: &Block, sb: &Block, m: &Outcome, regs: &BTreeMap<String, Reg>) -> bool {
+    fn block_agrees(&mut self, src: &Program, b: &Block, sb: &Block, m: &BlockTerms, regs: &BTreeMap<String, Reg>) -> bool {
         let (mark, obligations, guessed) = (self.out.len(), self.obligations, self.guessed);
         let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.terms.id(Term::Entry(*r)))).collect();
         let agrees = match self.source_block(src, sb, &terms) {
@@ -464,7 +464,7 @@ impl Ctx {
     /// component (the one already picked, for a visited successor); a trial
     /// run that leaves no violation behind.
     #[allow(clippy::too_many_arguments)]
-    fn edges_found(&mut self, src: &Program, sb: &Block, m: &Outcome, cross: &Crossing, sbi: usize, regs: &BTreeMap<String, Reg>, picked: &[Option<BTreeMap<String, (Reg, bool)>>]) -> bool {
+    fn edges_found(&mut self, src: &Program, sb: &Block, m: &BlockTerms, cross: &Crossing, sbi: usize, regs: &BTreeMap<String, Reg>, picked: &[Option<BTreeMap<String, (Reg, bool)>>]) -> bool {
         let mark = self.out.len();
         let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.terms.id(Term::Entry(*r)))).collect();
         let s = self.source_block(src, sb, &terms);
@@ -556,8 +556,8 @@ impl Ctx {
     /// The source block as terms, its live-in values read from the
     /// components `entry` names; `None` when it cannot be read (a value
     /// read before any write, an unknown op), reported as `structure`.
-    fn source_block<'p>(&mut self, src: &'p Program, b: &'p Block, entry: &BTreeMap<String, u32>) -> Option<Outcome> {
-        let mut o = Outcome::default();
+    fn source_block<'p>(&mut self, src: &'p Program, b: &'p Block, entry: &BTreeMap<String, u32>) -> Option<BlockTerms> {
+        let mut o = BlockTerms::default();
         let mut vals: HashMap<&str, u32> = HashMap::new();
         for (v, t) in entry {
             o.vals.insert(v.clone(), *t);
@@ -679,8 +679,8 @@ impl Ctx {
     }
 
     /// Run and check the machine block; `None` when a read is unsound.
-    fn machine_block(&mut self, b: &Block) -> Option<Outcome> {
-        let mut o = Outcome::default();
+    fn machine_block(&mut self, b: &Block) -> Option<BlockTerms> {
+        let mut o = BlockTerms::default();
         let mut made: Vec<Vec<Made>> = Vec::with_capacity(b.bundles.len());
         let mut stores: Vec<(usize, Reg, u32)> = Vec::new();
         let mut sound = true;
@@ -839,7 +839,7 @@ impl Ctx {
         }
     }
 
-    fn compare(&mut self, b: &Block, s: &Outcome, m: &Outcome, named: &[Reg]) {
+    fn compare(&mut self, b: &Block, s: &BlockTerms, m: &BlockTerms, named: &[Reg]) {
         let line = b.term.span.line;
         let n = b.bundles.len();
         let channels: Vec<&String> = s.effects.keys().chain(m.effects.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
