@@ -9,7 +9,9 @@
 //! the first has a visited predecessor when it is visited; the component
 //! holding each live-in value is chosen at the first edge into the block
 //! and checked on every other edge (the back edges of loops included),
-//! which makes the per-block proofs one induction over the CFG.
+//! which makes the per-block proofs one induction over the CFG. A block
+//! whose predecessors are all visited before it (no back edge enters it)
+//! also knows, from those edges, which components hold equal terms.
 //!
 //! Invariant: [`Crossing::live_in`] is a superset of what any execution
 //! reads before writing; [`Crossing::order`] lists each reachable block

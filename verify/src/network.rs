@@ -19,7 +19,10 @@
 //!
 //! Dataflow: values cross blocks only in register components, so each block
 //! is run symbolically on its own in both forms from the same entry symbols
-//! (one per register component). Terms are hash-consed, commutative
+//! (one per register component, except that components holding the same
+//! term at the end of every edge into a block whose predecessors are all
+//! checked before it share the lowest one's symbol: they hold one word on
+//! every path there). Terms are hash-consed, commutative
 //! operands sorted, and complex sequences folded by the model of
 //! `schedra_ir::target::lima_gp::complex` in term form: a join of
 //! `impl_f(x)`, `second(x)` and `x` is `f(x)`, anything else an
@@ -223,6 +226,10 @@ struct Ctx {
     /// difference of values has no witness that the machine is wrong (the
     /// guess may be), so it leaves its obligation unknown.
     guessed: bool,
+    /// The block being checked: each register component that holds the
+    /// same term as a lower one on every edge into it, with that lower
+    /// component; both read as the lower one's entry symbol.
+    same_at_entry: HashMap<Reg, Reg>,
 }
 
 /// What a unit made in one instruction.
@@ -239,7 +246,7 @@ pub fn check(src: &Program, mach: &Program, net: &'static Network) -> (Vec<Viola
     let cross = Crossing::of(src);
     let mut banned: BTreeSet<(usize, String, Reg)> = BTreeSet::new();
     loop {
-        let mut c = Ctx { t: mach.target, net, out: Vec::new(), terms: Terms::default(), obligations: Obligations::default(), guessed: false };
+        let mut c = Ctx { t: mach.target, net, out: Vec::new(), terms: Terms::default(), obligations: Obligations::default(), guessed: false, same_at_entry: HashMap::new() };
         match c.pass(src, mach, &cross, &banned) {
             Some(retry) if banned.insert(retry.clone()) => continue,
             _ => return (c.out, c.obligations),
@@ -255,6 +262,22 @@ pub fn check(src: &Program, mach: &Program, net: &'static Network) -> (Vec<Viola
 struct Candidates {
     regs: BTreeMap<String, BTreeMap<Reg, usize>>,
     edges: usize,
+    /// Per register component: its term at the end of each edge seen.
+    ends: Vec<Vec<u32>>,
+}
+
+/// Each component whose terms on every edge (`ends`, per component) are
+/// those of a lower component, with the lowest such component.
+fn equal_components(ends: &[Vec<u32>]) -> HashMap<Reg, Reg> {
+    let mut out = HashMap::new();
+    for (r, e) in ends.iter().enumerate() {
+        if let Some(first) = ends.iter().position(|x| x == e).filter(|&f| f < r) {
+            if let (Ok(r), Ok(first)) = (Reg::try_from(r), Reg::try_from(first)) {
+                out.insert(r, first);
+            }
+        }
+    }
+    out
 }
 
 /// At most this many combinations of ambiguous entry components are tried
@@ -279,18 +302,28 @@ impl Ctx {
         let mut retry = None;
         let mut tagged: Vec<(usize, Violation)> = Vec::new();
         let mut done = vec![false; mach.blocks.len()];
+        let mut preds = vec![0usize; n];
+        for succ in cross.order.iter().filter_map(|&b| cross.succs.get(b)).flatten() {
+            if let Some(p) = preds.get_mut(*succ) {
+                *p += 1;
+            }
+        }
         for &sbi in &cross.order {
             let Some(sb) = src.blocks.get(sbi) else { continue };
             let Some(mbi) = mach.blocks.iter().position(|x| x.label == sb.label) else { continue };
             let (Some(b), Some(d)) = (mach.blocks.get(mbi), done.get_mut(mbi)) else { continue };
             *d = true;
             let mark = self.out.len();
+            self.same_at_entry = match cands.get(sbi) {
+                Some(c) if sbi > 0 && preds.get(sbi) == Some(&c.edges) => equal_components(&c.ends),
+                _ => HashMap::new(),
+            };
             let machine = self.machine_block(b);
             let entry = match sbi {
                 0 => inputs.iter().map(|(v, r)| (v.clone(), (*r, false))).collect(),
                 _ => self.pick(src, b, sb, machine.as_ref(), cross, sbi, &cands, &picked, banned),
             };
-            let mut terms: BTreeMap<String, u32> = entry.iter().map(|(v, (r, _))| (v.clone(), self.terms.id(Term::Entry(*r)))).collect();
+            let mut terms: BTreeMap<String, u32> = entry.iter().map(|(v, (r, _))| (v.clone(), self.entry(*r))).collect();
             // A live-in value no component holds (reported by `pick`) is an
             // unknown input of its own.
             for (k, v) in cross.live_in.get(sbi).into_iter().flatten().enumerate().filter(|(_, v)| sbi > 0 && !entry.contains_key(*v)) {
@@ -315,9 +348,10 @@ impl Ctx {
                             }
                         }
                         None => {
+                            let seen = self.holders(&s, &m, &live);
+                            let ends: Vec<u32> = (0..self.t.regs.count).map(|r| self.at_end(&m, r)).collect();
                             if let Some(c) = cands.get_mut(succ) {
-                                let seen = self.holders(&s, &m, &live);
-                                narrow(c, seen);
+                                narrow(c, seen, ends);
                             }
                         }
                     }
@@ -337,9 +371,16 @@ impl Ctx {
         retry
     }
 
+    /// The symbol of component `r` at the entry of the block being checked:
+    /// the lowest component holding the same term on every edge into it.
+    fn entry(&mut self, r: Reg) -> u32 {
+        let r = self.same_at_entry.get(&r).copied().unwrap_or(r);
+        self.terms.id(Term::Entry(r))
+    }
+
     /// The term of component `r` at the end of machine block outcome `m`.
     fn at_end(&mut self, m: &BlockTerms, r: Reg) -> u32 {
-        m.regs.get(&r).copied().unwrap_or_else(|| self.terms.id(Term::Entry(r)))
+        m.regs.get(&r).copied().unwrap_or_else(|| self.entry(r))
     }
 
     /// Whether terms `x` and `y` agree on every sample.
@@ -444,7 +485,7 @@ impl Ctx {
     /// block itself then tells which one it reads.
     fn block_agrees(&mut self, src: &Program, b: &Block, sb: &Block, m: &BlockTerms, regs: &BTreeMap<String, Reg>) -> bool {
         let (mark, obligations, guessed) = (self.out.len(), self.obligations, self.guessed);
-        let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.terms.id(Term::Entry(*r)))).collect();
+        let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.entry(*r))).collect();
         let agrees = match self.source_block(src, sb, &terms) {
             Some(s) => {
                 self.guessed = false;
@@ -466,7 +507,7 @@ impl Ctx {
     #[allow(clippy::too_many_arguments)]
     fn edges_found(&mut self, src: &Program, sb: &Block, m: &BlockTerms, cross: &Crossing, sbi: usize, regs: &BTreeMap<String, Reg>, picked: &[Option<BTreeMap<String, (Reg, bool)>>]) -> bool {
         let mark = self.out.len();
-        let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.terms.id(Term::Entry(*r)))).collect();
+        let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.entry(*r))).collect();
         let s = self.source_block(src, sb, &terms);
         self.out.truncate(mark);
         let Some(s) = s else { return false };
@@ -495,7 +536,11 @@ impl Ctx {
 }
 
 /// Narrow a block's candidates by the holders found on one more edge.
-fn narrow(c: &mut Candidates, seen: BTreeMap<String, BTreeMap<Reg, bool>>) {
+fn narrow(c: &mut Candidates, seen: BTreeMap<String, BTreeMap<Reg, bool>>, ends: Vec<u32>) {
+    c.ends.resize(ends.len().max(c.ends.len()), Vec::new());
+    for (e, t) in c.ends.iter_mut().zip(ends) {
+        e.push(t);
+    }
     for (v, found) in seen {
         let entry: BTreeMap<Reg, usize> = found.iter().map(|(r, sampled)| (*r, usize::from(*sampled))).collect();
         let merged = match c.regs.get(&v) {
@@ -578,7 +623,7 @@ impl Ctx {
                             return None;
                         }
                     },
-                    Operand::Phys(r) => *o.regs.entry(r.base).or_insert_with(|| self.terms.id(Term::Entry(r.base))),
+                    Operand::Phys(r) => *o.regs.entry(r.base).or_insert_with(|| self.entry(r.base)),
                     _ => return None,
                 };
                 args.push(t);
@@ -608,7 +653,7 @@ impl Ctx {
         if let TermKind::Brnz { cond, .. } = &b.term.kind {
             o.cond = match cond {
                 Operand::Virt(v) => o.vals.get(v.name.as_str()).copied(),
-                Operand::Phys(r) => Some(*o.regs.entry(r.base).or_insert_with(|| self.terms.id(Term::Entry(r.base)))),
+                Operand::Phys(r) => Some(*o.regs.entry(r.base).or_insert_with(|| self.entry(r.base))),
                 Operand::Imm(i) => Some(self.terms.id(Term::Word(i.bits))),
                 _ => None,
             };
@@ -716,7 +761,7 @@ impl Ctx {
                                             continue;
                                         }
                                         Some((_, _, t)) => *t,
-                                        None => *o.regs.entry(r.base).or_insert_with(|| self.terms.id(Term::Entry(r.base))),
+                                        None => *o.regs.entry(r.base).or_insert_with(|| self.entry(r.base)),
                                     }
                                 }
                                 _ => match self.input_term(d, inst) {
@@ -859,7 +904,7 @@ impl Ctx {
             _ => self.violation(Kind::Structure, b, n, line, "only one program branches here".to_string()),
         }
         for r in named {
-            let entry = self.terms.id(Term::Entry(*r));
+            let entry = self.entry(*r);
             let (x, y) = (s.regs.get(r).copied().unwrap_or(entry), m.regs.get(r).copied().unwrap_or(entry));
             let what = format!("${} at the end of block {}", self.t.regs.name(*r), b.label);
             self.obligation(b, x, y, &what);
@@ -979,13 +1024,41 @@ mod tests {
         assert!(v.iter().any(|(k, m)| *k == Kind::Dataflow && m.contains("var 0")), "{v:?}");
     }
 
+    /// One value in two components (`$r0.x`, `$r0.y`) crossing a block that
+    /// passes both on: the successor may read either.
+    const SHARED_SRC: &str = "target lima-gp\nb0:\n %0 = ld_const 0\n %1 = mul %0, %0\n %2 = mul %0, %0\n jmp b1\nb1:\n brnz %2, b2, b3\nb2:\n end\nb3:\n st_var 0, %1\n end\n";
+    const SHARED_MACH: &str = "target lima-gp\nform machine\nb0:\n { mul1: mul ^uni.x.0, ^uni.x.0 ; uni.x: ld_const 0 ; st.x: st_reg $r0.x, ^mul1.0 ; st.y: st_reg $r0.y, ^mul1.0 }\n { }\n { }\n jmp b1\nb1:\n { add0: mov ^reg1.x.0 ; reg1.x: ld_reg $r0.x }\n brnz ^add0.1, b2, b3\nb2:\n end\nb3:\n { add0: mov ^reg1.y.0 ; reg1.y: ld_reg $r0.y ; st.x: st_var 0, ^add0.0 }\n end\n";
+
+    fn shared_kinds(mach: &str) -> Vec<(Kind, String)> {
+        let (s, m) = (parse(SHARED_SRC.as_bytes(), None).unwrap(), parse(mach.as_bytes(), None).unwrap());
+        let r = verify(&s, &m, &VerifyOptions::default());
+        if r.violations.is_empty() {
+            assert_eq!(r.verdict, Verdict::Proven);
+        }
+        r.violations.into_iter().map(|v| (v.kind, v.message)).collect()
+    }
+
+    #[test]
+    fn components_equal_on_every_edge_in_are_one_value() {
+        assert_eq!(shared_kinds(SHARED_MACH), vec![]);
+        // $r0.z holds no stored value: reading %1 from it is wrong.
+        let other = SHARED_MACH.replace("reg1.y: ld_reg $r0.y", "reg1.y: ld_reg $r0.z");
+        let v = shared_kinds(&other);
+        assert!(v.iter().any(|(k, _)| *k == Kind::Dataflow), "{v:?}");
+        // $r0.y holds a different value: the equality is per edge, not per name.
+        let differ = SHARED_MACH.replace("st.y: st_reg $r0.y, ^mul1.0 }\n { }", "st.y: st_reg $r0.y, ^mul1.0 }\n { reg0.x: ld_att 0 ; add0: mov ^reg0.x.0 ; st.y: st_reg $r0.y, ^add0.0 }");
+        let v = shared_kinds(&differ);
+        assert!(v.iter().any(|(k, _)| *k == Kind::Dataflow), "{v:?}");
+    }
+
     /// A correct program whose entry components are found only after more
     /// than `MAX_TRIES` combinations: `%a` is in `$r0.x` and `$r0.y` (b1
     /// reads `$r0.y`, the second), `%b` and `%c` in sixteen components
-    /// each, any of which fits. With `a_twice` false `%a` is in `$r0.y`
-    /// alone.
+    /// each, any of which fits. b1 is a loop header, so components equal on
+    /// the edge from b0 are not known equal on its back edge. With `a_twice`
+    /// false `%a` is in `$r0.y` alone.
     fn many_candidates(a_twice: bool) -> (String, String) {
-        let src = "target lima-gp\nb0:\n %a = ld_att 0\n %b = ld_att 1\n %c = ld_att 2\n jmp b1\nb1:\n %x = add %a, %a\n jmp b2\nb2:\n st_var 0, %x\n st_var 1, %b\n st_var 2, %c\n end\n".to_string();
+        let src = "target lima-gp\nb0:\n %a = ld_att 0\n %b = ld_att 1\n %c = ld_att 2\n jmp b1\nb1:\n %x = add %a, %a\n jmp b2\nb2:\n st_var 0, %x\n st_var 1, %b\n st_var 2, %c\n brnz %x, b1, b3\nb3:\n end\n".to_string();
         let mut m = String::from("target lima-gp\nform machine\nb0:\n");
         let a_x = if a_twice { " ; st.x: st_reg $r0.x, ^add0.0" } else { "" };
         m += &format!(" {{ reg0.x: ld_att 0 ; add0: mov ^reg0.x.0{a_x} ; st.y: st_reg $r0.y, ^add0.0 }}\n");
@@ -998,7 +1071,7 @@ mod tests {
         for (k, (r, st)) in [("$r9.x", "st.x"), ("$r1.x", "st.y"), ("$r5.x", "st.z")].iter().enumerate() {
             m += &format!(" {{ reg0.x: ld_reg {r} ; add0: mov ^reg0.x.0 ; {st}: st_var {k}, ^add0.0 }}\n");
         }
-        m += " end\n";
+        m += " { reg0.x: ld_reg $r9.x ; add0: mov ^reg0.x.0 }\n brnz ^add0.1, b1, b3\nb3:\n end\n";
         (src, m)
     }
 
