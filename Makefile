@@ -109,9 +109,16 @@ MUTANTS_FILES ?= compiler/src/schedule/mod.rs $(wildcard compiler/src/allocate/*
 MUTANTS_SHARD ?=
 MUTANTS_JOBS ?= 1
 MUTANTS_TIMEOUT ?= 180
+# The mutated copies build apart from this tree: cargo names a workspace
+# crate's artifacts by its path relative to the workspace, so a copy and
+# this tree sharing one target directory overwrite each other's libraries.
+MUTANTS_TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/mutants
+## cargo-mutants' own baseline tests the mutated package (schedra-compiler),
+## not --test-package, so the unmutated tree's campaign runs here first.
 mutants: mutants-deps
-	nice $(CARGO) mutants -p schedra-compiler --test-package schedra-fuzz \
-	  --cargo-test-arg=--test=campaign_clean $(foreach f,$(MUTANTS_FILES),-f $(f)) \
+	nice $(CARGO) test -p schedra-fuzz --test campaign_clean
+	CARGO_TARGET_DIR=$(MUTANTS_TARGET_DIR) nice $(CARGO) mutants -p schedra-compiler --test-package schedra-fuzz \
+	  --cargo-arg=--test=campaign_clean --baseline skip $(foreach f,$(MUTANTS_FILES),-f $(f)) \
 	  -j $(MUTANTS_JOBS) --timeout $(MUTANTS_TIMEOUT) --build-timeout 900 \
 	  $(if $(MUTANTS_SHARD),--shard $(MUTANTS_SHARD) --sharding round-robin)
 
