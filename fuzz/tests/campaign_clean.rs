@@ -12,7 +12,7 @@
 //! `timeout` findings, while a compiler that loops forever still is one.
 
 use schedra_fuzz::campaign::{self, CampaignOptions};
-use schedra_fuzz::stage::Deadlines;
+use schedra_fuzz::phase::Deadlines;
 use std::path::PathBuf;
 use std::time::Duration;
 
