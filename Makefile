@@ -9,7 +9,7 @@ BIN := $(or $(CARGO_TARGET_DIR),target)/release/schedra
 FUZZ_TIME ?= 30s
 TARGETS := v3d71 gen8 r600
 
-.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench shaderdb shaderdb-real fuzz coverage coverage-campaign clean
+.PHONY: run test deps fuzz-deps build corpus-check fuzz-short bench shaderdb shaderdb-real fuzz coverage coverage-campaign mutants-deps mutants clean
 
 ## Install what is missing: Z3's C library (Debian libz3-dev).
 deps:
@@ -94,6 +94,33 @@ COVERAGE_TIME ?= 10m
 COVERAGE_JOBS ?= $(shell nproc)
 coverage-campaign: deps
 	scripts/coverage-campaign.sh --time $(COVERAGE_TIME) --jobs $(COVERAGE_JOBS) --out coverage-campaign
+
+## cargo-mutants, for the kill-rate measurement (make mutants).
+mutants-deps: deps
+	@command -v cargo-mutants >/dev/null 2>&1 || $(CARGO) install cargo-mutants --locked
+
+## Kill rate: cargo-mutants over the compiler's scheduling, allocation,
+## spilling and bundling files (MUTANTS_FILES), each mutant tested by
+## fuzz/tests/campaign_clean.rs (a fixed-seed 20 s campaign on every target
+## that fails on any finding). MUTANTS_SHARD (e.g. 0/8, round-robin over
+## the files' mutants) runs a slice; MUTANTS_JOBS builds in parallel.
+## Results: mutants.out/ (caught.txt, missed.txt, unviable.txt, timeout.txt).
+MUTANTS_FILES ?= compiler/src/schedule/mod.rs $(wildcard compiler/src/allocate/*.rs) $(wildcard compiler/src/bundle/*.rs)
+MUTANTS_SHARD ?=
+MUTANTS_JOBS ?= 1
+MUTANTS_TIMEOUT ?= 180
+# The mutated copies build apart from this tree: cargo names a workspace
+# crate's artifacts by its path relative to the workspace, so a copy and
+# this tree sharing one target directory overwrite each other's libraries.
+MUTANTS_TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/mutants
+## cargo-mutants' own baseline tests the mutated package (schedra-compiler),
+## not --test-package, so the unmutated tree's campaign runs here first.
+mutants: mutants-deps
+	nice $(CARGO) test -p schedra-fuzz --test campaign_clean
+	CARGO_TARGET_DIR=$(MUTANTS_TARGET_DIR) nice $(CARGO) mutants -p schedra-compiler --test-package schedra-fuzz \
+	  --cargo-arg=--test=campaign_clean --baseline skip $(foreach f,$(MUTANTS_FILES),-f $(f)) \
+	  -j $(MUTANTS_JOBS) --timeout $(MUTANTS_TIMEOUT) --build-timeout 900 \
+	  $(if $(MUTANTS_SHARD),--shard $(MUTANTS_SHARD) --sharding round-robin)
 
 clean:
 	$(CARGO) clean

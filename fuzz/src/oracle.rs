@@ -17,6 +17,9 @@
 //!   interpreter stops with a rule the verifier finds one of its kind.
 //! - [`parse_roundtrip`] (e): the parser never panics and `print` ∘ `parse`
 //!   is the identity on what it accepts.
+//! - [`spills_only_when_needed`] (part of [`check_case`]): no spill code in
+//!   the output of a program that never needs more than a quarter of the
+//!   registers it may use.
 //!
 //! Every call into the compiler, verifier, interpreters or parser runs under
 //! `catch_unwind`; a panic becomes a finding whose signature is its location
@@ -71,6 +74,9 @@ pub enum Kind {
     /// The interpreter's reading of the hardware rules and the verifier's
     /// disagree on a machine program: one of them is wrong.
     RuleDisagreement,
+    /// Correct output that breaks a promise about code quality (the
+    /// promise is the rule).
+    Quality,
 }
 
 impl Kind {
@@ -87,6 +93,7 @@ impl Kind {
             Kind::SourceRun => "source-run",
             Kind::Timeout => "timeout",
             Kind::RuleDisagreement => "rule-disagreement",
+            Kind::Quality => "quality",
         }
     }
 }
@@ -461,7 +468,10 @@ pub fn check_case_keeping<'s>(src: &'s Program, opts: &Options, vopts: &VerifyOp
     };
     rules_agree(src, &compiled.program, &machine).map_err(with_opts)?;
     match (verdict, differs) {
-        (Ok(report), None) => Ok((Passed { compiled, report, outcomes }, prepared)),
+        (Ok(report), None) => {
+            spills_only_when_needed(src, opts, &compiled).map_err(with_opts)?;
+            Ok((Passed { compiled, report, outcomes }, prepared))
+        }
         (Ok(report), Some(how)) => {
             let mut f = Finding::new(Kind::Unsound, src.target.name, "compiler output proven but behaves differently".into(), how).with_programs(src, Some(&compiled.program));
             f.report = Some(report);
@@ -476,6 +486,50 @@ pub fn check_case_keeping<'s>(src: &'s Program, opts: &Options, vopts: &VerifyOp
             Err(with_opts(f))
         }
     }
+}
+
+/// The registers `src`'s values may need at once, at most: the most values
+/// live at one point (`max_live`, from the compiler's statistics) times the
+/// widest value, plus every register the program names itself
+/// (preallocated registers, which the allocator must work around).
+fn demand_bound(src: &Program, max_live: usize) -> usize {
+    let mut widest = 1usize;
+    let mut named = std::collections::BTreeSet::new();
+    for i in src.blocks.iter().flat_map(|b| &b.insts) {
+        for o in i.dest.iter().chain(&i.srcs) {
+            match o {
+                schedra_ir::Operand::Virt(v) => widest = widest.max(usize::from(v.size.unwrap_or(1))),
+                schedra_ir::Operand::Phys(p) => named.extend(p.regs()),
+                _ => {}
+            }
+        }
+    }
+    max_live.saturating_mul(widest).saturating_add(named.len())
+}
+
+/// The allocator spills only when it must: when [`demand_bound`] of `src`
+/// is at most a quarter of the registers the allocator may hand out (the
+/// target's allocatable registers, or `--stress-regalloc N`'s N), three
+/// quarters of them are free at every point, so `compiled` has no spill,
+/// fill or rematerialisation. A campaign's correctness oracles cannot see
+/// an allocator that spills needlessly; this one can. Targets with a
+/// bypass network (no register allocator) are not judged.
+pub fn spills_only_when_needed(src: &Program, opts: &Options, compiled: &Compiled) -> Result<(), Finding> {
+    let st = &compiled.stats;
+    // A bypass-network target's "spills" move values out of the network
+    // into registers by design; only the register allocator is judged.
+    if st.spills + st.fills + st.remats == 0 || src.target.network.is_some() {
+        return Ok(());
+    }
+    let allocatable = src.target.rules.allocatable(src.stage).len();
+    let regs = opts.stress_regalloc.map_or(allocatable, |n| allocatable.min(usize::from(n)));
+    let demand = demand_bound(src, st.max_live);
+    if demand.saturating_mul(4) > regs {
+        return Ok(());
+    }
+    let rule = "spill code where at most a quarter of the registers are ever needed".to_string();
+    let detail = format!("{} spills, {} fills, {} remats with at most {demand} of {regs} registers needed", st.spills, st.fills, st.remats);
+    Err(Finding::new(Kind::Quality, src.target.name, rule, detail).with_programs(src, Some(&compiled.program)))
 }
 
 /// The seeds mutants are run on (d).
@@ -671,6 +725,20 @@ fn same_up_to_spans(a: &Program, b: &Program) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spill_code_is_a_quality_finding_only_when_registers_were_plenty() {
+        let src = schedra_ir::parse::parse(b"target v3d71\nentry:\n    %a = ldunif 0\n    %b = fadd %a, %a\n    tlbw %b\n    end\n", None).expect("parses");
+        let mut compiled = schedra_compiler::compile(&src, &Options::default()).expect("compiles");
+        assert!(spills_only_when_needed(&src, &Options::default(), &compiled).is_ok(), "no spill code");
+        compiled.stats.spills = 1;
+        let f = spills_only_when_needed(&src, &Options::default(), &compiled).expect_err("two values, one spill");
+        assert_eq!(f.kind, Kind::Quality);
+        assert!(f.signature().starts_with("quality/v3d71: spill code"), "{}", f.signature());
+        let tight = Options { stress_regalloc: Some(2), ..Options::default() };
+        compiled.stats.max_live = 2;
+        assert!(spills_only_when_needed(&src, &tight, &compiled).is_ok(), "2 of 2 registers needed: spilling may be necessary");
+    }
 
     #[test]
     fn normalize_drops_numbers_and_opcodes() {
