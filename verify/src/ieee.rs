@@ -304,7 +304,7 @@ pub fn equal_by_fixed_words(terms: &Terms, a: Term, b: Term, truth: bool) -> boo
 }
 
 /// Leaf assignments [`differs_somewhere`] tries.
-pub const WITNESS_SAMPLES: u64 = 16;
+pub const WITNESS_SAMPLES: u64 = 64;
 
 /// How [`differs_somewhere`] evaluates one term of a cone.
 enum Step {
@@ -328,13 +328,19 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// Sample `k`'s word for free constant `t`: small integers, simple floats
-/// of either sign and arbitrary words in turn.
+/// of either sign, floats near 1 (which chains of products keep finite),
+/// a few special floats, and arbitrary words in turn.
 fn free_word(t: Term, k: u64) -> u32 {
+    const SPECIAL: [f32; 8] = [0.0, 1.0, -1.0, 2.0, 0.5, -0.0, f32::INFINITY, -2.0];
     let h = mix(u64::from(t.0) ^ mix(k.wrapping_add(0x9e37_79b9)));
-    match k % 4 {
+    match k % 8 {
         0 => (h % 5) as u32,
         1 => (0.25 + (h % 4096) as f32 / 512.0).to_bits(),
         2 => ((h % 4096) as f32 / 128.0 - 16.0).to_bits(),
+        3 => (0.9 + (h % 4096) as f32 / 20480.0).to_bits(),
+        4 => ((h % 4096) as f32 / 1024.0 - 2.0).to_bits(),
+        5 => SPECIAL[(h % 8) as usize].to_bits(),
+        6 => ((h % 64) as f32).to_bits(),
         _ => (h >> 11) as u32,
     }
 }

@@ -104,6 +104,10 @@ pub struct Smt {
     funs: FxHashMap<String, FuncDecl>,
     leaves: FxHashMap<Term, String>,
     cache: FxHashMap<(Term, Term, bool), Answer>,
+    /// Questions [`Smt::proven_equal`] answered by evaluation without the
+    /// float-theory query [`Smt::equal`] would have made (and cached):
+    /// [`Smt::equal_quick`] makes that query when it meets one of them.
+    deferred: FxHashSet<(Term, Term, bool)>,
     samples: crate::sample::Values,
     deadline: Option<Instant>,
     /// Whether the first block is entered only at program start (its junk
@@ -119,7 +123,7 @@ impl Smt {
     /// solver question is answered [`Answer::Unknown`].
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
         let deadline = Instant::now().checked_add(Duration::from_millis(timeout_ms));
-        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
+        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), deferred: FxHashSet::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
     }
 
     /// Say whether the first block is entered only at program start (the
@@ -154,6 +158,13 @@ impl Smt {
         if let Some(ans) = self.cache.get(&(a, b, truth)) {
             return ans.clone();
         }
+        if self.deferred.remove(&(a, b, truth)) {
+            let ans = self.decide_ieee(terms, a, b, truth);
+            if ans != Answer::Unknown {
+                self.cache.insert((a, b, truth), ans.clone());
+            }
+            return ans;
+        }
         self.answer_from_samples(terms, a, b, truth).unwrap_or(Answer::Unknown)
     }
 
@@ -187,8 +198,9 @@ impl Smt {
     /// theory would be asked, a concrete IEEE-754 evaluation that tells
     /// the two apart ([`crate::ieee::differs_somewhere`]) answers `false`
     /// first: the float theory could then not prove them equal. That
-    /// answer is not cached, so a later [`Smt::equal`] of the same pair
-    /// asks the solver as it would have.
+    /// answer is not cached: a later [`Smt::equal`] or
+    /// [`Smt::equal_quick`] of the same pair asks the solver, so every
+    /// answer they give is the one they gave without this shortcut.
     pub fn proven_equal(&mut self, terms: &Terms, a: Term, b: Term) -> bool {
         self.ask_as(terms, a, b, false, true) == Answer::Equal
     }
@@ -219,7 +231,10 @@ impl Smt {
             return ans.clone();
         }
         let ans = match self.answer_from_samples(terms, a, b, truth) {
-            Some(Answer::Unknown) if equality_only && crate::ieee::differs_somewhere(terms, a, b, truth) => return Answer::Unknown,
+            Some(Answer::Unknown) if equality_only && crate::ieee::differs_somewhere(terms, a, b, truth) => {
+                self.deferred.insert(key);
+                return Answer::Unknown;
+            }
             Some(Answer::Unknown) => self.decide_ieee(terms, a, b, truth),
             Some(ans) => ans,
             None => self.solve(terms, a, b, truth),
