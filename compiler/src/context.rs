@@ -14,7 +14,7 @@
 #[derive(Default)]
 pub struct Context {
     /// The pre-RA scheduler's per-block structures.
-    pub(crate) schedule: crate::schedule::Scratch,
+    pub(crate) schedule: crate::schedule::ScheduleBuffers,
     /// The bundler's per-block structures.
     pub(crate) bundle: crate::bundle::Workspace,
 }

@@ -31,7 +31,7 @@ use schedra_ir::{Inst, Operand, Reg, Target};
 
 /// A storage location an op reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Loc {
+pub enum Storage {
     /// One physical register.
     Phys(Reg),
     /// A virtual register, by a number the caller gives each name (the whole
@@ -39,8 +39,8 @@ pub enum Loc {
     Virt(u32),
 }
 
-impl InlineItem for Loc {
-    const FILL: Loc = Loc::Phys(0);
+impl InlineItem for Storage {
+    const FILL: Storage = Storage::Phys(0);
 }
 
 impl InlineItem for u32 {
@@ -95,9 +95,9 @@ pub type Effects = InlineVec<Effect, 1>;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OpDeps {
     /// Locations read when the op issues.
-    pub reads: InlineVec<Loc, 4>,
+    pub reads: InlineVec<Storage, 4>,
     /// Locations written, each with the latency after which the write lands.
-    pub writes: InlineVec<(Loc, u32), 2>,
+    pub writes: InlineVec<(Storage, u32), 2>,
     /// Ordered effects.
     pub effects: Effects,
 }
@@ -133,7 +133,7 @@ pub struct Edge {
     /// Why.
     pub kind: EdgeKind,
     /// The location the edge is about (register edges only).
-    pub loc: Option<Loc>,
+    pub loc: Option<Storage>,
 }
 
 /// The dependency graph of one block.
@@ -155,7 +155,7 @@ pub struct DepGraph {
 /// The bookkeeping of [`DepGraph::rebuild`], kept between graphs so that
 /// its memory is reused.
 #[derive(Default)]
-pub struct GraphScratch {
+pub struct GraphBuffers {
     locs: Locs,
     /// The effects later ones must stay behind, with their op.
     effects: Vec<(usize, Effect)>,
@@ -185,7 +185,7 @@ struct Locs {
     /// The state slot of each location, by [`dense_key`] (`NO_SLOT` when
     /// it has none yet); keys beyond [`DENSE_KEYS`] go to `far`.
     near: Vec<u32>,
-    far: HashMap<Loc, usize>,
+    far: HashMap<Storage, usize>,
     states: Vec<LocState>,
     /// (reader op, next node) of every reader list.
     nodes: Vec<(usize, usize)>,
@@ -231,10 +231,10 @@ const NO_SLOT: u32 = u32::MAX;
 const DENSE_KEYS: usize = 1 << 17;
 
 /// Physical registers at even keys, virtual ones at odd keys.
-fn dense_key(l: Loc) -> usize {
+fn dense_key(l: Storage) -> usize {
     match l {
-        Loc::Phys(r) => 2 * r as usize,
-        Loc::Virt(v) => 2 * v as usize + 1,
+        Storage::Phys(r) => 2 * r as usize,
+        Storage::Virt(v) => 2 * v as usize + 1,
     }
 }
 
@@ -255,7 +255,7 @@ impl Locs {
     /// The state slot of `l` (created empty on first use). A location
     /// seen before in the dense table is found inline.
     #[inline]
-    fn slot(&mut self, l: Loc) -> usize {
+    fn slot(&mut self, l: Storage) -> usize {
         match self.near.get(dense_key(l)) {
             Some(&s) if s != NO_SLOT => s as usize,
             _ => self.new_slot(l),
@@ -263,7 +263,7 @@ impl Locs {
     }
 
     /// [`Locs::slot`] for a location not in the dense table yet, or beyond it.
-    fn new_slot(&mut self, l: Loc) -> usize {
+    fn new_slot(&mut self, l: Storage) -> usize {
         let next = self.states.len();
         let key = dense_key(l);
         let k = if key < DENSE_KEYS {
@@ -353,16 +353,16 @@ impl DepGraph {
     #[cfg_attr(not(test), allow(dead_code))] // used by tests only
     pub fn build<T: AsRef<OpDeps>>(ops: &[T], keep: impl Fn(&Edge) -> bool) -> DepGraph {
         let mut g = DepGraph::default();
-        g.rebuild(&mut GraphScratch::default(), ops, keep);
+        g.rebuild(&mut GraphBuffers::default(), ops, keep);
         g
     }
 
     /// [`DepGraph::build`] into `self` (replacing its graph), with the
-    /// bookkeeping in `scratch`: when both are reused from block to block,
+    /// bookkeeping in `bufs`: when both are reused from block to block,
     /// building a graph allocates nothing once they have grown.
     pub fn rebuild<T: AsRef<OpDeps>>(
         &mut self,
-        scratch: &mut GraphScratch,
+        bufs: &mut GraphBuffers,
         ops: &[T],
         keep: impl Fn(&Edge) -> bool,
     ) {
@@ -370,11 +370,11 @@ impl DepGraph {
         self.edges.clear();
         // About three edges per op in practice: sized once.
         self.edges.reserve(3 * ops.len());
-        let locs = &mut scratch.locs;
+        let locs = &mut bufs.locs;
         locs.reset();
         locs.states.reserve(2 * ops.len());
         locs.nodes.reserve(2 * ops.len());
-        let effects = &mut scratch.effects;
+        let effects = &mut bufs.effects;
         effects.clear();
         let mut last_barrier: Option<usize> = None;
         let mut pred_start = std::mem::take(&mut self.lists);
@@ -389,7 +389,7 @@ impl DepGraph {
         }
         pred_start.push(self.edges.len() as u32);
         self.lists = pred_start;
-        self.index(&mut scratch.next);
+        self.index(&mut bufs.next);
     }
 
     /// Add the register edges into op `i` (summary `op`) that `keep`
@@ -727,8 +727,8 @@ mod tests {
 
     fn op(reads: &[u16], writes: &[(u16, u32)]) -> OpDeps {
         OpDeps {
-            reads: reads.iter().map(|r| Loc::Phys(*r)).collect(),
-            writes: writes.iter().map(|(r, l)| (Loc::Phys(*r), *l)).collect(),
+            reads: reads.iter().map(|r| Storage::Phys(*r)).collect(),
+            writes: writes.iter().map(|(r, l)| (Storage::Phys(*r), *l)).collect(),
             effects: Default::default(),
         }
     }
@@ -824,16 +824,16 @@ mod tests {
     fn virtual_registers_defined_twice() {
         let ops = [
             OpDeps {
-                writes: [(Loc::Virt(0), 1)].into_iter().collect(),
+                writes: [(Storage::Virt(0), 1)].into_iter().collect(),
                 ..Default::default()
             },
             OpDeps {
-                reads: [Loc::Virt(0)].into_iter().collect(),
-                writes: [(Loc::Virt(1), 1)].into_iter().collect(),
+                reads: [Storage::Virt(0)].into_iter().collect(),
+                writes: [(Storage::Virt(1), 1)].into_iter().collect(),
                 ..Default::default()
             },
             OpDeps {
-                writes: [(Loc::Virt(0), 1)].into_iter().collect(),
+                writes: [(Storage::Virt(0), 1)].into_iter().collect(),
                 ..Default::default()
             },
         ];

@@ -1,5 +1,5 @@
-//! cargo-fuzz target `run_equiv`: see `schedra_fuzz::targets::run_equiv`. Run from the
+//! cargo-fuzz target `run_equiv`: see `schedra_fuzz::entry::run_equiv`. Run from the
 //! repository root with `cargo fuzz run --sanitizer none --features libfuzzer run_equiv`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| schedra_fuzz::targets::run_equiv(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| schedra_fuzz::entry::run_equiv(data));

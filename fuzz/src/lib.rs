@@ -33,6 +33,6 @@ pub mod reduce;
 pub mod oracle;
 pub mod mutate;
 pub mod campaign;
-pub mod targets;
-pub mod stage;
+pub mod entry;
+pub mod phase;
 pub mod replay;

@@ -28,7 +28,7 @@
 
 use crate::interp::{self, Outcome};
 use crate::mutate::{self, Mutation};
-use crate::stage::{self, Stage};
+use crate::phase::{self, Phase};
 use schedra_compiler::{CompileError, Compiled, Context, Options};
 use schedra_ir::{Program, Target};
 use schedra_verify::{Report, Verdict, VerifyOptions};
@@ -252,7 +252,7 @@ fn compile_reusing(src: &Program, opts: &Options) -> Result<Compiled, CompileErr
 /// (a) Compile `src`: no panic, no error.
 pub fn compile_ok(src: &Program, opts: &Options) -> Result<Compiled, Finding> {
     let t = src.target;
-    stage::enter(Stage::Compile);
+    phase::enter(Phase::Compile);
     let out = guard("compile", t, || compile_reusing(src, opts)).map_err(|f| {
         // A compile that panicked may have left the buffers mid-use.
         CONTEXT.with(|c| {
@@ -271,7 +271,7 @@ pub fn compile_ok(src: &Program, opts: &Options) -> Result<Compiled, Finding> {
 
 /// Verify `machine` against `src` without panicking; the report.
 pub fn verify_guarded(src: &Program, machine: &Program, vopts: &VerifyOptions) -> Result<Report, Finding> {
-    stage::enter(Stage::Verify);
+    phase::enter(Phase::Verify);
     guard("verify", src.target, || schedra_verify::verify(src, machine, vopts)).map_err(|f| f.with_programs(src, Some(machine)))
 }
 
@@ -297,7 +297,7 @@ pub fn verify_proves(src: &Program, machine: &Program, vopts: &VerifyOptions) ->
 
 /// Run `p` on `seed` without panicking.
 pub fn run_guarded(p: &Program, seed: u64, fuel: u64) -> Result<Result<Outcome, interp::RunError>, Finding> {
-    stage::enter(Stage::Run);
+    phase::enter(Phase::Run);
     guard("interp", p.target, || interp::run(p, seed, fuel))
 }
 
@@ -306,7 +306,7 @@ pub const SOURCE_FUEL: u64 = 200_000;
 
 /// `p` decoded once for many runs ([`interp::prepare`]), without panicking.
 pub fn prepare_guarded(p: &Program) -> Result<interp::Prepared<'_>, Finding> {
-    stage::enter(Stage::Run);
+    phase::enter(Phase::Run);
     guard("interp", p.target, || interp::prepare(p))
 }
 
@@ -495,7 +495,7 @@ pub fn soundness_prepared(src: &Program, prepared: &interp::Prepared, mutant: Op
 /// ([`crate::replay::replay_report`]); one that does not is a
 /// [`Kind::NotReplayed`] finding naming the violation and its words.
 pub fn replays_hold(src: &Program, mutant: &Program, report: &Report, mutation: &Mutation) -> Result<(), Finding> {
-    stage::enter(Stage::Run);
+    phase::enter(Phase::Run);
     let replays = guard("replay", src.target, || crate::replay::replay_report(src, mutant, report)).map_err(|f| f.with_programs(src, Some(mutant)))?;
     let Some(r) = replays.iter().find(|r| !r.replays()) else { return Ok(()) };
     let Some(v) = report.violations.get(r.violation) else { return Ok(()) };
@@ -530,7 +530,7 @@ pub fn parse_roundtrip_printed(source: &Program, text: &[u8]) -> Result<(), Find
 }
 
 fn parse_roundtrip_of(source: Option<&Program>, text: &[u8]) -> Result<(), Finding> {
-    stage::enter(Stage::Parse);
+    phase::enter(Phase::Parse);
     let t = schedra_ir::target::all()[0];
     let parsed = guard("parse", t, || schedra_ir::parse::parse(text, None))?;
     let Ok(p) = parsed else { return Ok(()) };

@@ -126,7 +126,7 @@ pub fn main(args: Args) -> i32 {
 
 /// `--write-corpus DIR`: seed inputs for the cargo-fuzz targets.
 fn write_corpus(dir: &Path) -> i32 {
-    match schedra_fuzz::targets::write_corpus(dir, &[PathBuf::from("corpus")], 64) {
+    match schedra_fuzz::entry::write_corpus(dir, &[PathBuf::from("corpus")], 64) {
         Ok(n) => {
             eprintln!("wrote {n} seed inputs under {}", dir.display());
             0
@@ -165,7 +165,7 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
         terminal: std::io::stderr().is_terminal(),
         reduce: !args.no_reduce,
         timeout_ms: args.timeout_ms,
-        deadlines: schedra_fuzz::stage::Deadlines::with_stage(stage),
+        deadlines: schedra_fuzz::phase::Deadlines::with_stage(stage),
         exe: std::env::current_exe().ok(),
     })
 }
@@ -174,11 +174,11 @@ fn campaign_options(args: &Args) -> Result<CampaignOptions, String> {
 /// (`schedra_fuzz::reduce::hang`).
 fn serve_hang(spec: &str, timeout_ms: u64) -> i32 {
     use schedra_fuzz::reduce::interesting::Check;
-    use schedra_fuzz::stage::Stage;
+    use schedra_fuzz::phase::Phase;
     let (stage, line) = spec.split_once(' ').unwrap_or((spec, ""));
     let stage = match stage {
-        "compile" => Stage::Compile,
-        "verify" => Stage::Verify,
+        "compile" => Phase::Compile,
+        "verify" => Phase::Verify,
         s => return usage(&format!("--serve-hang: unknown stage {s}")),
     };
     let options = match campaign::parse_options_line(line) {
@@ -260,7 +260,7 @@ fn decode(path: &Path) -> i32 {
         Ok(b) => b,
         Err(e) => return usage(&format!("{}: {e}", path.display())),
     };
-    match schedra_fuzz::targets::decode(&bytes) {
+    match schedra_fuzz::entry::decode(&bytes) {
         Some(text) => out::finish(out::text(&text), 0),
         None => usage(&format!("{}: not an input of schedra's fuzz targets", path.display())),
     }

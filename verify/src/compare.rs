@@ -14,7 +14,7 @@
 //! by syntax or by an `unsat` answer, and the entry facts used are a
 //! fixpoint (re-checked here after the iteration).
 
-use crate::dataflow::{describe_var, enter, exit_facts, EnterScratch, ExitLocs, fixpoint, input_facts, liveness, successors_by, Facts, Liveness};
+use crate::dataflow::{describe_var, enter, exit_facts, EnterBuffers, ExitLocs, fixpoint, input_facts, liveness, successors_by, Facts, Liveness};
 use crate::diagnose::{Ctx, Diagnosis};
 use crate::report::{Kind, Obligations, Violation};
 use crate::smt::{Answer, Counterexample, Smt};
@@ -22,7 +22,7 @@ use crate::ids::Vregs;
 use crate::labels::Labels;
 use crate::machcode::MachCode;
 use crate::srccode::SrcCode;
-use crate::symbolic::{namer, Channel, run_machine, run_machine_into, MachScratch, SrcScratch, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
+use crate::symbolic::{namer, Channel, run_machine, run_machine_into, MachBuffers, SrcBuffers, run_source, MachEffect, MachRun, ReadId, SrcEffect, SrcRun, TimingIssue};
 use crate::term::{Term, Terms};
 use schedra_ir::Program;
 use std::rc::Rc;
@@ -51,9 +51,9 @@ struct Checker<'a> {
     sym_at: Vec<u32>,
     code: SrcCode,
     mcode: MachCode,
-    mscratch: MachScratch,
-    sscratch: SrcScratch,
-    escratch: EnterScratch,
+    mbufs: MachBuffers,
+    sbufs: SrcBuffers,
+    ebufs: EnterBuffers,
     locs: ExitLocs,
     /// Per source block, the machine block of the same label.
     mach_of: Vec<Option<usize>>,
@@ -91,9 +91,9 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
         vregs,
         code,
         mcode,
-        mscratch: MachScratch::default(),
-        sscratch: SrcScratch::default(),
-        escratch: EnterScratch::default(),
+        mbufs: MachBuffers::default(),
+        sbufs: SrcBuffers::default(),
+        ebufs: EnterBuffers::default(),
         locs: ExitLocs::default(),
         mach_of: src.blocks.iter().enumerate().map(|(b, sb)| mach_labels.index_near(&sb.label, b)).collect(),
         live,
@@ -225,13 +225,13 @@ impl Checker<'_> {
         }
         let live_in = self.live.live_in.get(b).map(Vec::as_slice).unwrap_or(&[]);
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
-        let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in, &mut self.escratch);
-        let s = run_source(&mut self.terms, &self.code, b, at, src_env, names, &mut self.sscratch, false);
+        let (src_env, names, mach_env) = enter(&mut self.terms, &self.code, &self.vregs, at, facts, live_in, &mut self.ebufs);
+        let s = run_source(&mut self.terms, &self.code, b, at, src_env, names, &mut self.sbufs, false);
         // The machine run is made in its slot (see `run_machine_into`).
         let (s_slot, m) = runs.get_or_insert_with(Default::default);
         *s_slot = s;
         match self.mach_of.get(b).copied().flatten() {
-            Some(mb) => run_machine_into(&mut self.terms, &self.mcode, &mut self.mscratch, (mb, at), mach_env, false, m),
+            Some(mb) => run_machine_into(&mut self.terms, &self.mcode, &mut self.mbufs, (mb, at), mach_env, false, m),
             None => *m = MachRun::default(),
         }
         let (s, m) = (&*s_slot, &*m);
@@ -351,7 +351,7 @@ impl Checker<'_> {
     fn recorded(&mut self, b: usize, m: &MachRun) -> MachRun {
         let at = self.sym_at.get(b).copied().unwrap_or(b as u32);
         match self.mach_of.get(b).copied().flatten() {
-            Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mscratch, mb, at, m.entry_state(), true),
+            Some(mb) => run_machine(&mut self.terms, &self.mcode, &mut self.mbufs, mb, at, m.entry_state(), true),
             None => MachRun::default(),
         }
     }
@@ -367,7 +367,7 @@ impl Checker<'_> {
                 env.set(i, *t);
             }
         }
-        run_source(&mut self.terms, &self.code, b, at, env, s.entry.clone(), &mut self.sscratch, true)
+        run_source(&mut self.terms, &self.code, b, at, env, s.entry.clone(), &mut self.sbufs, true)
     }
 
     fn ctx<'b>(&'b mut self, s: &'b SrcRun, m: &'b MachRun) -> Ctx<'b> {

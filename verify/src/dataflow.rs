@@ -264,7 +264,7 @@ pub fn describe_var(v: &Var, p: &Program, vregs: &Vregs) -> String {
 /// The tables of [`enter`], kept between calls (one allocation each per
 /// verification instead of per block visit).
 #[derive(Default)]
-pub struct EnterScratch {
+pub struct EnterBuffers {
     parent: Vec<u32>,
     class_term: Vec<Option<Term>>,
 }
@@ -292,9 +292,9 @@ fn find(parent: &[u32], v: u32) -> u32 {
 /// symbols (see [`crate::symbolic::namer`]).
 /// `scratch` holds the tables between calls.
 #[allow(clippy::too_many_arguments)]
-pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32], scratch: &mut EnterScratch) -> (Env, Vec<(Var, Term)>, MachEntry) {
+pub fn enter(terms: &mut Terms, code: &SrcCode, vregs: &Vregs, at: u32, facts: &Facts, live_in: &[u32], bufs: &mut EnterBuffers) -> (Env, Vec<(Var, Term)>, MachEntry) {
     let u = code.universe_len();
-    let EnterScratch { parent, class_term } = scratch;
+    let EnterBuffers { parent, class_term } = bufs;
     union_held(parent, u, facts);
     closed_classes(parent, class_term, u, facts);
     let mut class_of = |terms: &mut Terms, v: u32| -> Term {

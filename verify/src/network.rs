@@ -203,7 +203,7 @@ fn apply(f: Fun, a: &[u32]) -> u32 {
 
 /// What one block of either form does, as terms.
 #[derive(Default)]
-struct Outcome {
+struct BlockTerms {
     effects: BTreeMap<String, Vec<u32>>,
     cond: Option<u32>,
     regs: HashMap<Reg, u32>,
@@ -333,7 +333,7 @@ impl Ctx {
     }
 
     /// The term of component `r` at the end of machine block outcome `m`.
-    fn at_end(&mut self, m: &Outcome, r: Reg) -> u32 {
+    fn at_end(&mut self, m: &BlockTerms, r: Reg) -> u32 {
         m.regs.get(&r).copied().unwrap_or_else(|| self.terms.id(Term::Entry(r)))
     }
 
@@ -344,7 +344,7 @@ impl Ctx {
 
     /// For each value of `live`: the components holding its source term
     /// `s` at the end of machine outcome `m`, with whether only on samples.
-    fn holders(&mut self, s: &Outcome, m: &Outcome, live: &BTreeSet<String>) -> BTreeMap<String, BTreeMap<Reg, bool>> {
+    fn holders(&mut self, s: &BlockTerms, m: &BlockTerms, live: &BTreeSet<String>) -> BTreeMap<String, BTreeMap<Reg, bool>> {
         let ends: Vec<(Reg, u32)> = (0..self.t.regs.count).map(|r| (r, self.at_end(m, r))).collect();
         let mut out = BTreeMap::new();
         for v in live {
@@ -361,7 +361,7 @@ impl Ctx {
 
     /// Check that component `r` holds `%v` on the edge from `b` to `succ`
     /// (an obligation); whether the samples refute it.
-    fn edge_refutes(&mut self, b: &Block, s: &Outcome, m: &Outcome, v: &str, succ: &str, r: Reg) -> bool {
+    fn edge_refutes(&mut self, b: &Block, s: &BlockTerms, m: &BlockTerms, v: &str, succ: &str, r: Reg) -> bool {
         let Some(&x) = s.vals.get(v) else {
             let msg = format!("%{v} is live on entry to block {succ} but block {} leaves it unwritten on this edge", b.label);
             self.violation(Kind::Structure, b, b.bundles.len(), b.term.span.line, msg);
@@ -380,7 +380,7 @@ impl Ctx {
     /// block finds its successor's live-in values, each with whether it
     /// had alternatives; the forward edges' obligations are counted here.
     #[allow(clippy::too_many_arguments)]
-    fn pick(&mut self, src: &Program, b: &Block, sb: &Block, m: Option<&Outcome>, cross: &Crossing, sbi: usize, cands: &[Candidates], picked: &[Option<BTreeMap<String, (Reg, bool)>>], banned: &BTreeSet<(usize, String, Reg)>) -> BTreeMap<String, (Reg, bool)> {
+    fn pick(&mut self, src: &Program, b: &Block, sb: &Block, m: Option<&BlockTerms>, cross: &Crossing, sbi: usize, cands: &[Candidates], picked: &[Option<BTreeMap<String, (Reg, bool)>>], banned: &BTreeSet<(usize, String, Reg)>) -> BTreeMap<String, (Reg, bool)> {
         let c = cands.get(sbi).cloned().unwrap_or_default();
         let mut lists: Vec<(String, Vec<(Reg, usize)>)> = Vec::new();
         for v in cross.live_in.get(sbi).into_iter().flatten() {
@@ -429,7 +429,7 @@ impl Ctx {
     /// component (the one already picked, for a visited successor); a trial
     /// run that leaves no violation behind.
     #[allow(clippy::too_many_arguments)]
-    fn edges_found(&mut self, src: &Program, sb: &Block, m: &Outcome, cross: &Crossing, sbi: usize, regs: &BTreeMap<String, Reg>, picked: &[Option<BTreeMap<String, (Reg, bool)>>]) -> bool {
+    fn edges_found(&mut self, src: &Program, sb: &Block, m: &BlockTerms, cross: &Crossing, sbi: usize, regs: &BTreeMap<String, Reg>, picked: &[Option<BTreeMap<String, (Reg, bool)>>]) -> bool {
         let mark = self.out.len();
         let terms: BTreeMap<String, u32> = regs.iter().map(|(v, r)| (v.clone(), self.terms.id(Term::Entry(*r)))).collect();
         let s = self.source_block(src, sb, &terms);
@@ -510,8 +510,8 @@ impl Ctx {
     /// The source block as terms, its live-in values read from the
     /// components `entry` names; `None` when it cannot be read (a value
     /// read before any write, an unknown op), reported as `structure`.
-    fn source_block<'p>(&mut self, src: &'p Program, b: &'p Block, entry: &BTreeMap<String, u32>) -> Option<Outcome> {
-        let mut o = Outcome::default();
+    fn source_block<'p>(&mut self, src: &'p Program, b: &'p Block, entry: &BTreeMap<String, u32>) -> Option<BlockTerms> {
+        let mut o = BlockTerms::default();
         let mut vals: HashMap<&str, u32> = HashMap::new();
         for (v, t) in entry {
             o.vals.insert(v.clone(), *t);
@@ -633,8 +633,8 @@ impl Ctx {
     }
 
     /// Run and check the machine block; `None` when a read is unsound.
-    fn machine_block(&mut self, b: &Block) -> Option<Outcome> {
-        let mut o = Outcome::default();
+    fn machine_block(&mut self, b: &Block) -> Option<BlockTerms> {
+        let mut o = BlockTerms::default();
         let mut made: Vec<Vec<Made>> = Vec::with_capacity(b.bundles.len());
         let mut stores: Vec<(usize, Reg, u32)> = Vec::new();
         let mut sound = true;
@@ -793,7 +793,7 @@ impl Ctx {
         }
     }
 
-    fn compare(&mut self, b: &Block, s: &Outcome, m: &Outcome, named: &[Reg]) {
+    fn compare(&mut self, b: &Block, s: &BlockTerms, m: &BlockTerms, named: &[Reg]) {
         let line = b.term.span.line;
         let n = b.bundles.len();
         let channels: Vec<&String> = s.effects.keys().chain(m.effects.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();

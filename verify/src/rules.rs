@@ -218,7 +218,7 @@ pub fn bundles(mach: &Program) -> Vec<Violation> {
 /// [`bundles`], with `mach` decoded as `code`.
 pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
-    let mut scratch = SlotScratch::default();
+    let mut bufs = SlotBuffers::default();
     for (bn, b) in mach.blocks.iter().enumerate() {
         for (bi, bundle) in b.bundles.iter().enumerate() {
             if let Some(v) = too_many_ops(mach, b, bi, bundle) {
@@ -228,9 +228,9 @@ pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
                 continue;
             }
             let descs = code.bundle_descs(bn, bi);
-            slot_rules(mach, descs, (b, bi), bundle, &mut scratch, &mut out);
+            slot_rules(mach, descs, (b, bi), bundle, &mut bufs, &mut out);
             // The bundle's `register` problems follow its `slot` problems.
-            out.append(&mut scratch.registers);
+            out.append(&mut bufs.registers);
         }
     }
     waits(mach, code, &mut out);
@@ -299,7 +299,7 @@ fn too_many_ops(mach: &Program, b: &Block, bi: usize, bundle: &Bundle) -> Option
 
 /// The lists [`slot_rules`] fills per bundle, kept from bundle to bundle.
 #[derive(Default)]
-struct SlotScratch<'p> {
+struct SlotBuffers<'p> {
     written: Vec<Reg>,
     /// Distinct immediates.
     imms: Vec<u32>,
@@ -312,10 +312,10 @@ struct SlotScratch<'p> {
 /// Kind `slot` problems of one bundle (`descs`: its ops' descriptions)
 /// into `out`, and, from the same walk over its ops, its kind `register`
 /// problems into `scratch.registers`.
-fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&Block, usize), bundle: &'p Bundle, scratch: &mut SlotScratch<'p>, out: &mut Vec<Violation>) {
+fn slot_rules<'p>(mach: &Program, descs: &[Option<&'static OpDesc>], (b, bi): (&Block, usize), bundle: &'p Bundle, bufs: &mut SlotBuffers<'p>, out: &mut Vec<Violation>) {
     let t = mach.target;
     let mut push = |msg: String| out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, msg));
-    let SlotScratch { written, imms, known, registers } = scratch;
+    let SlotBuffers { written, imms, known, registers } = bufs;
     registers.clear();
     written.clear();
     imms.clear();

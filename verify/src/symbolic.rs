@@ -267,7 +267,7 @@ impl Eq for Channel {}
 /// What one op does, independent of form and timing (the machine
 /// simulator's pending form of it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum OpMeaning {
     /// Writes these words to its destination.
     Write(Vec<Term>),
     /// Reads `size` scratch slots from `offset` into its destination.
@@ -304,14 +304,14 @@ pub enum Shape {
 }
 
 impl Shape {
-    /// The [`Outcome`] of this shape with these words.
-    pub fn with(self, words: Vec<Term>) -> Outcome {
+    /// The [`OpMeaning`] of this shape with these words.
+    pub fn with(self, words: Vec<Term>) -> OpMeaning {
         match self {
-            Shape::Write => Outcome::Write(words),
-            Shape::Load(off, n) => Outcome::Load(off, n),
-            Shape::Store(off) => Outcome::Store(off, words),
-            Shape::Effect(ch) => Outcome::Effect(ch, words),
-            Shape::TexCoord | Shape::TexLookup | Shape::TexResult | Shape::Nothing => Outcome::Nothing,
+            Shape::Write => OpMeaning::Write(words),
+            Shape::Load(off, n) => OpMeaning::Load(off, n),
+            Shape::Store(off) => OpMeaning::Store(off, words),
+            Shape::Effect(ch) => OpMeaning::Effect(ch, words),
+            Shape::TexCoord | Shape::TexLookup | Shape::TexResult | Shape::Nothing => OpMeaning::Nothing,
         }
     }
 }
@@ -457,7 +457,7 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
 
 /// The source simulator's operand and outcome lists, kept between runs.
 #[derive(Default)]
-pub struct SrcScratch {
+pub struct SrcBuffers {
     args: Args,
     out: Vec<Term>,
 }
@@ -618,12 +618,12 @@ impl TermName {
 /// is the same either way, and a run again from the same `env` makes no
 /// new term (every term and symbol it builds exists already).
 #[allow(clippy::too_many_arguments)]
-pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env, entry: Vec<(Var, Term)>, scratch: &mut SrcScratch, record: bool) -> SrcRun {
+pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env, entry: Vec<(Var, Term)>, bufs: &mut SrcBuffers, record: bool) -> SrcRun {
     let Some(block) = code.block(b) else { return SrcRun { entry, exit: env, ..SrcRun::default() } };
     let insts = code.insts(block);
     let defs = if record { Vec::with_capacity(insts.len()) } else { Vec::new() };
     let mut run = SrcRun { entry, exit: env, defs, ..SrcRun::default() };
-    let SrcScratch { args, out } = scratch;
+    let SrcBuffers { args, out } = bufs;
     let mut unit = TexUnit::default();
     for (i, inst) in insts.iter().enumerate() {
         let Some(desc) = inst.desc else { continue };
@@ -986,7 +986,7 @@ struct Machine<'a> {
     at: u32,
     run: &'a mut MachRun,
     mem: SlotMap<(Term, Option<ReadId>)>,
-    s: &'a mut MachScratch,
+    s: &'a mut MachBuffers,
     /// The texture unit within this block.
     unit: TexUnit,
 }
@@ -995,7 +995,7 @@ struct Machine<'a> {
 /// verification runs a few dozen blocks; allocating these per run was a
 /// visible cost). Every run starts by clearing them.
 #[derive(Default)]
-pub struct MachScratch {
+pub struct MachBuffers {
     /// Registers a landed write changed, with their contents and that
     /// write; every other register holds its `run.entry` term (a register
     /// is in `cur` only after a write to it was issued, which puts it in
@@ -1008,7 +1008,7 @@ pub struct MachScratch {
     /// The writes landing at one cycle (scratch of `land`).
     due: Vec<Pending>,
     ready: RegTable<u64>,
-    bundle: BundleScratch,
+    bundle: BundleBuffers,
     /// Registers whose contents are unsettled until a cycle (see
     /// [`TimingIssue::Unsettled`]); empty on targets without barriers.
     unsettled: Vec<Unsettled>,
@@ -1040,7 +1040,7 @@ struct Pending {
 /// One bundle's pending work, computed from its parallel reads: flat lists
 /// reused from bundle to bundle, so that an op costs no allocation.
 #[derive(Default)]
-struct BundleScratch {
+struct BundleBuffers {
     /// The operand words of the op being issued, and the read behind each.
     args: Args,
     arg_reads: Vec<Option<ReadId>>,
@@ -1054,7 +1054,7 @@ struct BundleScratch {
     issued: Vec<Issued>,
 }
 
-/// One op's pending work: ranges of [`BundleScratch`]'s lists.
+/// One op's pending work: ranges of [`BundleBuffers`]'s lists.
 struct Issued {
     /// The op's index in [`MachCode`].
     op: usize,
@@ -1082,7 +1082,7 @@ impl<'a> Machine<'a> {
         if cycle < self.s.next_land {
             return;
         }
-        let MachScratch { cur, pending, next_land, due, .. } = &mut *self.s;
+        let MachBuffers { cur, pending, next_land, due, .. } = &mut *self.s;
         // A single pending write (the common case) is the one due: no
         // lists to sort or filter.
         if pending.len() <= 1 {
@@ -1424,27 +1424,27 @@ pub fn dest_regs(desc: &OpDesc, inst: &Inst) -> impl Iterator<Item = Reg> {
 /// `record` the run also lists every register read and the reads behind
 /// each written, stored or output word (only a diagnosis reads them);
 /// everything else in the run is the same either way.
-pub fn run_machine(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch, b: usize, at: u32, entry: MachEntry, record: bool) -> MachRun {
+pub fn run_machine(terms: &mut Terms, code: &MachCode, bufs: &mut MachBuffers, b: usize, at: u32, entry: MachEntry, record: bool) -> MachRun {
     let mut run = MachRun::default();
-    run_machine_into(terms, code, scratch, (b, at), entry, record, &mut run);
+    run_machine_into(terms, code, bufs, (b, at), entry, record, &mut run);
     run
 }
 
 /// [`run_machine`] of block `b` with symbol id `at`, into `run` (whatever
 /// it held is replaced).
-pub fn run_machine_into(terms: &mut Terms, code: &MachCode, scratch: &mut MachScratch, (b, at): (usize, u32), entry: MachEntry, record: bool, run: &mut MachRun) {
+pub fn run_machine_into(terms: &mut Terms, code: &MachCode, bufs: &mut MachBuffers, (b, at): (usize, u32), entry: MachEntry, record: bool, run: &mut MachRun) {
     let Some(block) = code.block(b) else {
         *run = MachRun::default();
         return;
     };
-    scratch.cur.clear();
-    scratch.ready.clear();
-    scratch.pending.clear();
-    scratch.unsettled.clear();
-    scratch.uncovered.clear();
-    scratch.next_land = u64::MAX;
+    bufs.cur.clear();
+    bufs.ready.clear();
+    bufs.pending.clear();
+    bufs.unsettled.clear();
+    bufs.uncovered.clear();
+    bufs.next_land = u64::MAX;
     run.reset_for(code.op_count(block), block.len, entry.regs, record);
-    let mut m = Machine { terms, code, at, run, mem: entry.slots.map(|t| (t, None)), s: scratch, unit: TexUnit::default() };
+    let mut m = Machine { terms, code, at, run, mem: entry.slots.map(|t| (t, None)), s: bufs, unit: TexUnit::default() };
     m.run.entry_slots = entry.slots;
     let mut cycle = 0u64;
     for (ops, timing) in code.timed_bundles(block) {
@@ -1592,7 +1592,7 @@ mod tests {
         let mut t = Terms::new();
         let (x, y) = (t.intern(Node::Reg(4)), t.intern(Node::Reg(5)));
         let entry = MachEntry::from_locs([(Loc::reg(4), x), (Loc::reg(5), y)]);
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, entry, true);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachBuffers::default(), 0, 0, entry, true);
         assert_eq!((run.regs.get(4), run.regs.get(5)), (Some(y), Some(x)));
         assert!(run.issues.is_empty());
     }
@@ -1602,7 +1602,7 @@ mod tests {
         let p = machine("v3d71", "b0:\n    { sig: ldvary 0 }\n    { add: mov $rf4, $rf0 }\n    { add: mov $rf5, $rf0 }\n    end\n");
         let mut t = Terms::new();
         let old = t.intern(Node::Reg(0));
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::reg(0), old)]), true);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachBuffers::default(), 0, 0, MachEntry::from_locs([(Loc::reg(0), old)]), true);
         let vary = t.intern(Node::Varying(0, 0));
         assert_eq!(run.regs.get(4), Some(old), "one cycle after ldvary rf0 is unchanged");
         assert_eq!(run.regs.get(5), Some(vary), "two cycles after, it has landed");
@@ -1612,7 +1612,7 @@ mod tests {
     #[test]
     fn a_recorded_rerun_reads_the_same_terms_and_makes_none() {
         let p = machine("v3d71", "b0:\n    { add: fadd $rf4, $rf0, $rf1 }\n    { add: fmul $rf5, $rf4, $rf2 }\n    { add: mov $rf6, $rf5 }\n    end\n");
-        let (code, mut s, mut t) = (MachCode::of(&p), MachScratch::default(), Terms::new());
+        let (code, mut s, mut t) = (MachCode::of(&p), MachBuffers::default(), Terms::new());
         let a = t.intern(Node::Reg(0));
         let fast = run_machine(&mut t, &code, &mut s, 0, 0, MachEntry::from_locs([(Loc::reg(0), a)]), false);
         assert!(fast.reads.is_empty() && fast.write_reads.is_empty());
@@ -1629,7 +1629,7 @@ mod tests {
         let p = schedra_ir::parse::parse(text.as_bytes(), None).expect("parses");
         let vregs = Vregs::of(&p);
         let code = SrcCode::of(&p, &vregs);
-        let (mut t, mut s) = (Terms::new(), SrcScratch::default());
+        let (mut t, mut s) = (Terms::new(), SrcBuffers::default());
         let u = code.universe_len();
         let fast = run_source(&mut t, &code, 0, 0, Env::new(u), Vec::new(), &mut s, false);
         assert!(fast.defs.is_empty());
@@ -1644,7 +1644,7 @@ mod tests {
     fn writes_landing_together_and_writes_in_flight_are_reported() {
         let p = machine("v3d71", "b0:\n    { add: recip $rf4, $rf5 }\n    { add: mov $rf4, $rf6 }\n    { add: recip $rf7, $rf5 }\n    end\n");
         let mut t = Terms::new();
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::default(), true);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachBuffers::default(), 0, 0, MachEntry::default(), true);
         assert!(matches!(run.issues.as_slice(), [TimingIssue::SameCycle { .. }, TimingIssue::InFlight { .. }]), "{:?}", run.issues);
     }
 
@@ -1653,7 +1653,7 @@ mod tests {
         let p = machine("gen8", "b0:\n    mul $g10, $g2, $g2\n    add $g11, $g10, $g2\n    end\n");
         let mut t = Terms::new();
         let g2 = t.intern(Node::Reg(2));
-        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachScratch::default(), 0, 0, MachEntry::from_locs([(Loc::reg(2), g2)]), true);
+        let run = run_machine(&mut t, &MachCode::of(&p), &mut MachBuffers::default(), 0, 0, MachEntry::from_locs([(Loc::reg(2), g2)]), true);
         let sq = t.app(Fun::Alu(Sem::FMul), vec![g2, g2]);
         let want = t.app(Fun::Alu(Sem::FAdd), vec![sq, g2]);
         assert_eq!(run.regs.get(11), Some(want));

@@ -24,7 +24,7 @@
 //! leaves every register except the target's implicitly written ones exactly
 //! as the allocated op did, with the same effects.
 
-use crate::depgraph::{push_effects, Loc, OpDeps};
+use crate::depgraph::{push_effects, Storage, OpDeps};
 use crate::allocate::ra_ir::{emit_with, RInst};
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Dest, OpDesc, Sem};
@@ -285,14 +285,14 @@ pub fn machine_deps(target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options)
 /// [`machine_deps`] into `deps` (empty).
 fn fill_machine_deps(deps: &mut OpDeps, target: &Target, desc: &OpDesc, inst: &Inst, opts: &Options) {
     for p in inst.srcs.iter().filter_map(Operand::phys) {
-        deps.reads.extend(p.regs().map(Loc::Phys));
+        deps.reads.extend(p.regs().map(Storage::Phys));
     }
     if let Some(p) = inst.dest.as_ref().and_then(Operand::phys) {
         let l = write_latency(target, desc, false, opts).max(1);
-        deps.writes.extend(p.regs().map(|r| (Loc::Phys(r), l)));
+        deps.writes.extend(p.regs().map(|r| (Storage::Phys(r), l)));
     } else if let Dest::Implicit(r) = desc.dest {
         deps.writes
-            .push((Loc::Phys(r), write_latency(target, desc, true, opts).max(1)));
+            .push((Storage::Phys(r), write_latency(target, desc, true, opts).max(1)));
     }
     push_effects(&mut deps.effects, target, desc, inst);
     push_unit_deps(deps, desc);
@@ -300,7 +300,7 @@ fn fill_machine_deps(deps: &mut OpDeps, target: &Target, desc: &OpDesc, inst: &I
 
 /// The location that stands for a texture unit's queue (v3d71's TMU) in
 /// dependency summaries; no register file reaches this index.
-pub const TEX_UNIT: Loc = Loc::Phys(schedra_ir::Reg::MAX);
+pub const TEX_UNIT: Storage = Storage::Phys(schedra_ir::Reg::MAX);
 
 /// A texture-unit op (`Sem::TexCoord`, `TexLookup`, `TexResult`) reads and
 /// writes [`TEX_UNIT`], so that the unit's ops keep their program order and
@@ -464,7 +464,7 @@ fn forward_readers(
     let mut readers = Vec::new();
     let mut fixed_written = false;
     for (j, op) in ops.iter().enumerate().skip(m + 1) {
-        let reads_k = op.deps.reads.contains(&Loc::Phys(k));
+        let reads_k = op.deps.reads.contains(&Storage::Phys(k));
         if reads_k {
             let whole = op
                 .inst
@@ -481,10 +481,10 @@ fn forward_readers(
             }
             readers.push(j);
         }
-        if op.deps.writes.iter().any(|(l, _)| *l == Loc::Phys(k)) {
+        if op.deps.writes.iter().any(|(l, _)| *l == Storage::Phys(k)) {
             return (!readers.is_empty()).then_some(readers);
         }
-        fixed_written |= op.deps.writes.iter().any(|(l, _)| *l == Loc::Phys(fixed));
+        fixed_written |= op.deps.writes.iter().any(|(l, _)| *l == Storage::Phys(fixed));
     }
     (!readers.is_empty() && !term_reads.contains(&k) && !live_out(k)).then_some(readers)
 }
@@ -538,8 +538,8 @@ mod tests {
             ["ldvary", "mov"]
         );
         assert_eq!(l[0].inst.dest, None);
-        assert_eq!(l[0].deps.writes[..], [(Loc::Phys(0), 2)]);
-        assert_eq!(l[1].deps.reads[..], [Loc::Phys(0)]);
+        assert_eq!(l[0].deps.writes[..], [(Storage::Phys(0), 2)]);
+        assert_eq!(l[1].deps.reads[..], [Storage::Phys(0)]);
     }
 
     #[test]
@@ -641,7 +641,7 @@ mod tests {
             ["ldvary", "fmul", "tlbw"]
         );
         assert_eq!(f[1].inst.srcs[0], reg(0));
-        assert_eq!(f[1].deps.reads[..], [Loc::Phys(0), Loc::Phys(1)]);
+        assert_eq!(f[1].deps.reads[..], [Storage::Phys(0), Storage::Phys(1)]);
         // Live out without a redefinition: the copy stays.
         let insts = [
             inst("ldvary", Some(5), vec![imm(0)]),

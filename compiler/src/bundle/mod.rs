@@ -20,9 +20,9 @@
 
 use lower::{forward_in_place, lower_allocated_into, lower_insts_resolved, would_forward, LoweredOp};
 use crate::allocate::ra_ir::{phys_operand, Func};
-use crate::depgraph::{DepGraph, GraphScratch};
+use crate::depgraph::{DepGraph, GraphBuffers};
 use phys_live::PhysLive;
-use schedule::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, Scratch};
+use schedule::{build_graph_in, landing_end, schedule_alone, schedule_in, Schedule, BundleBuffers};
 use crate::{CompileError, Fault, Options, Stats};
 
 pub mod lower;
@@ -193,8 +193,8 @@ fn machine_inputs(inputs: &[Input]) -> Vec<Input> {
 #[derive(Default)]
 pub(crate) struct Workspace {
     graph: DepGraph,
-    scratch: GraphScratch,
-    sched: Scratch,
+    graph_buffers: GraphBuffers,
+    sched: BundleBuffers,
     order: Vec<(usize, &'static str)>,
     ops: Vec<LoweredOp>,
 }
@@ -356,7 +356,7 @@ fn schedule_block(
         Some(s) => s?,
         None if matches!(target.clock, Clock::EncodedWaits { .. }) && opts.post == crate::Post::Peephole => in_order(ops)?,
         None => {
-            build_graph_in(&mut ws.graph, &mut ws.scratch, (target, ops), &hints.pinned, opts);
+            build_graph_in(&mut ws.graph, &mut ws.graph_buffers, (target, ops), &hints.pinned, opts);
             ws.sched.inject(opts);
             schedule_in(&mut ws.sched, target, ops, &ws.graph)?
         }

@@ -31,7 +31,7 @@
 //! is in flight after the last bundle. With the graph's invariant this makes
 //! the bundles compute what the ops computed in order.
 
-use crate::depgraph::{DepGraph, Edge, EdgeKind, GraphScratch, Loc};
+use crate::depgraph::{DepGraph, Edge, EdgeKind, GraphBuffers, Storage};
 use super::lower::LoweredOp;
 use crate::{CompileError, Fault, Options};
 use schedra_ir::target::{Clock, OperandKind};
@@ -99,22 +99,22 @@ impl Schedule {
 #[cfg_attr(not(test), allow(dead_code))] // used by tests only
 pub fn build_graph(target: &Target, ops: &[LoweredOp], pinned: &[Reg], opts: &Options) -> DepGraph {
     let mut g = DepGraph::default();
-    build_graph_in(&mut g, &mut GraphScratch::default(), (target, ops), pinned, opts);
+    build_graph_in(&mut g, &mut GraphBuffers::default(), (target, ops), pinned, opts);
     g
 }
 
-/// [`build_graph`] into `g` (replacing its graph), reusing `scratch`.
+/// [`build_graph`] into `g` (replacing its graph), reusing `bufs`.
 pub fn build_graph_in(
     g: &mut DepGraph,
-    scratch: &mut GraphScratch,
+    bufs: &mut GraphBuffers,
     (target, ops): (&Target, &[LoweredOp]),
     pinned: &[Reg],
     opts: &Options,
 ) {
     let pinned_fault = opts.has(Fault::R600PinnedWar) && Fault::R600PinnedWar.applies_to(target);
-    g.rebuild(scratch, ops, |e: &Edge| {
+    g.rebuild(bufs, ops, |e: &Edge| {
         let phys = match e.loc {
-            Some(Loc::Phys(r)) if e.kind == EdgeKind::War => Some(r),
+            Some(Storage::Phys(r)) if e.kind == EdgeKind::War => Some(r),
             _ => None,
         };
         let Some(r) = phys else { return true };
@@ -208,7 +208,7 @@ fn verdict(target: &Target, ops: &[LoweredOp], members: &[usize], t: &mut Trial)
     t.imms.truncate(t.known_imms);
     for o in new_ops() {
         for (l, _) in &o.deps.writes {
-            if let Loc::Phys(r) = l {
+            if let Storage::Phys(r) = l {
                 if !t.write(*r) {
                     return Verdict::FailsForGood;
                 }
@@ -480,19 +480,19 @@ pub fn schedule(
     ops: &[LoweredOp],
     g: &DepGraph,
 ) -> Result<Schedule, CompileError> {
-    schedule_in(&mut Scratch::default(), target, ops, g)
+    schedule_in(&mut BundleBuffers::default(), target, ops, g)
 }
 
 /// The scheduler's bookkeeping, kept between blocks so that its memory is
 /// reused.
 #[derive(Default)]
-pub struct Scratch {
+pub struct BundleBuffers {
     st: State,
     own: Vec<u32>,
     open: OpenBundle,
 }
 
-impl Scratch {
+impl BundleBuffers {
     /// Schedule the next blocks under `opts`' injected fault (only
     /// `sched-stuck-ready` acts here).
     pub fn inject(&mut self, opts: &Options) {
@@ -500,14 +500,14 @@ impl Scratch {
     }
 }
 
-/// [`schedule`] with its bookkeeping in `scratch`.
+/// [`schedule`] with its bookkeeping in `bufs`.
 pub fn schedule_in(
-    scratch: &mut Scratch,
+    bufs: &mut BundleBuffers,
     target: &Target,
     ops: &[LoweredOp],
     g: &DepGraph,
 ) -> Result<Schedule, CompileError> {
-    let Scratch { st, own, open } = scratch;
+    let BundleBuffers { st, own, open } = bufs;
     own.clear();
     own.extend(ops.iter().map(|o| o.deps.writes.iter().map(|w| w.1).max().unwrap_or(0)));
     st.reset(g, own);
@@ -580,7 +580,7 @@ pub fn check_windows(ops: &[LoweredOp], g: &DepGraph, s: &Schedule) -> Result<()
 /// landed on a non-interlocked target (the same schedule and the same
 /// error as [`schedule_in`]); `None` for a longer block.
 pub fn schedule_alone(
-    scratch: &mut Scratch,
+    bufs: &mut BundleBuffers,
     target: &Target,
     ops: &[LoweredOp],
 ) -> Option<Result<Schedule, CompileError>> {
@@ -588,7 +588,7 @@ pub fn schedule_alone(
     match ops {
         [] => return Some(Ok(s)),
         [op] => {
-            let t = &mut scratch.open.trial;
+            let t = &mut bufs.open.trial;
             t.forget();
             if verdict(target, ops, &[0], t) != Verdict::Fits {
                 return Some(Err(CompileError::Unsupported(format!(

@@ -40,7 +40,7 @@ use schedra_ir::{Block, Bundle, BypassRead, Inst, Op, Operand, PhysReg, Reg, Smo
 
 /// Where a value can be read in the network.
 #[derive(Clone, Copy, Debug)]
-struct Loc {
+struct ReadPoint {
     unit: usize,
     at: usize,
     window: ReadWindow,
@@ -68,7 +68,7 @@ struct State<'a> {
     net: &'static Network,
     g: &'a Graph,
     instrs: Vec<Vec<(usize, Inst)>>,
-    loc: Vec<Option<Loc>>,
+    loc: Vec<Option<ReadPoint>>,
     spill: Vec<Option<(Reg, usize)>>,
     placed: Vec<Option<usize>>,
     pending: Vec<usize>,
@@ -228,7 +228,7 @@ impl State<'_> {
 
     fn set_loc(&mut self, v: usize, u: usize, at: usize, op: &str) {
         let Some(unit) = self.net.units.get(u) else { return };
-        let l = Loc { unit: u, at, window: self.net.window(unit, op), storable: self.net.storable(unit, op) };
+        let l = ReadPoint { unit: u, at, window: self.net.window(unit, op), storable: self.net.storable(unit, op) };
         if let Some(x) = self.loc.get_mut(v) {
             *x = Some(l);
         }
@@ -563,7 +563,7 @@ struct Snapshot {
     from: usize,
     tail: Vec<Vec<(usize, Inst)>>,
     len: usize,
-    loc: Vec<Option<Loc>>,
+    loc: Vec<Option<ReadPoint>>,
     spill: Vec<Option<(Reg, usize)>>,
     placed: Vec<Option<usize>>,
     pending: Vec<usize>,

@@ -33,7 +33,7 @@
 //! reads, and every effect order per channel are those of the input
 //! program; blocks, labels and terminators are unchanged.
 
-use crate::depgraph::{DepGraph, GraphScratch, Loc, OpDeps};
+use crate::depgraph::{DepGraph, GraphBuffers, Storage, OpDeps};
 use crate::depgraph::push_effects;
 use crate::{Options, Sched};
 use crate::cfg::{BitSet, BlockSets, Successors};
@@ -44,7 +44,7 @@ use schedra_ir::{Inst, Operand, Program, Target};
 /// block's `insts`, a permutation) under the scheduler `opts.sched` (see
 /// the module doc), with `src`'s opcodes and names resolved in `ids`
 /// (`SourceIds::new(src)`), built in the reused `ws`. Never changes meaning.
-pub(crate) fn block_orders_with(ws: &mut Scratch, src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
+pub(crate) fn block_orders_with(ws: &mut ScheduleBuffers, src: &Program, ids: &SourceIds, opts: &Options) -> Vec<Vec<usize>> {
     let deps = Summaries::new(src, ids);
     let limit = src.target.rules.allocatable(src.stage).len().max(1);
     // Live-out sets only feed the pressure mode: when every name together
@@ -126,14 +126,14 @@ fn source_deps(d: &mut OpDeps, target: &Target, ids: &SourceIds, (b, k): (usize,
     let lat = desc.latency.max(1);
     for (s, o) in inst.srcs.iter().enumerate() {
         match o {
-            Operand::Virt(_) => d.reads.extend(ids.operand(1 + s).map(Loc::Virt)),
-            Operand::Phys(p) => d.reads.extend(p.regs().map(Loc::Phys)),
+            Operand::Virt(_) => d.reads.extend(ids.operand(1 + s).map(Storage::Virt)),
+            Operand::Phys(p) => d.reads.extend(p.regs().map(Storage::Phys)),
             _ => {}
         }
     }
     match &inst.dest {
-        Some(Operand::Virt(_)) => d.writes.extend(ids.operand(0).map(|v| (Loc::Virt(v), lat))),
-        Some(Operand::Phys(p)) => d.writes.extend(p.regs().map(|r| (Loc::Phys(r), lat))),
+        Some(Operand::Virt(_)) => d.writes.extend(ids.operand(0).map(|v| (Storage::Virt(v), lat))),
+        Some(Operand::Phys(p)) => d.writes.extend(p.regs().map(|r| (Storage::Phys(r), lat))),
         _ => {}
     }
     push_effects(&mut d.effects, target, desc, inst);
@@ -142,14 +142,14 @@ fn source_deps(d: &mut OpDeps, target: &Target, ids: &SourceIds, (b, k): (usize,
 
 fn virt_reads(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
     d.reads.iter().filter_map(|l| match l {
-        Loc::Virt(v) => Some(*v),
+        Storage::Virt(v) => Some(*v),
         _ => None,
     })
 }
 
 fn virt_writes(d: &OpDeps) -> impl Iterator<Item = u32> + '_ {
     d.writes.iter().filter_map(|(l, _)| match l {
-        Loc::Virt(v) => Some(*v),
+        Storage::Virt(v) => Some(*v),
         _ => None,
     })
 }
@@ -184,9 +184,9 @@ fn live_out(deps: &Summaries, ids: &SourceIds, succs: &Successors) -> BlockSets 
 /// graph and its bookkeeping, the ready lists, and the counts, clocks and
 /// priorities of the ops.
 #[derive(Default)]
-pub(crate) struct Scratch {
+pub(crate) struct ScheduleBuffers {
     graph: DepGraph,
-    graph_scratch: GraphScratch,
+    graph_buffers: GraphBuffers,
     ready: Ready,
     left: Vec<usize>,
     earliest: Vec<i64>,
@@ -199,7 +199,7 @@ pub(crate) struct Scratch {
 /// (`cond`) and its live-out names (as [`BitSet::words`]); built in the
 /// reused `ws`.
 fn order_block(
-    ws: &mut Scratch,
+    ws: &mut ScheduleBuffers,
     deps: &[OpDeps],
     (cond, live_out): (Option<u32>, &[u64]),
     limit: usize,
@@ -210,7 +210,7 @@ fn order_block(
         // Nothing to reorder.
         return (0..deps.len()).collect();
     }
-    ws.graph.rebuild(&mut ws.graph_scratch, deps, |_| true);
+    ws.graph.rebuild(&mut ws.graph_buffers, deps, |_| true);
     let mut live_out_b = BitSet::from_words(names.len(), live_out);
     if let Some(c) = cond {
         live_out_b.insert(c as usize);
@@ -498,10 +498,10 @@ trait Direction {
     fn pressure<'a>(deps: &[OpDeps], live_out: &'a BitSet, names: &Names) -> Self::Pressure<'a>;
     /// The static rank of each op into `ws.ready.rank`, best first
     /// (critical path, then program order in the walk's direction).
-    fn rank(ws: &mut Scratch, deps: &[OpDeps]);
+    fn rank(ws: &mut ScheduleBuffers, deps: &[OpDeps]);
     /// The clock before which each op's inputs (in walk order) are not
     /// ready, into `ws.earliest`.
-    fn earliest(ws: &mut Scratch, deps: &[OpDeps]);
+    fn earliest(ws: &mut ScheduleBuffers, deps: &[OpDeps]);
     /// How many neighbours must be placed before op `i` is ready.
     fn blockers(g: &DepGraph, i: usize) -> usize;
     /// The neighbours placing op `i` unblocks, with the edge delay.
@@ -520,7 +520,7 @@ impl Direction for TopDown {
     fn pressure<'a>(deps: &[OpDeps], live_out: &'a BitSet, names: &Names) -> Pressure<'a> {
         Pressure::new(deps, live_out, names)
     }
-    fn rank(ws: &mut Scratch, deps: &[OpDeps]) {
+    fn rank(ws: &mut ScheduleBuffers, deps: &[OpDeps]) {
         own_latency(deps, &mut ws.own);
         ws.graph.heights_into(&ws.own, &mut ws.path);
         let height = &ws.path;
@@ -529,7 +529,7 @@ impl Direction for TopDown {
             (0..deps.len()).map(|i| (height.get(i).copied().unwrap_or(0), std::cmp::Reverse(i))),
         );
     }
-    fn earliest(ws: &mut Scratch, deps: &[OpDeps]) {
+    fn earliest(ws: &mut ScheduleBuffers, deps: &[OpDeps]) {
         ws.earliest.clear();
         ws.earliest.resize(deps.len(), 0);
     }
@@ -555,7 +555,7 @@ impl Direction for BottomUp {
     fn pressure(_: &[OpDeps], live_out: &BitSet, names: &Names) -> ReversePressure {
         ReversePressure::new(live_out, names)
     }
-    fn rank(ws: &mut Scratch, deps: &[OpDeps]) {
+    fn rank(ws: &mut ScheduleBuffers, deps: &[OpDeps]) {
         ws.graph.depths_into(&mut ws.path);
         let depth = &ws.path;
         let n = deps.len();
@@ -565,7 +565,7 @@ impl Direction for BottomUp {
             (0..n).map(|i| (depth.get(i).copied().unwrap_or(0), std::cmp::Reverse(n - i))),
         );
     }
-    fn earliest(ws: &mut Scratch, deps: &[OpDeps]) {
+    fn earliest(ws: &mut ScheduleBuffers, deps: &[OpDeps]) {
         own_latency(deps, &mut ws.own);
         ws.earliest.clear();
         ws.earliest.extend(ws.own.iter().map(|&l| l as i64 - 1));
@@ -587,7 +587,7 @@ impl Direction for BottomUp {
 /// prefer the op with the best (non-negative) pressure gain, then the
 /// earliest in the walk's direction. Returns the block order.
 fn list_schedule<D: Direction>(
-    ws: &mut Scratch,
+    ws: &mut ScheduleBuffers,
     deps: &[OpDeps],
     live_out: &BitSet,
     limit: usize,
@@ -599,7 +599,7 @@ fn list_schedule<D: Direction>(
     D::earliest(ws, deps);
     ws.ready.reset(deps, D::BACKWARDS);
     D::rank(ws, deps);
-    let Scratch { graph: g, ready, left, earliest, .. } = ws;
+    let ScheduleBuffers { graph: g, ready, left, earliest, .. } = ws;
     let g = &*g;
     for i in 0..n {
         if left.get(i) == Some(&0) {

@@ -52,7 +52,7 @@ pub fn case_seed(seed: u64, index: u64) -> u64 {
 }
 
 /// What one case produced.
-pub struct Outcome {
+pub struct CaseResult {
     /// The generator features it exercised.
     pub features: Features,
     /// The first broken promise, with the compile options and run seeds
@@ -85,7 +85,7 @@ pub fn options_for(u: &mut Unstructured, inject: Option<Fault>, target: &Target)
 }
 
 /// Generate and check case `index` of the campaign `seed` on `target`.
-pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> Outcome {
+pub fn run_case(seed: u64, index: u64, target: &'static Target, plan: &Plan) -> CaseResult {
     run_case_timed(seed, index, target, plan, None, &mut oracle::StageTimes::default())
 }
 
@@ -105,18 +105,18 @@ const MUTATION_HINT: usize = 64;
 /// ([`gen::SeedStream`]): options, configuration, program and mutation are
 /// exactly what reading `seed_bytes(case_seed, CASE_BYTES)` in that order
 /// gives.
-pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>, times: &mut oracle::StageTimes) -> Outcome {
+pub fn run_case_timed(seed: u64, index: u64, target: &'static Target, plan: &Plan, fixed: Option<&gen::Config>, times: &mut oracle::StageTimes) -> CaseResult {
     let start = std::time::Instant::now();
     let cs = case_seed(seed, index);
     let mut bytes = gen::SeedStream::new(cs, CASE_BYTES);
     let (opts, case) = draw(&mut bytes, target, plan, fixed);
     times.generate += start.elapsed();
     let Some((program, features)) = case else {
-        return Outcome { features: Features::default(), finding: None };
+        return CaseResult { features: Features::default(), finding: None };
     };
     let seeds = run_seeds(cs);
     let finding = check(&program, &opts, plan, index, &mut bytes, &seeds, times).err().map(|f| (f, seeds));
-    Outcome { features, finding }
+    CaseResult { features, finding }
 }
 
 /// The compile options and the program (with its features) that `bytes`

@@ -11,7 +11,7 @@
 //! claims its signature in the shared set; only the claimant writes it and
 //! queues it for reduction, so exploration goes on at once. The main thread
 //! updates the display and supervises ([`supervise`]): a worker or the
-//! reducer whose stage has run past its deadline ([`crate::stage`]) is
+//! reducer whose stage has run past its deadline ([`crate::phase`]) is
 //! abandoned — a looping compiler cannot be interrupted inside a thread —
 //! its case is recorded as a `timeout` finding, and a fresh thread takes
 //! its place. At the deadline or on Ctrl-C it raises the stop flag and
@@ -37,7 +37,7 @@ pub mod workdir;
 
 use crate::gen::Features;
 use crate::oracle::{self, Finding};
-use crate::stage::Deadlines;
+use crate::phase::Deadlines;
 use progress::{Display, Snapshot, Timeline};
 use rootcause::{Group, RootCauses};
 use schedra_compiler::{Fault, Options, Ra, Sched};
@@ -416,14 +416,14 @@ fn snapshot(shared: &Shared, start: Instant) -> Snapshot {
 
 /// Run cases until told to stop or abandoned. A case that ends after the
 /// stop, or after the supervisor gave this worker up, is thrown away.
-fn worker(shared: &Shared, clock: &crate::stage::Clock) {
+fn worker(shared: &Shared, clock: &crate::phase::Clock) {
     let targets = &shared.opts.targets;
     while !shared.stopping() && !clock.is_abandoned() {
         let k = shared.next.fetch_add(1, Ordering::Relaxed);
         let target = targets[(k % targets.len() as u64) as usize];
         clock.begin_case(k);
         let out = case::run_case(shared.opts.seed, k, target, &shared.plan);
-        clock.enter(crate::stage::Stage::Idle);
+        clock.enter(crate::phase::Phase::Idle);
         if shared.stopping() || clock.is_abandoned() {
             return;
         }

@@ -10,7 +10,7 @@
 
 use super::supervise::Role;
 use crate::gen::Features;
-use crate::stage::Stage;
+use crate::phase::Phase;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::{Duration, Instant};
 
@@ -32,7 +32,7 @@ pub struct Snapshot {
     /// Threads abandoned (stalled past a deadline).
     pub stalled: usize,
     /// The live thread whose stage has run longest, when over a second.
-    pub slowest: Option<(Role, usize, Stage, Duration)>,
+    pub slowest: Option<(Role, usize, Phase, Duration)>,
     /// Findings waiting for the reducer.
     pub queued: usize,
 }
@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn line_says_when_a_thread_stalls() {
-        let slowest = Some((Role::Worker, 0, Stage::Compile, Duration::from_secs(3)));
+        let slowest = Some((Role::Worker, 0, Phase::Compile, Duration::from_secs(3)));
         let s = Snapshot { execs: 10, elapsed: Duration::from_secs(5), total: Duration::from_secs(30), stalled: 2, slowest, queued: 1, ..Snapshot::default() };
         let l = s.line();
         assert!(l.contains(", 1 queued, stalled 2, worker 0 in compile 3s"), "{l}");

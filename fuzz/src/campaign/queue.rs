@@ -21,7 +21,7 @@
 //! Invariant: before checking any program the reducer publishes it in its
 //! [`Watched::candidate`], so that if the check never returns the
 //! supervisor can save the program it hung on; after each check it goes
-//! back to [`Stage::Reduce`] (no deadline), so the time it spends between
+//! back to [`Phase::Reduce`] (no deadline), so the time it spends between
 //! checks, or waiting for a child process, never counts against a stage.
 
 use super::rootcause::{fix_key, program_key};
@@ -31,7 +31,7 @@ use crate::oracle::{Finding, Kind};
 use crate::reduce::hang::HangTest;
 use crate::reduce::interesting::{failure, Check, Oracle, SameFailure};
 use crate::reduce::{self, ReduceOptions};
-use crate::stage::{self, Stage};
+use crate::phase::{self, Phase};
 use schedra_compiler::Options;
 use schedra_ir::Program;
 use std::collections::VecDeque;
@@ -112,7 +112,7 @@ const REDUCER_NICE: i32 = 5;
 /// The reducer thread: take jobs until the campaign stops or abandons it.
 pub(crate) fn reducer(shared: &Shared, me: &Watched) {
     let tid = me.clock.tid.load(Ordering::Acquire);
-    stage::lower_priority(tid, stage::priority(tid).saturating_add(REDUCER_NICE).min(19));
+    phase::lower_priority(tid, phase::priority(tid).saturating_add(REDUCER_NICE).min(19));
     while !shared.stopping() && !me.clock.is_abandoned() {
         let Some((job, classified)) = shared.queue.pop(Duration::from_millis(100)) else { continue };
         if classified {
@@ -120,7 +120,7 @@ pub(crate) fn reducer(shared: &Shared, me: &Watched) {
         } else {
             classify(shared, me, job);
         }
-        me.clock.enter(Stage::Idle);
+        me.clock.enter(Phase::Idle);
     }
 }
 
@@ -134,13 +134,13 @@ fn check_of(shared: &Shared, job: &Job) -> Check {
 /// File the job under its root cause; reduce it now if it is the first of
 /// that cause (or has no fix key), later otherwise.
 fn classify(shared: &Shared, me: &Watched, job: Job) {
-    me.clock.enter(Stage::Reduce);
+    me.clock.enter(Phase::Reduce);
     let check = check_of(shared, &job);
     let key = match &job.finding.source {
         Some(src) if job.finding.kind != Kind::Unknown => {
             publish(me, src, &job);
             let key = fix_key(src, &check, job.finding.kind);
-            me.clock.enter(Stage::Reduce);
+            me.clock.enter(Phase::Reduce);
             key
         }
         _ => None,
@@ -166,7 +166,7 @@ fn classify(shared: &Shared, me: &Watched, job: Job) {
 /// Reduce the job's finding and record the result; `rekey` (when `Some(true)`)
 /// files it under its reduced program's key afterwards.
 fn reduce_job(shared: &Shared, me: &Watched, job: &Job, rekey: Option<bool>) {
-    me.clock.enter(Stage::Reduce);
+    me.clock.enter(Phase::Reduce);
     let Some(reduced) = minimize(shared, me, job) else { return };
     let n = reduced.op_count();
     if let Ok(mut c) = shared.causes.lock() {
@@ -244,7 +244,7 @@ fn minimize(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
         }
         publish_with(me, p, opts, job.seeds);
         let yes = any.is_interesting(p);
-        me.clock.enter(Stage::Reduce);
+        me.clock.enter(Phase::Reduce);
         if yes {
             best.accept(p);
         }
@@ -272,7 +272,7 @@ fn minimize(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
 fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let f = &job.finding;
     let src = f.source.as_ref()?;
-    let stage = [Stage::Compile, Stage::Verify].into_iter().find(|s| s.as_str() == f.rule)?;
+    let stage = [Phase::Compile, Phase::Verify].into_iter().find(|s| s.as_str() == f.rule)?;
     let Some(exe) = shared.opts.exe.as_ref() else {
         note(shared, format!("fuzz: {}: not reduced (no schedra binary to run candidates in)", job.signature));
         return None;
@@ -282,7 +282,7 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let check = check_of(shared, job);
     publish(me, src, job);
     let (mut test, options) = fewest_registers_hanging(exe, stage, &check, deadline, src)?;
-    me.clock.enter(Stage::Reduce);
+    me.clock.enter(Phase::Reduce);
     let line = options_line(&options);
     let sub = stage.as_str();
     let header = format!("# {}\n# keeps: timeout: `schedra {sub}` does not finish\n# reproduce: schedra {sub} min.ir {line}\n", job.signature);
@@ -295,9 +295,9 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
         publish(me, p, job);
         // The child runs under its own deadline: only the in-process
         // checks of the candidate are on this thread's stage clock.
-        me.clock.enter(Stage::Reduce);
+        me.clock.enter(Phase::Reduce);
         let yes = test.is_interesting(p);
-        me.clock.enter(Stage::Reduce);
+        me.clock.enter(Phase::Reduce);
         if yes {
             best.accept(p);
         }
@@ -317,7 +317,7 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
 /// own) under which `src` still hangs, else the case's own options (see
 /// [`fewest_registers`]: spill code with fewer live values makes smaller
 /// programs). `None` when no test can be made.
-fn fewest_registers_hanging(exe: &Path, stage: Stage, check: &Check, deadline: Duration, src: &Program) -> Option<(HangTest, Options)> {
+fn fewest_registers_hanging(exe: &Path, stage: Phase, check: &Check, deadline: Duration, src: &Program) -> Option<(HangTest, Options)> {
     let current = check.options.stress_regalloc.unwrap_or(u16::MAX);
     for &n in case::STRESS_REGS.iter().filter(|&&n| n < current) {
         let c = Check { options: Options { stress_regalloc: Some(n), ..check.options }, ..check.clone() };
@@ -354,7 +354,7 @@ fn fewest_registers(me: &Watched, job: &Job, src: &Program, check: &Check, same:
         let c = Check { options: Options { stress_regalloc: Some(n), ..check.options }, ..check.clone() };
         publish_with(me, src, c.options, job.seeds);
         let s = SameFailure::of(src, &c);
-        me.clock.enter(Stage::Reduce);
+        me.clock.enter(Phase::Reduce);
         if let Some(s) = s {
             let keeps = if same.requires_own() { s.requires_own() } else { s.expected == same.expected };
             if keeps {

@@ -1,5 +1,5 @@
 //! The supervisor: the campaign's threads (workers and the reducer), each
-//! with a stage clock ([`crate::stage::Clock`]), checked by the main thread
+//! with a stage clock ([`crate::phase::Clock`]), checked by the main thread
 //! every tick against the stage deadlines.
 //!
 //! A compiler that loops forever cannot be interrupted inside a thread. So
@@ -19,7 +19,7 @@
 
 use super::{case, note, record, worker, CampaignError, Shared};
 use crate::oracle::{Finding, Kind};
-use crate::stage::{self, Clock, Stage};
+use crate::phase::{self, Clock, Phase};
 use schedra_compiler::Options;
 use schedra_ir::Program;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -79,7 +79,7 @@ impl Threads {
     }
     /// The live thread whose current stage has run longest, when that is
     /// over a second: `(role, number, stage, time)`.
-    pub fn slowest(&self) -> Option<(Role, usize, Stage, Duration)> {
+    pub fn slowest(&self) -> Option<(Role, usize, Phase, Duration)> {
         let all = self.all.lock().ok()?;
         all.iter()
             .filter(|w| !w.clock.is_abandoned())
@@ -87,7 +87,7 @@ impl Threads {
                 let (s, age) = w.clock.read();
                 (w.role, w.number, s, age)
             })
-            .filter(|(_, _, s, age)| *s != Stage::Idle && *s != Stage::Reduce && *age > Duration::from_secs(1))
+            .filter(|(_, _, s, age)| *s != Phase::Idle && *s != Phase::Reduce && *age > Duration::from_secs(1))
             .max_by_key(|x| x.3)
     }
     fn add(&self, role: Role, shared: &Shared) -> Arc<Watched> {
@@ -110,7 +110,7 @@ fn spawn_worker(shared: &Arc<Shared>) -> std::io::Result<()> {
     let s = Arc::clone(shared);
     let me = Arc::clone(&w);
     let spawned = std::thread::Builder::new().name(format!("fuzz-{}", w.number)).spawn(move || {
-        stage::watch(Arc::clone(&me.clock));
+        phase::watch(Arc::clone(&me.clock));
         worker(&s, &me.clock);
         if me.retire() {
             s.running.fetch_sub(1, Ordering::SeqCst);
@@ -148,7 +148,7 @@ pub(crate) fn spawn_reducer(shared: &Arc<Shared>) {
     let s = Arc::clone(shared);
     let me = Arc::clone(&w);
     let spawned = std::thread::Builder::new().name("fuzz-reduce".into()).spawn(move || {
-        stage::watch(Arc::clone(&me.clock));
+        phase::watch(Arc::clone(&me.clock));
         super::queue::reducer(&s, &me);
     });
     if spawned.is_err() {
@@ -170,12 +170,12 @@ pub(crate) fn supervise(shared: &Arc<Shared>) {
 
 /// Give `w` up (see the module docs), record what it was stuck on, and
 /// start a replacement if the campaign may still abandon threads.
-fn abandon(shared: &Arc<Shared>, w: &Watched, stage: Stage, age: Duration, limit: Duration) {
+fn abandon(shared: &Arc<Shared>, w: &Watched, stage: Phase, age: Duration, limit: Duration) {
     w.clock.abandoned.store(true, Ordering::SeqCst);
     if w.role == Role::Worker && w.retire() {
         shared.running.fetch_sub(1, Ordering::SeqCst);
     }
-    stage::lower_priority(w.clock.tid.load(Ordering::Acquire), NICE_ABANDONED);
+    phase::lower_priority(w.clock.tid.load(Ordering::Acquire), NICE_ABANDONED);
     let n = shared.threads.abandoned.fetch_add(1, Ordering::SeqCst) + 1;
     let what = match w.role {
         Role::Worker => format!("worker {} stalled in {} of case {}", w.number, stage.as_str(), w.clock.case()),
@@ -203,9 +203,9 @@ fn abandon(shared: &Arc<Shared>, w: &Watched, stage: Stage, age: Duration, limit
 /// (a worker), or its candidate (the reducer). A worker stuck generating
 /// has no program (the generator is not run again here): its finding names
 /// the seed and case index instead. `None` when the program is gone.
-fn timeout_finding(shared: &Shared, w: &Watched, stage: Stage, age: Duration, limit: Duration) -> Option<(Finding, [u64; 2])> {
+fn timeout_finding(shared: &Shared, w: &Watched, stage: Phase, age: Duration, limit: Duration) -> Option<(Finding, [u64; 2])> {
     let (program, options, seeds, whence) = match w.role {
-        Role::Worker if stage == Stage::Generate => {
+        Role::Worker if stage == Phase::Generate => {
             let k = w.clock.case();
             let target = shared.opts.targets[(k % shared.opts.targets.len() as u64) as usize];
             let message = format!("the generate stage ran {:.1}s on case {k} of seed {} ({}), over its {:.1}s deadline", age.as_secs_f64(), shared.opts.seed, target.name, limit.as_secs_f64());

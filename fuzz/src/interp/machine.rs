@@ -78,7 +78,7 @@ pub fn run(p: &Program, world: World, fuel: u64) -> Result<Outcome, RunError> {
 /// Where an op or terminator sits, cheap to copy (16 bytes: every queued
 /// write carries one); made a [`Place`] only when an error is reported.
 #[derive(Clone, Copy, Debug)]
-struct Loc<'p> {
+struct Position<'p> {
     /// The block's label (a thin reference).
     block: &'p str,
     /// The bundle's index in the block (the terminator's: one past the
@@ -87,9 +87,9 @@ struct Loc<'p> {
     line: u32,
 }
 
-impl<'p> Loc<'p> {
-    fn new(block: &'p Block, index: usize, line: u32) -> Loc<'p> {
-        Loc { block: &block.label, index: u32::try_from(index).unwrap_or(u32::MAX), line }
+impl<'p> Position<'p> {
+    fn new(block: &'p Block, index: usize, line: u32) -> Position<'p> {
+        Position { block: &block.label, index: u32::try_from(index).unwrap_or(u32::MAX), line }
     }
     fn place(self) -> Place {
         Place::new(self.block, self.index as usize, self.line)
@@ -102,7 +102,7 @@ struct Pending<'p> {
     land: u64,
     reg: Reg,
     word: u32,
-    at: Loc<'p>,
+    at: Position<'p>,
     /// For how many cycles after landing the word may be read
     /// ([`FOREVER`]: until overwritten); two bytes, which the struct's
     /// padding had room for.
@@ -128,7 +128,7 @@ struct DOp<'p> {
 /// register they read or write (what it waits for; nothing on other
 /// targets, which never wait).
 struct DBundle<'p> {
-    at: Loc<'p>,
+    at: Position<'p>,
     /// Its encoded wait: the next bundle issues `1 + wait` cycles later.
     wait: u64,
     /// The level of the barrier op it holds, if any (`texbar N`).
@@ -167,13 +167,13 @@ pub struct Decoded<'p> {
     touched: Vec<Reg>,
 }
 
-fn bad(at: Loc<'_>, message: String) -> RunError {
+fn bad(at: Position<'_>, message: String) -> RunError {
     RunError::Malformed { at: at.place(), message }
 }
 
 /// Check that every register of `r` exists.
 #[inline]
-fn in_range(p: &Program, r: PhysReg, at: Loc<'_>) -> Result<(), RunError> {
+fn in_range(p: &Program, r: PhysReg, at: Position<'_>) -> Result<(), RunError> {
     if p.target.regs.contains(r) {
         Ok(())
     } else {
@@ -182,13 +182,13 @@ fn in_range(p: &Program, r: PhysReg, at: Loc<'_>) -> Result<(), RunError> {
 }
 
 #[cold]
-fn out_of_range(p: &Program, r: PhysReg, at: Loc<'_>) -> RunError {
+fn out_of_range(p: &Program, r: PhysReg, at: Position<'_>) -> RunError {
     bad(at, format!("register ${}:{} is outside the register file", p.reg_name(r.base), r.size))
 }
 
 /// Look up an op (through `opcodes`), find its destination registers and append it to `ops`
 /// (built in place: a decoded op is large).
-fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Loc<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
+fn decode_op<'p>(p: &Program, opcodes: &mut OpCache<'p>, inst: &'p Inst, at: Position<'p>, ops: &mut Vec<DOp<'p>>) -> Result<(), RunError> {
     let t = p.target;
     let desc = opcodes.op(&inst.opcode).ok_or_else(|| RunError::UnknownOpcode { at: at.place(), opcode: inst.opcode.to_string(), target: t.name })?;
     let dest = match (desc.dest, &inst.dest) {
@@ -230,7 +230,7 @@ fn touch(touched: &mut Vec<Reg>, r: PhysReg) {
 /// its registers into `touched` (the first failing op's error wins; then
 /// nothing is added).
 fn decode_bundle<'p>(p: &Program, opcodes: &mut OpCache<'p>, block: &'p Block, index: usize, bundle: &'p Bundle, ops: &mut Vec<DOp<'p>>, touched: &mut Vec<Reg>) -> Result<DBundle<'p>, RunError> {
-    let at = Loc::new(block, index, bundle.span.line);
+    let at = Position::new(block, index, bundle.span.line);
     let (first_op, first_reg) = (ops.len(), touched.len());
     for op in &bundle.ops {
         if let Err(e) = decode_op(p, opcodes, &op.inst, at, ops) {
@@ -536,7 +536,7 @@ impl<'p> Machine<'p> {
 
     /// Stop when a register of `reads` holds a word whose read window ended
     /// before the current cycle.
-    fn windows_ok(&self, at: Loc<'p>, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
+    fn windows_ok(&self, at: Position<'p>, reads: impl Iterator<Item = PhysReg>) -> Result<(), RunError> {
         for r in reads.flat_map(|p| p.regs()) {
             if let Some(&e) = self.expires.get(r as usize).filter(|&&e| e < self.now) {
                 let message = format!("${} is read at cycle {}, past the maximum lifetime of its value (readable until cycle {e})", self.p.reg_name(r), self.now);
@@ -554,7 +554,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Issue one bundle at the current cycle, then advance the clock.
-    fn issue(&mut self, at: Loc<'p>, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
+    fn issue(&mut self, at: Position<'p>, ops: &[DOp<'p>], touched: &[Reg]) -> Result<(), RunError> {
         if self.interlocked {
             self.wait_for(touched)?;
         }
@@ -613,7 +613,7 @@ impl<'p> Machine<'p> {
 
     /// Carry out a fast op's one-word result: what `apply` does with
     /// `Action::Write` of that word.
-    fn apply_word(&mut self, d: &DOp<'p>, word: u32, at: Loc<'p>) -> Result<(), RunError> {
+    fn apply_word(&mut self, d: &DOp<'p>, word: u32, at: Position<'p>) -> Result<(), RunError> {
         match d.dest {
             Some(dest) if dest.size == 1 => {
                 let land = self.land_of(d);
@@ -625,7 +625,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Carry out one op's action: queue its writes, record its effect.
-    fn apply(&mut self, d: &DOp<'p>, action: Action, at: Loc<'p>) -> Result<(), RunError> {
+    fn apply(&mut self, d: &DOp<'p>, action: Action, at: Position<'p>) -> Result<(), RunError> {
         match action {
             Action::Write(words) => {
                 let dest = d.dest.ok_or_else(|| bad(at, format!("`{}` has nowhere to write", d.desc.name)))?;
@@ -674,7 +674,7 @@ impl<'p> Machine<'p> {
     /// `blocks` are all decoded blocks (the trace takes labels from them).
     fn terminate(&mut self, d: &DBlock<'p>, blocks: &[DBlock<'p>]) -> Result<Option<usize>, RunError> {
         let block = d.block;
-        let at = Loc::new(block, block.bundles.len(), block.term.span.line);
+        let at = Position::new(block, block.bundles.len(), block.term.span.line);
         self.fuel.spend()?;
         self.unit.end_block().map_err(|message| RunError::Hazard { at: at.place(), message })?;
         let cond = match &block.term.kind {

@@ -25,7 +25,7 @@
 
 use super::interesting::{failure, Check};
 use crate::oracle;
-use crate::stage::Stage;
+use crate::phase::Phase;
 use schedra_ir::{print::print, Program};
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
@@ -86,8 +86,8 @@ impl Server {
 
 /// The stages a child can run on a file: compile, verify (compile, then
 /// verify).
-pub fn servable(stage: Stage) -> bool {
-    matches!(stage, Stage::Compile | Stage::Verify)
+pub fn servable(stage: Phase) -> bool {
+    matches!(stage, Phase::Compile | Phase::Verify)
 }
 
 impl HangTest {
@@ -96,7 +96,7 @@ impl HangTest {
     /// when no child runs that stage. `input` decides whether candidates
     /// must compile without the injected fault (when `input` passes without
     /// it).
-    pub fn new(exe: &Path, stage: Stage, check: &Check, deadline: Duration, input: &Program) -> Option<HangTest> {
+    pub fn new(exe: &Path, stage: Phase, check: &Check, deadline: Duration, input: &Program) -> Option<HangTest> {
         if !servable(stage) {
             return None;
         }
@@ -192,7 +192,7 @@ pub fn die_with_parent() {
 /// The child's side: read programs from `input` ([protocol](self)), run
 /// `stage` on each under `check`, answer `done` after each. Ends at the end
 /// of `input` or when `output` is closed.
-pub fn serve(stage: Stage, check: &Check, input: &mut dyn BufRead, output: &mut dyn Write) -> std::io::Result<()> {
+pub fn serve(stage: Phase, check: &Check, input: &mut dyn BufRead, output: &mut dyn Write) -> std::io::Result<()> {
     let mut line = String::new();
     loop {
         line.clear();
@@ -204,7 +204,7 @@ pub fn serve(stage: Stage, check: &Check, input: &mut dyn BufRead, output: &mut 
         input.read_exact(&mut text)?;
         if let Ok(p) = schedra_ir::parse::parse(&text, None) {
             if let Ok(compiled) = oracle::compile_ok(&p, &check.options) {
-                if stage == Stage::Verify {
+                if stage == Phase::Verify {
                     let _ = oracle::verify_guarded(&p, &compiled.program, &check.verify);
                 }
             }
@@ -237,19 +237,19 @@ mod tests {
         let check = Check::default();
         // Answers every request: reads the length line, then the text.
         let (d1, answers) = script("answers", "while read n; do head -c \"$n\" >/dev/null; echo done; done");
-        let mut quick = HangTest::new(&answers, Stage::Compile, &check, Duration::from_secs(2), &prog()).expect("test");
+        let mut quick = HangTest::new(&answers, Phase::Compile, &check, Duration::from_secs(2), &prog()).expect("test");
         assert!(!quick.is_interesting(&prog()), "a child that answers is not a hang");
         assert!(!quick.is_interesting(&prog()), "and it answers again, the same child");
         let (d2, silent) = script("silent", "while :; do sleep 1; done");
-        let mut endless = HangTest::new(&silent, Stage::Verify, &check, Duration::from_millis(200), &prog()).expect("test");
+        let mut endless = HangTest::new(&silent, Phase::Verify, &check, Duration::from_millis(200), &prog()).expect("test");
         let start = std::time::Instant::now();
         assert!(endless.is_interesting(&prog()), "no answer by the deadline is a hang");
         assert!(endless.is_interesting(&prog()), "a fresh child after the kill, again a hang");
         assert!(start.elapsed() < Duration::from_secs(3), "killed at the deadline");
         assert!(endless.command_line().contains("'--serve-hang' 'verify --sched topdown --ra split'"), "{}", endless.command_line());
-        assert!(HangTest::new(&silent, Stage::Run, &check, Duration::from_millis(200), &prog()).is_none(), "no child runs a run hang");
+        assert!(HangTest::new(&silent, Phase::Run, &check, Duration::from_millis(200), &prog()).is_none(), "no child runs a run hang");
         let (d3, dies) = script("dies", "exit 3");
-        let mut dead = HangTest::new(&dies, Stage::Compile, &check, Duration::from_secs(2), &prog()).expect("test");
+        let mut dead = HangTest::new(&dies, Phase::Compile, &check, Duration::from_secs(2), &prog()).expect("test");
         assert!(!dead.is_interesting(&prog()), "a child that dies is no hang");
         for d in [d1, d2, d3] {
             let _ = std::fs::remove_dir_all(d);
@@ -261,9 +261,9 @@ mod tests {
         let text = print(&prog());
         let input = format!("{}\n{text}{}\n{text}3\nbad", text.len(), text.len());
         let mut out = Vec::new();
-        serve(Stage::Verify, &Check::default(), &mut input.as_bytes(), &mut out).expect("serves");
+        serve(Phase::Verify, &Check::default(), &mut input.as_bytes(), &mut out).expect("serves");
         assert_eq!(String::from_utf8_lossy(&out), "done\ndone\ndone\n", "two programs and one that does not parse");
         let mut out = Vec::new();
-        assert!(serve(Stage::Compile, &Check::default(), &mut "x\n".as_bytes(), &mut out).is_err(), "a bad length ends the server");
+        assert!(serve(Phase::Compile, &Check::default(), &mut "x\n".as_bytes(), &mut out).is_err(), "a bad length ends the server");
     }
 }

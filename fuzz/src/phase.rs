@@ -1,4 +1,4 @@
-//! Stage clocks: which stage of a case (generate, compile, verify, run,
+//! Phase clocks: which stage of a case (generate, compile, verify, run,
 //! parse) each campaign thread is in and since when, so that a supervisor
 //! on another thread can tell a thread that overran its stage's deadline.
 //!
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 /// A stage of a case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub enum Stage {
+pub enum Phase {
     /// Between cases (no deadline).
     Idle = 0,
     /// Generating the program.
@@ -39,28 +39,28 @@ pub enum Stage {
     Reduce = 6,
 }
 
-impl Stage {
+impl Phase {
     /// Its name in signatures and progress lines.
     pub fn as_str(self) -> &'static str {
         match self {
-            Stage::Idle => "idle",
-            Stage::Generate => "generate",
-            Stage::Compile => "compile",
-            Stage::Verify => "verify",
-            Stage::Run => "run",
-            Stage::Parse => "parse",
-            Stage::Reduce => "reduce",
+            Phase::Idle => "idle",
+            Phase::Generate => "generate",
+            Phase::Compile => "compile",
+            Phase::Verify => "verify",
+            Phase::Run => "run",
+            Phase::Parse => "parse",
+            Phase::Reduce => "reduce",
         }
     }
-    fn from_u8(v: u8) -> Stage {
+    fn from_u8(v: u8) -> Phase {
         match v {
-            1 => Stage::Generate,
-            2 => Stage::Compile,
-            3 => Stage::Verify,
-            4 => Stage::Run,
-            5 => Stage::Parse,
-            6 => Stage::Reduce,
-            _ => Stage::Idle,
+            1 => Phase::Generate,
+            2 => Phase::Compile,
+            3 => Phase::Verify,
+            4 => Phase::Run,
+            5 => Phase::Parse,
+            6 => Phase::Reduce,
+            _ => Phase::Idle,
         }
     }
 }
@@ -86,19 +86,19 @@ impl Clock {
         Clock { origin, stage: AtomicU8::new(0), since_us: AtomicU64::new(0), case: AtomicU64::new(0), abandoned: AtomicBool::new(false), tid: AtomicU64::new(0) }
     }
     /// Enter `stage` now.
-    pub fn enter(&self, stage: Stage) {
+    pub fn enter(&self, stage: Phase) {
         let us = self.origin.elapsed().as_micros().min(u64::MAX as u128) as u64;
         self.since_us.store(us, Ordering::Release);
         self.stage.store(stage as u8, Ordering::Release);
     }
-    /// Start case `k` (in [`Stage::Generate`]).
+    /// Start case `k` (in [`Phase::Generate`]).
     pub fn begin_case(&self, k: u64) {
         self.case.store(k, Ordering::Release);
-        self.enter(Stage::Generate);
+        self.enter(Phase::Generate);
     }
     /// The stage now and how long it has run.
-    pub fn read(&self) -> (Stage, Duration) {
-        let stage = Stage::from_u8(self.stage.load(Ordering::Acquire));
+    pub fn read(&self) -> (Phase, Duration) {
+        let stage = Phase::from_u8(self.stage.load(Ordering::Acquire));
         let since = Duration::from_micros(self.since_us.load(Ordering::Acquire));
         (stage, self.origin.elapsed().saturating_sub(since))
     }
@@ -123,7 +123,7 @@ pub fn watch(clock: Arc<Clock>) {
 }
 
 /// Enter `stage` on this thread's clock, if it has one.
-pub fn enter(stage: Stage) {
+pub fn enter(stage: Phase) {
     CLOCK.with(|c| {
         if let Some(clock) = c.borrow().as_ref() {
             clock.enter(stage);
@@ -207,14 +207,14 @@ impl Deadlines {
         Deadlines { generate: stage, compile: stage, verify, run: stage.saturating_mul(2), parse: stage, reduce: verify.saturating_mul(2).max(Duration::from_secs(120)) }
     }
     /// The deadline of `stage` (`None`: no deadline).
-    pub fn of(&self, stage: Stage) -> Option<Duration> {
+    pub fn of(&self, stage: Phase) -> Option<Duration> {
         match stage {
-            Stage::Idle | Stage::Reduce => None,
-            Stage::Generate => Some(self.generate),
-            Stage::Compile => Some(self.compile),
-            Stage::Verify => Some(self.verify),
-            Stage::Run => Some(self.run),
-            Stage::Parse => Some(self.parse),
+            Phase::Idle | Phase::Reduce => None,
+            Phase::Generate => Some(self.generate),
+            Phase::Compile => Some(self.compile),
+            Phase::Verify => Some(self.verify),
+            Phase::Run => Some(self.run),
+            Phase::Parse => Some(self.parse),
         }
     }
 }
@@ -226,29 +226,29 @@ mod tests {
     #[test]
     fn clock_reports_its_stage_and_age() {
         let clock = Arc::new(Clock::new(Instant::now()));
-        assert_eq!(clock.read().0, Stage::Idle);
+        assert_eq!(clock.read().0, Phase::Idle);
         let c = Arc::clone(&clock);
         std::thread::spawn(move || {
             watch(c);
-            enter(Stage::Compile);
+            enter(Phase::Compile);
         })
         .join()
         .expect("thread");
         std::thread::sleep(Duration::from_millis(20));
         let (stage, age) = clock.read();
-        assert_eq!(stage, Stage::Compile);
+        assert_eq!(stage, Phase::Compile);
         assert!(age >= Duration::from_millis(20), "{age:?}");
-        enter(Stage::Verify);
-        assert_eq!(clock.read().0, Stage::Compile, "a thread without this clock does not move it");
+        enter(Phase::Verify);
+        assert_eq!(clock.read().0, Phase::Compile, "a thread without this clock does not move it");
     }
 
     #[test]
     fn deadlines_scale_from_the_stage_deadline() {
         let d = Deadlines::with_stage(Duration::from_secs(2));
-        assert_eq!(d.of(Stage::Compile), Some(Duration::from_secs(2)));
-        assert_eq!(d.of(Stage::Run), Some(Duration::from_secs(4)));
-        assert_eq!(d.of(Stage::Verify), Some(Duration::from_secs(120)));
-        assert_eq!(d.of(Stage::Idle), None);
+        assert_eq!(d.of(Phase::Compile), Some(Duration::from_secs(2)));
+        assert_eq!(d.of(Phase::Run), Some(Duration::from_secs(4)));
+        assert_eq!(d.of(Phase::Verify), Some(Duration::from_secs(120)));
+        assert_eq!(d.of(Phase::Idle), None);
         assert!(d.reduce >= d.verify);
         let huge = Deadlines::with_stage(Duration::MAX);
         assert_eq!(huge.compile, Duration::MAX, "no overflow");
