@@ -426,6 +426,11 @@ pub struct StageTimes {
     pub verify: Duration,
     /// Running source and output on every seed (decoding included).
     pub run: Duration,
+    /// The soundness oracle (d), on the cases that have it (filled in by
+    /// the caller that runs it).
+    pub soundness: Duration,
+    /// The round-trip oracle (e), on the cases that have it (likewise).
+    pub roundtrip: Duration,
 }
 
 /// (a) + (b) + (c): compile, verify and run `src` on `seeds`. A proof

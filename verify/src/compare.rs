@@ -242,7 +242,7 @@ impl Checker<'_> {
             let Some(&succ) = self.succs.get(b).and_then(|s| s.get(k)) else { continue };
             let live = self.live.live_in.get(succ).map(Vec::as_slice).unwrap_or(&[]);
             let smt = &mut self.smt;
-            let f = exit_facts(&mut self.terms, s, m, &mut self.locs, live, &mut |t: &mut Terms, x, y| matches!(smt.equal(t, x, y), Answer::Equal));
+            let f = exit_facts(&mut self.terms, s, m, &mut self.locs, live, &mut |t: &mut Terms, x, y| smt.proven_equal(t, x, y));
             exits.push((succ, f));
         }
         exits

@@ -15,13 +15,20 @@
 //!    ([`CANONICAL_NAN`]), texture results as the words the
 //!    counterexample gives them per coordinate words). If the two words
 //!    differ, the counterexample is real.
-//! 2. Otherwise [`fp_query`] asks Z3 again with its floating-point theory
+//! 2. Otherwise, unless both words are fixed by literals and NaN operands
+//!    alone ([`equal_by_fixed_words`]: then they are equal), [`fp_query`]
+//!    asks Z3 again with its floating-point theory
 //!    for the ops that have an exact encoding here ([`exact_in_fp`]);
 //!    `exp2`, `log2`, `sin`, `cos` and the texture words stay
 //!    uninterpreted. `unsat` proves the obligation (uninterpreted functions
 //!    only weaken what is assumed); a model is evaluated exactly again as in
 //!    step 1, and is a counterexample only if the words differ; anything
 //!    else is unknown.
+//!
+//! A caller that needs only "proven equal or not" (the dataflow's
+//! location facts) first tries [`differs_somewhere`]: a concrete IEEE-754
+//! evaluation under which the two differ means step 2 cannot prove them
+//! equal, so Z3 is not asked.
 //!
 //! The semantics is the one of `semantics.md` (the interpreters' too), in
 //! the verifier's own code: `fmin`/`fmax` order -0 below +0 and return the
@@ -236,6 +243,174 @@ pub fn fp_query(terms: &Terms, a: Term, b: Term, truth: bool) -> (String, Vec<Te
     (s, free)
 }
 
+/// The word `t` takes for every input and every meaning of the functions
+/// [`fp_query`] leaves uninterpreted, where the IEEE-754 meaning of the
+/// ops it encodes ([`apply`]) fixes one: literals, ops of such words, and
+/// the results a NaN operand decides alone (`fadd`, `fsub`, `fmul` and
+/// `fmad` of a NaN are NaN, `ge`/`lt` of a NaN are 0.0), `select` of a
+/// fixed condition picking a fixed word, and `and` with 0 and `or` with
+/// all ones. `None`: the word may vary.
+pub fn fixed_word(terms: &Terms, t: Term) -> Option<u32> {
+    let mut cone = crate::smt::reachable(terms, &[t]);
+    cone.sort_unstable();
+    let mut words: FxHashMap<Term, Option<u32>> = FxHashMap::default();
+    for &u in &cone {
+        let w = match terms.node(u) {
+            Node::Lit(w) => Some(*w),
+            Node::App(Fun::Alu(sem), xs) if encoded(*sem, terms.args(*xs).len()) => {
+                let vals: Vec<Option<u32>> = terms.args(*xs).iter().map(|x| words.get(x).copied().flatten()).collect();
+                fixed_result(*sem, &vals)
+            }
+            _ => None,
+        };
+        words.insert(u, w);
+    }
+    words.get(&t).copied().flatten()
+}
+
+/// [`fixed_word`] of an op `sem` whose arguments' fixed words are `vals`.
+fn fixed_result(sem: Sem, vals: &[Option<u32>]) -> Option<u32> {
+    if let Some(all) = vals.iter().copied().collect::<Option<Vec<u32>>>() {
+        return apply(sem, &all);
+    }
+    let nan = |v: &Option<u32>| v.is_some_and(|w| f(w).is_nan());
+    match (sem, vals) {
+        (Sem::FAdd | Sem::FSub | Sem::FMul, [x, y]) if nan(x) || nan(y) => Some(CANONICAL_NAN),
+        (Sem::FMad, [x, y, z]) if nan(x) || nan(y) || nan(z) => Some(CANONICAL_NAN),
+        (Sem::Ge | Sem::Lt, [x, y]) if nan(x) || nan(y) => Some(0),
+        (Sem::Select, [Some(c), x, y]) => {
+            if f(*c) != 0.0 {
+                *x
+            } else {
+                *y
+            }
+        }
+        (Sem::And, [Some(0), _] | [_, Some(0)]) => Some(0),
+        (Sem::Or, [Some(u32::MAX), _] | [_, Some(u32::MAX)]) => Some(u32::MAX),
+        _ => None,
+    }
+}
+
+/// Whether `a` and `b` are equal (in truth, when `truth`) for every input
+/// because both have a [`fixed_word`] and the two agree: `fp_query(a, b)`
+/// is then unsatisfiable. `false` proves nothing.
+pub fn equal_by_fixed_words(terms: &Terms, a: Term, b: Term, truth: bool) -> bool {
+    let (Some(x), Some(y)) = (fixed_word(terms, a), fixed_word(terms, b)) else { return false };
+    if truth {
+        (x == 0) == (y == 0)
+    } else {
+        x == y
+    }
+}
+
+/// Leaf assignments [`differs_somewhere`] tries.
+pub const WITNESS_SAMPLES: u64 = 64;
+
+/// How [`differs_somewhere`] evaluates one term of a cone.
+enum Step {
+    /// A literal word.
+    Lit(u32),
+    /// A free constant of [`fp_query`] (leaf or block-entry symbol).
+    Free,
+    /// An op [`fp_query`] encodes exactly: [`apply`] on the arguments.
+    Exact(Sem),
+    /// An op [`fp_query`] leaves uninterpreted, keyed by its function's
+    /// name and arity (one function per name, as there).
+    Uninterpreted(u64),
+}
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// Sample `k`'s word for free constant `t`: small integers, simple floats
+/// of either sign, floats near 1 (which chains of products keep finite),
+/// a few special floats, and arbitrary words in turn.
+fn free_word(t: Term, k: u64) -> u32 {
+    const SPECIAL: [f32; 8] = [0.0, 1.0, -1.0, 2.0, 0.5, -0.0, f32::INFINITY, -2.0];
+    let h = mix(u64::from(t.0) ^ mix(k.wrapping_add(0x9e37_79b9)));
+    match k % 8 {
+        0 => (h % 5) as u32,
+        1 => (0.25 + (h % 4096) as f32 / 512.0).to_bits(),
+        2 => ((h % 4096) as f32 / 128.0 - 16.0).to_bits(),
+        3 => (0.9 + (h % 4096) as f32 / 20480.0).to_bits(),
+        4 => ((h % 4096) as f32 / 1024.0 - 2.0).to_bits(),
+        5 => SPECIAL[(h % 8) as usize].to_bits(),
+        6 => ((h % 64) as f32).to_bits(),
+        _ => (h >> 11) as u32,
+    }
+}
+
+/// Whether some words of the free constants and some interpretation of
+/// the functions [`fp_query`] leaves uninterpreted make `a` and `b` differ
+/// (in truth, when `truth`) with every op [`fp_query`] encodes evaluated
+/// by [`apply`], the same IEEE-754 meaning. When it says so, `fp_query(a,
+/// b)` is satisfiable, so the solver cannot prove the two equal: its
+/// answer could only be a counterexample or unknown. Tries
+/// [`WITNESS_SAMPLES`] assignments, each with its own hash function for
+/// each uninterpreted function; `false` proves nothing.
+pub fn differs_somewhere(terms: &Terms, a: Term, b: Term, truth: bool) -> bool {
+    let mut cone = crate::smt::reachable(terms, &[a, b]);
+    cone.sort_unstable();
+    let at: FxHashMap<Term, usize> = cone.iter().enumerate().map(|(i, t)| (*t, i)).collect();
+    let mut args: Vec<Vec<usize>> = Vec::with_capacity(cone.len());
+    let mut steps: Vec<Step> = Vec::with_capacity(cone.len());
+    for &t in &cone {
+        let (step, xs) = match terms.node(t) {
+            Node::Lit(w) => (Step::Lit(*w), Vec::new()),
+            Node::App(fun, xs) => {
+                let xs = terms.args(*xs);
+                let step = match fun {
+                    Fun::Alu(sem) if encoded(*sem, xs.len()) => Step::Exact(*sem),
+                    _ => Step::Uninterpreted(name_key(&format!("{}_{}", crate::term::fun_name(*fun), xs.len()))),
+                };
+                let Some(ix) = xs.iter().map(|x| at.get(x).copied()).collect::<Option<Vec<usize>>>() else { return false };
+                (step, ix)
+            }
+            _ => (Step::Free, Vec::new()),
+        };
+        steps.push(step);
+        args.push(xs);
+    }
+    let (Some(&ia), Some(&ib)) = (at.get(&a), at.get(&b)) else { return false };
+    let mut words = vec![0u32; cone.len()];
+    let mut vals: Vec<u32> = Vec::with_capacity(4);
+    'samples: for k in 0..WITNESS_SAMPLES {
+        for (i, step) in steps.iter().enumerate() {
+            vals.clear();
+            vals.extend(args[i].iter().map(|&j| words[j]));
+            words[i] = match step {
+                Step::Lit(w) => *w,
+                Step::Free => free_word(cone[i], k),
+                Step::Exact(sem) => match apply(*sem, &vals) {
+                    Some(w) => w,
+                    None => continue 'samples,
+                },
+                Step::Uninterpreted(key) => (vals.iter().fold(mix(key ^ k), |h, v| mix(h ^ u64::from(*v))) >> 7) as u32,
+            };
+        }
+        let (x, y) = (words[ia], words[ib]);
+        if if truth { (x == 0) != (y == 0) } else { x != y } {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether [`fp_query`] encodes `sem` with `arity` arguments exactly.
+fn encoded(sem: Sem, arity: usize) -> bool {
+    exact_in_fp(sem) && encode(sem, &vec![String::new(); arity]).is_some()
+}
+
+/// A hash of an uninterpreted function's name (FNV-1a).
+fn name_key(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// The SMT-LIB expression of exact op `sem` on argument constants.
 fn encode(sem: Sem, a: &[String]) -> Option<String> {
     let bv = |op: &str| match a {
@@ -334,6 +509,54 @@ mod tests {
         assert_eq!(apply(Sem::Floor, &[(-1.5f32).to_bits()]), Some((-2.0f32).to_bits()));
         assert_eq!(apply(Sem::Add, &[u32::MAX, 2]), Some(1));
         assert_eq!(apply(Sem::FAdd, &[one]), None);
+    }
+
+    #[test]
+    fn nan_operands_fix_words_and_decide_equality() {
+        let mut t = Terms::new();
+        let (x, y) = (t.intern(Node::Uniform(0, 0)), t.intern(Node::Uniform(1, 0)));
+        let nan = t.lit(0xffff_ffff);
+        let (xn, ny) = (t.app(Fun::Alu(Sem::FMul), vec![x, nan]), t.app(Fun::Alu(Sem::FMul), vec![nan, y]));
+        assert_eq!(fixed_word(&t, xn), Some(CANONICAL_NAN));
+        assert!(equal_by_fixed_words(&t, xn, ny, false), "both NaN for every input");
+        let mad = t.app(Fun::Alu(Sem::FMad), vec![x, y, xn]);
+        assert_eq!(fixed_word(&t, mad), Some(CANONICAL_NAN));
+        let ge = t.app(Fun::Alu(Sem::Ge), vec![ny, x]);
+        assert_eq!(fixed_word(&t, ge), Some(0));
+        let (two, minus_one) = (t.lit(2.0f32.to_bits()), t.lit((-1.0f32).to_bits()));
+        let one = t.app(Fun::Alu(Sem::FAdd), vec![two, minus_one]);
+        assert!(equal_by_fixed_words(&t, one, two, true), "1.0 and 2.0 are both true");
+        assert!(!equal_by_fixed_words(&t, one, two, false));
+        let picked = t.app(Fun::Alu(Sem::Select), vec![one, two, x]);
+        assert_eq!(fixed_word(&t, picked), Some(2.0f32.to_bits()));
+        // Nothing about a word that varies: fmin of a NaN is the other
+        // operand, x * 1.0 is x only for non-NaN x, exp2 is uninterpreted.
+        let unit = t.lit(1.0f32.to_bits());
+        let (lo, times_one) = (t.app(Fun::Alu(Sem::FMin), vec![x, nan]), t.app(Fun::Alu(Sem::FMul), vec![x, unit]));
+        assert_eq!((fixed_word(&t, lo), fixed_word(&t, times_one)), (None, None));
+        let e = t.app(Fun::Alu(Sem::Exp2), vec![two]);
+        assert_eq!(fixed_word(&t, e), None, "exp2 is uninterpreted in the float query");
+        assert!(!equal_by_fixed_words(&t, x, x, false), "no fixed word, no claim");
+    }
+
+    #[test]
+    fn concrete_differences_are_found_and_identities_are_not_refuted() {
+        let mut t = Terms::new();
+        let (x, y) = (t.intern(Node::Uniform(0, 0)), t.intern(Node::Uniform(1, 0)));
+        let (xy, yx) = (t.app(Fun::Alu(Sem::FSub), vec![x, y]), t.app(Fun::Alu(Sem::FSub), vec![y, x]));
+        assert!(differs_somewhere(&t, xy, yx, false));
+        let (s, r) = (t.app(Fun::Alu(Sem::FAdd), vec![x, y]), t.app(Fun::Alu(Sem::FAdd), vec![y, x]));
+        assert!(!differs_somewhere(&t, s, r, false), "IEEE addition commutes");
+        let m = t.app(Fun::Alu(Sem::FMax), vec![xy, xy]);
+        assert!(!differs_somewhere(&t, m, xy, false), "fmax(z, z) is z for a computed z");
+        // Uninterpreted functions: any function of the argument words.
+        let (ex, ey) = (t.app(Fun::Alu(Sem::Exp2), vec![x]), t.app(Fun::Alu(Sem::Exp2), vec![y]));
+        assert!(differs_somewhere(&t, ex, ey, false));
+        let ex2 = t.app(Fun::Alu(Sem::Exp2), vec![x]);
+        assert!(!differs_somewhere(&t, ex, ex2, false));
+        let one = t.lit(1.0f32.to_bits());
+        let (gx, gy) = (t.app(Fun::Alu(Sem::Ge), vec![x, one]), t.app(Fun::Alu(Sem::Ge), vec![one, x]));
+        assert!(differs_somewhere(&t, gx, gy, true), "x >= 1 and 1 >= x disagree in truth for x = 2");
     }
 
     #[test]

@@ -104,6 +104,10 @@ pub struct Smt {
     funs: FxHashMap<String, FuncDecl>,
     leaves: FxHashMap<Term, String>,
     cache: FxHashMap<(Term, Term, bool), Answer>,
+    /// Questions [`Smt::proven_equal`] answered by evaluation without the
+    /// float-theory query [`Smt::equal`] would have made (and cached):
+    /// [`Smt::equal_quick`] makes that query when it meets one of them.
+    deferred: FxHashSet<(Term, Term, bool)>,
     samples: crate::sample::Values,
     deadline: Option<Instant>,
     /// Whether the first block is entered only at program start (its junk
@@ -119,7 +123,7 @@ impl Smt {
     /// solver question is answered [`Answer::Unknown`].
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
         let deadline = Instant::now().checked_add(Duration::from_millis(timeout_ms));
-        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
+        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), deferred: FxHashSet::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
     }
 
     /// Say whether the first block is entered only at program start (the
@@ -154,6 +158,13 @@ impl Smt {
         if let Some(ans) = self.cache.get(&(a, b, truth)) {
             return ans.clone();
         }
+        if self.deferred.remove(&(a, b, truth)) {
+            let ans = self.decide_ieee(terms, a, b, truth);
+            if ans != Answer::Unknown {
+                self.cache.insert((a, b, truth), ans.clone());
+            }
+            return ans;
+        }
         self.answer_from_samples(terms, a, b, truth).unwrap_or(Answer::Unknown)
     }
 
@@ -179,6 +190,21 @@ impl Smt {
         self.ask(terms, a, b, false)
     }
 
+    /// Whether `a` and `b` are proven the same word for all inputs: `true`
+    /// when [`Smt::equal`] would answer [`Answer::Equal`] (in the time
+    /// left), `false` otherwise, for
+    /// callers to whom a counterexample and unknown mean the same (the
+    /// dataflow's "does this location hold that value"). Where the float
+    /// theory would be asked, a concrete IEEE-754 evaluation that tells
+    /// the two apart ([`crate::ieee::differs_somewhere`]) answers `false`
+    /// first: the float theory could then not prove them equal. That
+    /// answer is not cached: a later [`Smt::equal`] or
+    /// [`Smt::equal_quick`] of the same pair asks the solver, so every
+    /// answer they give is the one they gave without this shortcut.
+    pub fn proven_equal(&mut self, terms: &Terms, a: Term, b: Term) -> bool {
+        self.ask_as(terms, a, b, false, true) == Answer::Equal
+    }
+
     /// Whether `a != 0` and `b != 0` agree for all inputs (branch conditions).
     pub fn same_truth(&mut self, terms: &Terms, a: Term, b: Term) -> Answer {
         self.ask(terms, a, b, true)
@@ -191,6 +217,12 @@ impl Smt {
     }
 
     fn ask(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
+        self.ask_as(terms, a, b, truth, false)
+    }
+
+    /// [`Smt::ask`]; `equality_only`: the caller needs only whether the
+    /// answer is [`Answer::Equal`] (see [`Smt::proven_equal`]).
+    fn ask_as(&mut self, terms: &Terms, a: Term, b: Term, truth: bool, equality_only: bool) -> Answer {
         if a == b {
             return Answer::Equal;
         }
@@ -199,6 +231,10 @@ impl Smt {
             return ans.clone();
         }
         let ans = match self.answer_from_samples(terms, a, b, truth) {
+            Some(Answer::Unknown) if equality_only && crate::ieee::differs_somewhere(terms, a, b, truth) => {
+                self.deferred.insert(key);
+                return Answer::Unknown;
+            }
             Some(Answer::Unknown) => self.decide_ieee(terms, a, b, truth),
             Some(ans) => ans,
             None => self.solve(terms, a, b, truth),
@@ -240,9 +276,14 @@ impl Smt {
     /// ([`crate::ieee::fp_query`]), after a counterexample of the
     /// uninterpreted encoding turned out not to be one: `unsat` proves the
     /// obligation, a model is a counterexample only when exact evaluation
-    /// confirms it, anything else is unknown.
+    /// confirms it, anything else is unknown. Two sides whose words no
+    /// input can change and that agree
+    /// ([`crate::ieee::equal_by_fixed_words`]) are equal without a query.
     fn decide_ieee(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
         let Some(budget_ms) = self.budget_ms().map(|ms| ms.min(IEEE_BUDGET_MS)) else { return Answer::Unknown };
+        if crate::ieee::equal_by_fixed_words(terms, a, b, truth) {
+            return Answer::Equal;
+        }
         self.queries += 1;
         let (text, free) = crate::ieee::fp_query(terms, a, b, truth);
         let names: Vec<String> = free.iter().map(|t| format!("t{}", t.0)).collect();
@@ -558,6 +599,24 @@ mod tests {
         let zero = t.lit(0);
         let (lo, hi) = (t.app(Fun::Alu(Sem::FMin), vec![x, zero]), t.app(Fun::Alu(Sem::FMax), vec![x, zero]));
         assert!(matches!(smt.equal(&t, lo, hi), Answer::Differ(c) if c.source != c.machine && !c.uninterpreted));
+    }
+
+    #[test]
+    fn proven_equal_settles_float_questions_without_the_solver_where_it_can() {
+        let mut t = Terms::new();
+        let (x, y) = (t.intern(Node::Uniform(0, 0)), t.intern(Node::Uniform(1, 0)));
+        let nan = t.lit(0xffff_ffff);
+        let (xn, ny) = (t.app(Fun::Alu(Sem::FMul), vec![x, nan]), t.app(Fun::Alu(Sem::FMul), vec![nan, y]));
+        let mut smt = Smt::new(v3d(), 10_000);
+        assert!(smt.proven_equal(&t, xn, ny), "both are NaN for every input");
+        assert_eq!(smt.equal(&t, xn, ny), Answer::Equal);
+        let (xy, yx) = (t.app(Fun::Alu(Sem::FSub), vec![x, y]), t.app(Fun::Alu(Sem::FSub), vec![y, x]));
+        let lg = t.app(Fun::Alu(Sem::Log2), vec![xy]);
+        let lg2 = t.app(Fun::Alu(Sem::Log2), vec![yx]);
+        assert!(!smt.proven_equal(&t, lg, lg2));
+        assert_eq!(smt.queries, 0, "decided by evaluation alone");
+        let (s, r) = (t.app(Fun::Alu(Sem::FAdd), vec![x, y]), t.app(Fun::Alu(Sem::FAdd), vec![y, x]));
+        assert!(smt.proven_equal(&t, s, r), "IEEE addition commutes: the float theory proves it");
     }
 
     #[test]

@@ -186,13 +186,18 @@ pub fn regenerate_from(seed: u64, index: u64, target: &'static Target, plan: &Pl
 fn check(src: &Program, opts: &Options, plan: &Plan, index: u64, bytes: &mut gen::SeedStream, seeds: &[u64], times: &mut oracle::StageTimes) -> Result<(), Finding> {
     let (passed, prepared) = oracle::check_case_keeping(src, opts, &plan.vopts, seeds, times)?;
     if plan.roundtrip_every > 0 && index.is_multiple_of(plan.roundtrip_every) {
-        oracle::parse_roundtrip_printed(src, schedra_ir::print::print(src).as_bytes())?;
+        let start = std::time::Instant::now();
         let out = &passed.compiled.program;
-        oracle::parse_roundtrip_printed(out, schedra_ir::print::print(out).as_bytes())?;
+        let r = oracle::parse_roundtrip_printed(src, schedra_ir::print::print(src).as_bytes()).and_then(|()| oracle::parse_roundtrip_printed(out, schedra_ir::print::print(out).as_bytes()));
+        times.roundtrip += start.elapsed();
+        r?;
     }
     if plan.soundness_every > 0 && index.is_multiple_of(plan.soundness_every) {
+        let start = std::time::Instant::now();
         let mutant = bytes.draw(MUTATION_HINT, |u| mutate::mutate(&passed.compiled.program, u));
-        oracle::soundness_prepared(src, &prepared, mutant, &plan.vopts).map_err(|mut f| {
+        let r = oracle::soundness_prepared(src, &prepared, mutant, &plan.vopts);
+        times.soundness += start.elapsed();
+        r.map_err(|mut f| {
             f.options = Some(*opts);
             f
         })?;
