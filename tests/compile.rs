@@ -45,6 +45,15 @@ fn there_are_shaders_to_compile() {
     assert!(shaders().len() >= 7, "corpus and examples not found under {}", root().display());
 }
 
+/// Whether `p`'s target has no scratch memory, so that a value the
+/// allocation stage spills only has a home once the target's scheduler
+/// places it (lima-gp spills to register components while it schedules):
+/// the allocation stage alone cannot print such a program, and the full
+/// compile of it is checked by `machine_programs_behave_like_their_sources`.
+fn spills_inside_the_scheduler(p: &Program) -> bool {
+    !p.target.ops.iter().any(|o| o.sem == schedra_ir::target::Sem::ScratchRead)
+}
+
 #[test]
 fn allocated_programs_behave_like_their_sources() {
     let mut failures = Vec::new();
@@ -54,6 +63,7 @@ fn allocated_programs_behave_like_their_sources() {
             let source = Source::new(&src).expect("source form");
             let scheduled = schedule(&mut Context::new(), &source, &opts);
             match allocate(&source, &scheduled, &opts).and_then(|a| a.into_allocated()) {
+                Err(e) if spills_inside_the_scheduler(&src) && e.to_string().contains("no op for ScratchRead") => {}
                 Err(e) => failures.push(format!("{} {:?}: {e}", path.display(), opts)),
                 Ok(a) => {
                     if let Some(d) = differs(&src, &a.program) {
