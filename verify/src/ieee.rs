@@ -38,6 +38,7 @@
 //! `ge`/`lt` give 1.0 or 0.0 (0.0 on NaN), `select c, a, b` is `a` when
 //! `c != 0.0` (a NaN `c` included).
 
+use crate::sample::mix;
 use crate::term::{eval_integer, is_integer, Fun, Node, Term, Terms};
 use rustc_hash::FxHashMap;
 use schedra_ir::target::Sem;
@@ -317,14 +318,6 @@ enum Step {
     /// An op [`fp_query`] leaves uninterpreted, keyed by its function's
     /// name and arity (one function per name, as there).
     Uninterpreted(u64),
-}
-
-fn mix(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
 }
 
 /// Sample `k`'s word for free constant `t`: small integers, simple floats

@@ -43,7 +43,9 @@ pub const SAMPLES: u64 = 10;
 pub const HASHED_SAMPLES: u64 = 4;
 const FIRST_HASHED: u64 = SAMPLES - HASHED_SAMPLES;
 
-fn mix(mut x: u64) -> u64 {
+/// A 64-bit finaliser (splitmix-style): spreads every input bit over the
+/// output, so nearby keys and sample numbers give unrelated words.
+pub(crate) fn mix(mut x: u64) -> u64 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
     x ^= x >> 33;
