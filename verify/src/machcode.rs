@@ -94,6 +94,10 @@ pub struct MachCode {
     /// Whether the target encodes its waits (`Clock::EncodedWaits`): its
     /// unknown-landing results land only when a barrier waits for them.
     pub waits: bool,
+    /// The earliest an unknown-landing result lands, in cycles after its
+    /// issue (the start of `WaitClock::landing`): a barrier holds its next
+    /// bundle at least until then for the youngest result it covers.
+    pub earliest_landing: u64,
     blocks: Vec<MachBlock>,
     /// Per bundle, its ops.
     bundles: Vec<Span>,
@@ -136,7 +140,7 @@ impl MachCode {
     pub fn of(p: &Program) -> MachCode {
         let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
         let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
-        let mut c = MachCode { interlocked: stalls(p.target.clock), expiring: p.target.ops.iter().any(|d| d.window().max.is_some()), waits: matches!(p.target.clock, Clock::EncodedWaits { .. }), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
+        let mut c = MachCode { interlocked: stalls(p.target.clock), expiring: p.target.ops.iter().any(|d| d.window().max.is_some()), waits: matches!(p.target.clock, Clock::EncodedWaits { .. }), earliest_landing: u64::from(p.target.wait_timing().landing.0.max(1)), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
         c.descs.reserve(n);
         c.desc_spans.reserve(nb);
         let mut ops = OpCache::new(p.target);

@@ -1164,14 +1164,21 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// After a barrier whose next bundle issues at `cycle` (`level`: how
-    /// many unknown-landing results may stay in flight): the older
-    /// uncovered results land at `cycle`; fixed-latency writes still in
-    /// flight become unsettled until they land (the barrier's stall is
-    /// unknown, so a read before their landing may see either value).
-    fn barrier(&mut self, level: u32, cycle: u64) {
+    /// After a barrier whose next bundle would issue at `cycle` with no
+    /// hold (`level`: how many unknown-landing results may stay in
+    /// flight): the barrier holds that bundle at least until the youngest
+    /// result it covers can land (its issue plus the earliest landing), and
+    /// the covered results land then. Its stall beyond that is unknown, so
+    /// fixed-latency writes still in flight become unsettled until they
+    /// land (a read before may see either value). Returns the cycle the
+    /// next bundle issues at on this timeline: every texture landing at
+    /// its earliest, the timeline an interpreter run with no landing delay
+    /// takes.
+    fn barrier(&mut self, level: u32, cycle: u64) -> u64 {
+        let k = covered(&self.s.uncovered, level);
+        let youngest = self.s.uncovered.get(..k).and_then(|c| c.last()).and_then(|(_, id)| self.run.writes.get(*id));
+        let cycle = youngest.map_or(cycle, |w| cycle.max(w.issue + self.code.earliest_landing));
         let s = &mut *self.s;
-        let k = covered(&s.uncovered, level);
         for (_, id) in s.uncovered.drain(..k) {
             if let Some(w) = s.pending.iter_mut().find(|w| w.id == id) {
                 w.land = cycle;
@@ -1186,6 +1193,7 @@ impl<'a> Machine<'a> {
         for w in s.pending.iter().filter(|w| w.land > cycle && w.land != u64::MAX) {
             s.unsettled.push(Unsettled { reg: w.reg, until: w.land, write: w.id, tex: false });
         }
+        cycle
     }
 
     /// Read one op's operands (into `bundle.args`, and if the run records,
@@ -1327,7 +1335,7 @@ impl<'a> Machine<'a> {
                 // A fixed-latency write to the register still in flight when
                 // the result issues: the barrier that covers the result lands
                 // it at the barrier's next bundle, which on this timeline (a
-                // barrier's stall counted as zero) may come before that
+                // barrier's stall counted at its least) may come before that
                 // write lands, so the write must have landed first.
                 if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land > cycle) {
                     self.run.issues.push(TimingIssue::Unsettled { at: op.at.clone(), reg, write: w.id, tex: false, overwrite: true });
@@ -1474,7 +1482,7 @@ pub fn run_machine_into(terms: &mut Terms, code: &MachCode, bufs: &mut MachBuffe
         b.store_reads.clear();
         cycle += 1 + u64::from(timing.wait);
         if let Some(level) = timing.barrier {
-            m.barrier(level, cycle);
+            cycle = m.barrier(level, cycle);
         }
     }
     finish(&mut m, block, cycle);
