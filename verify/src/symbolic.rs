@@ -1333,10 +1333,9 @@ impl<'a> Machine<'a> {
             self.settled(reg, cycle, &op.at, true);
             if unknown {
                 // A fixed-latency write to the register still in flight when
-                // the result issues: the barrier that covers the result lands
-                // it at the barrier's next bundle, which on this timeline (a
-                // barrier's stall counted at its least) may come before that
-                // write lands, so the write must have landed first.
+                // the result issues: a texture result may overwrite only a
+                // register with no write in flight (Mesa's rule; the
+                // hardware's order of the two landings is not public).
                 if let Some(w) = self.s.pending.iter().find(|o| o.reg == reg && o.land != u64::MAX && o.land > cycle) {
                     self.run.issues.push(TimingIssue::Unsettled { at: op.at.clone(), reg, write: w.id, tex: false, overwrite: true });
                 }
