@@ -22,7 +22,12 @@
 //! of `timeout_ms` and the time left, and once the deadline has passed no
 //! query reaches Z3 at all (it is [`Answer::Unknown`]), so a verification
 //! with many hard obligations ends within its budget (plus one query's
-//! [`grace`]) instead of `timeout_ms` per obligation.
+//! [`grace`]) instead of `timeout_ms` per obligation. The IEEE-754 step
+//! (after a model of the uninterpreted encoding fails exact evaluation)
+//! gets at most [`IEEE_BUDGET_MS`] for an obligation, [`FACT_IEEE_BUDGET_MS`]
+//! for a location fact, and [`IEEE_SEARCH_BUDGET_MS`] when an evaluation
+//! already shows the query satisfiable (it can then only search for a
+//! counterexample, never prove).
 
 use crate::term::{fun_name, is_integer, Fun, Node, Term, Terms};
 use crate::witness::InputWord;
@@ -87,6 +92,24 @@ pub enum Answer {
 /// take: bit-blasted float products are slow, and the step only decides
 /// between a violation and `unknown` after a counterexample failed.
 pub const IEEE_BUDGET_MS: u64 = 2_000;
+
+/// Most milliseconds the IEEE step may take when it can only search for a
+/// counterexample: when [`crate::ieee::differs_somewhere`] shows the
+/// float-theory query satisfiable, the solver cannot prove the two sides
+/// equal, and its model (a word for each uninterpreted function's use)
+/// is a violation only if exact evaluation confirms it. Models the solver
+/// finds at all it finds fast; the rest of [`IEEE_BUDGET_MS`] would be
+/// spent only to answer `unknown`.
+pub const IEEE_SEARCH_BUDGET_MS: u64 = 100;
+
+/// Most milliseconds the IEEE step may take for a location fact
+/// ([`Smt::proven_equal`]): a fact the step cannot prove in time is only
+/// not kept (a later obligation that needs it is then refuted, and
+/// reported only once a walk confirms it, or left unknown), while one
+/// query that spends [`IEEE_BUDGET_MS`] can use up a whole verification's
+/// budget. An obligation on the same pair asks again with the full budget
+/// (an unknown answer is not cached).
+pub const FACT_IEEE_BUDGET_MS: u64 = 500;
 
 /// The effective per-query budget in ms for a requested `ms`: 0 becomes
 /// 1 ms (give up at once, `unknown`) rather than "no limit", as Z3's own
@@ -159,7 +182,7 @@ impl Smt {
             return ans.clone();
         }
         if self.deferred.remove(&(a, b, truth)) {
-            let ans = self.decide_ieee(terms, a, b, truth);
+            let ans = self.decide_ieee(terms, a, b, truth, IEEE_BUDGET_MS);
             if ans != Answer::Unknown {
                 self.cache.insert((a, b, truth), ans.clone());
             }
@@ -235,9 +258,9 @@ impl Smt {
                 self.deferred.insert(key);
                 return Answer::Unknown;
             }
-            Some(Answer::Unknown) => self.decide_ieee(terms, a, b, truth),
+            Some(Answer::Unknown) => self.decide_ieee(terms, a, b, truth, IEEE_BUDGET_MS),
             Some(ans) => ans,
-            None => self.solve(terms, a, b, truth),
+            None => self.solve(terms, a, b, truth, if equality_only { FACT_IEEE_BUDGET_MS } else { IEEE_BUDGET_MS }),
         };
         if ans != Answer::Unknown {
             self.cache.insert(key, ans.clone());
@@ -245,7 +268,9 @@ impl Smt {
         ans
     }
 
-    fn solve(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
+    /// The uninterpreted query; a model that exact evaluation does not
+    /// confirm goes to the IEEE step with at most `ieee_ms`.
+    fn solve(&mut self, terms: &Terms, a: Term, b: Term, truth: bool, ieee_ms: u64) -> Answer {
         let Some(budget_ms) = self.budget_ms() else { return Answer::Unknown };
         self.queries += 1;
         let (Some(za), Some(zb)) = (self.convert(terms, a), self.convert(terms, b)) else { return Answer::Unknown };
@@ -265,7 +290,7 @@ impl Smt {
                 let leaves: FxHashMap<Term, u32> = asked.into_iter().zip(vals.into_iter().skip(2)).collect();
                 match crate::witness::confirm(terms, self.target, a, b, truth, &leaves, self.first_is_entry) {
                     Some(cex) => Answer::Differ(cex),
-                    None => self.decide_ieee(terms, a, b, truth),
+                    None => self.decide_ieee(terms, a, b, truth, ieee_ms),
                 }
             }
             Verdict::Unknown => Answer::Unknown,
@@ -279,11 +304,15 @@ impl Smt {
     /// confirms it, anything else is unknown. Two sides whose words no
     /// input can change and that agree
     /// ([`crate::ieee::equal_by_fixed_words`]) are equal without a query.
-    fn decide_ieee(&mut self, terms: &Terms, a: Term, b: Term, truth: bool) -> Answer {
-        let Some(budget_ms) = self.budget_ms().map(|ms| ms.min(IEEE_BUDGET_MS)) else { return Answer::Unknown };
+    /// The step's query takes at most `most_ms`, and at most
+    /// [`IEEE_SEARCH_BUDGET_MS`] when it can only find a counterexample.
+    fn decide_ieee(&mut self, terms: &Terms, a: Term, b: Term, truth: bool, most_ms: u64) -> Answer {
+        let Some(budget_ms) = self.budget_ms() else { return Answer::Unknown };
         if crate::ieee::equal_by_fixed_words(terms, a, b, truth) {
             return Answer::Equal;
         }
+        let most = if crate::ieee::differs_somewhere(terms, a, b, truth) { most_ms.min(IEEE_SEARCH_BUDGET_MS) } else { most_ms };
+        let budget_ms = budget_ms.min(most);
         self.queries += 1;
         let (text, free) = crate::ieee::fp_query(terms, a, b, truth);
         let names: Vec<String> = free.iter().map(|t| format!("t{}", t.0)).collect();
