@@ -3,7 +3,9 @@
 //! Both simulators give every op the *same* meaning ([`outcome`]): the
 //! verifier's own reading of the target's [`Sem`] (word-wise ALU ops, outside
 //! inputs as leaves, texture words as functions of the coordinates, scratch
-//! slots, output effects). They differ only in *when* values move:
+//! slots, output effects; a fragment discard is an effect whose last word is
+//! its place, the literal count of the block's earlier outputs,
+//! [`Channel::place`]). They differ only in *when* values move:
 //!
 //! - [`run_source`]: the source form, one op after another, over variables
 //!   ([`Var`]: virtual register words, physical registers the source names,

@@ -150,7 +150,8 @@ impl Imms {
 
 /// Whether `op` may be a straight-line candidate under `cfg`: not one
 /// whose fixed operand sizes no value of the target can have (an op only
-/// for physical registers, kepler `tex.2d`).
+/// for physical registers, kepler `tex.2d`), and a fragment discard only
+/// where outputs may come mid-program and the program is a fragment one.
 fn candidate(t: &Target, op: &OpDesc, cfg: &Config) -> bool {
     if let Sizes::Fixed { dest, src } = op.sizes {
         if dest.max(src) > t.max_value_size {
