@@ -13,7 +13,8 @@
 //! - WAW from the last writer, delay = `L_first - L_second + 1` (the second
 //!   write lands strictly later, so no two writes land together and the last
 //!   one wins);
-//! - order edges (delay 1) between effects on one output channel, between
+//! - order edges (delay 1) between effects on one output channel, between a
+//!   fragment discard and every output or discard, between
 //!   overlapping scratch accesses of which one is a write, and around
 //!   barriers (ops that must stay in place, e.g. the end-of-thread send).
 //!
@@ -52,6 +53,9 @@ impl InlineItem for u32 {
 pub enum Effect {
     /// A write to this output channel (each channel keeps its own order).
     Output(Channel),
+    /// A fragment discard: ordered with every output and every other
+    /// discard (its effect records its place among the outputs).
+    Discard,
     /// A scratch access of slots `lo..hi`.
     Scratch {
         /// Whether the access writes scratch.
@@ -482,8 +486,13 @@ impl DepGraph {
         for eff in &op.effects {
             // A new output on a channel stands for the older ones on it: later
             // effects ordered after it are ordered after them too.
-            if let Effect::Output(c) = eff {
-                effects.retain(|(_, old)| !matches!(old, Effect::Output(o) if o == c));
+            match eff {
+                Effect::Output(c) => effects.retain(|(_, old)| !matches!(old, Effect::Output(o) if o == c)),
+                // A discard is ordered after every output and discard
+                // before it, and everything that conflicts with those
+                // conflicts with it.
+                Effect::Discard => effects.retain(|(_, old)| !matches!(old, Effect::Output(_) | Effect::Discard)),
+                _ => {}
             }
             effects.push((i, *eff));
         }
@@ -630,6 +639,7 @@ impl DepGraph {
 fn conflicts(a: &Effect, b: &Effect) -> bool {
     match (a, b) {
         (Effect::Output(x), Effect::Output(y)) => x == y,
+        (Effect::Discard, Effect::Output(_) | Effect::Discard) | (Effect::Output(_), Effect::Discard) => true,
         (
             Effect::Scratch {
                 write: w1,
@@ -675,6 +685,7 @@ pub fn push_effects(out: &mut Effects, target: &Target, desc: &OpDesc, inst: &In
             let index = if with_index { index() } else { None };
             out.push(Effect::Output(Channel { name: ch, index }));
         }
+        Sem::Discard => out.push(Effect::Discard),
         Sem::ScratchRead | Sem::ScratchWrite => {
             let write = desc.sem == Sem::ScratchWrite;
             let size = if write {
@@ -772,6 +783,22 @@ mod tests {
         let g = DepGraph::build(&ops, |_| true);
         assert!(has(&g, 0, 2, EdgeKind::Order, 1));
         assert!(!g.edges.iter().any(|e| e.to == 1 || e.from == 1));
+    }
+
+    #[test]
+    fn a_discard_is_ordered_with_every_output() {
+        let out = |c: Channel| OpDeps { effects: [Effect::Output(c)].into_iter().collect(), ..Default::default() };
+        let discard = OpDeps { effects: [Effect::Discard].into_iter().collect(), ..Default::default() };
+        let export0 = Channel { name: "export", index: Some(0) };
+        let export1 = Channel { name: "export", index: Some(1) };
+        // 0: export 0; 1: discard; 2: export 1; 3: discard; 4: export 0
+        let ops = [out(export0), discard.clone(), out(export1), discard, out(export0)];
+        let g = DepGraph::build(&ops, |_| true);
+        assert!(has(&g, 0, 1, EdgeKind::Order, 1), "a discard stays after an earlier output");
+        assert!(has(&g, 1, 2, EdgeKind::Order, 1), "an output on another channel stays after the discard");
+        assert!(has(&g, 2, 3, EdgeKind::Order, 1) && has(&g, 3, 4, EdgeKind::Order, 1));
+        // The second discard stands for the first and the outputs before it.
+        assert!(!g.edges.iter().any(|e| e.from == 0 && e.to == 4));
     }
 
     #[test]

@@ -85,11 +85,11 @@ fn pairable(target: &Target, a: &Op, b: &Op) -> bool {
 
 /// Whether two ops may trade places: no register one writes is read or
 /// written by the other, neither is an unknown-landing op or a barrier,
-/// and not both touch memory or outputs.
+/// and not both touch memory, outputs or discards.
 fn commute(target: &Target, a: &Op, b: &Op) -> bool {
     let (Some(da), Some(db)) = (desc(target, a), desc(target, b)) else { return false };
     let fixed = |d: &OpDesc| d.unknown_landing || d.sem == Sem::TexBarrier;
-    let memory = |d: &OpDesc| matches!(d.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::Output(..));
+    let memory = |d: &OpDesc| matches!(d.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::Output(..) | Sem::Discard);
     if fixed(da) || fixed(db) || (memory(da) && memory(db)) {
         return false;
     }

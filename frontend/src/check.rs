@@ -18,13 +18,19 @@
 //! [`crate::types`] (the scalar order of values). Because the lowering
 //! approximates (sine polynomials, `a * recip(b)` for `a / b`, `exp2(y log2
 //! x)` for `pow`), outputs are compared with a tolerance ([`close`]).
+//!
+//! A `discard` ends the evaluator's invocation: its effects are then one
+//! discard (condition 1.0, place 0: outputs leave only at the end). The
+//! lowered program runs on past its discard (the effects after it are a
+//! discarded fragment's), so its run is cut at the first discard whose
+//! condition is non-zero before the comparison ([`discarded`]).
 
 use crate::layout::{Layout, Source};
 use crate::types::{element, size_of};
 use naga::{BinaryOperator as B, Expression as X, Handle, MathFunction as F, Module, Statement as S, TypeInner};
 use schedra_fuzz::interp::{Effects, World};
 use schedra_ir::target::abi::Emit;
-use schedra_ir::target::Sem;
+use schedra_ir::target::{Sem, DISCARD_CHANNEL};
 use schedra_ir::Target;
 use std::collections::HashMap;
 
@@ -51,6 +57,8 @@ enum Flow {
     Break,
     Continue,
     Return(Option<Vec<f32>>),
+    /// A `discard` ran: the invocation ends.
+    Kill,
 }
 
 struct Eval<'a> {
@@ -62,6 +70,8 @@ struct Eval<'a> {
     vars: HashMap<Var, Vec<f32>>,
     fuel: u64,
     next_inst: u32,
+    /// Whether a `discard` ended the invocation.
+    killed: bool,
 }
 
 struct Fr<'f> {
@@ -81,7 +91,7 @@ fn word(x: f32) -> u32 {
 /// as the target's ABI writes them.
 pub fn evaluate(module: &Module, info: &naga::valid::ModuleInfo, ep: usize, layout: &Layout, target: &'static Target, seed: u64) -> R<Effects> {
     let e = &module.entry_points[ep];
-    let mut ev = Eval { m: module, info, layout, target, world: World::new(seed), vars: HashMap::new(), fuel: FUEL, next_inst: 0 };
+    let mut ev = Eval { m: module, info, layout, target, world: World::new(seed), vars: HashMap::new(), fuel: FUEL, next_inst: 0, killed: false };
     for (g, gv) in module.global_variables.iter() {
         if gv.space == naga::AddressSpace::Private {
             let v = match gv.init {
@@ -93,6 +103,13 @@ pub fn evaluate(module: &Module, info: &naga::valid::ModuleInfo, ep: usize, layo
     }
     let mut fr = Fr { func: &e.function, info: info.get_entry_point(ep), inst: 0, args: Vec::new(), vals: HashMap::new(), entry: true };
     let out = ev.run(&mut fr)?.unwrap_or_default();
+    if ev.killed {
+        // Outputs leave only when the entry point returns, so a discarded
+        // invocation made none: the discard's place is 0.
+        let mut fx = Effects::new();
+        fx.push(DISCARD_CHANNEL, vec![word(1.0), 0]);
+        return Ok(fx);
+    }
     ev.effects(&out)
 }
 
@@ -197,10 +214,13 @@ impl<'a> Eval<'a> {
                 match self.block(fr, body)? {
                     Flow::Break => return Ok(Flow::Next),
                     Flow::Return(v) => return Ok(Flow::Return(v)),
+                    Flow::Kill => return Ok(Flow::Kill),
                     _ => {}
                 }
-                if let Flow::Return(v) = self.block(fr, continuing)? {
-                    return Ok(Flow::Return(v));
+                match self.block(fr, continuing)? {
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    Flow::Kill => return Ok(Flow::Kill),
+                    _ => {}
                 }
                 if let Some(h) = break_if {
                     if self.value(fr, *h)?.first().is_some_and(|x| *x != 0.0) {
@@ -210,6 +230,10 @@ impl<'a> Eval<'a> {
             },
             S::Break => return Ok(Flow::Break),
             S::Continue => return Ok(Flow::Continue),
+            S::Kill => {
+                self.killed = true;
+                return Ok(Flow::Kill);
+            }
             S::Return { value } => {
                 let v = match value {
                     Some(h) => Some(self.value(fr, *h)?),
@@ -233,6 +257,9 @@ impl<'a> Eval<'a> {
                 let f = &self.m.functions[*function];
                 let mut sub = Fr { func: f, info: &self.info[*function], inst: self.next_inst, args, vals: HashMap::new(), entry: false };
                 let r = self.run(&mut sub)?;
+                if self.killed {
+                    return Ok(Flow::Kill);
+                }
                 if let Some(h) = result {
                     fr.vals.insert(*h, V::Val(r.unwrap_or_default()));
                 }
@@ -630,7 +657,9 @@ pub fn compare(expected: &Effects, got: &Effects) -> Result<usize, String> {
             return Err(format!("channel {ch}: {} effects, expected {}", gs.len(), es.len()));
         }
         for (i, (e, g)) in es.iter().zip(gs).enumerate() {
-            if e.len() != g.len() || e.iter().zip(g).any(|(a, b)| !close(*a, *b)) {
+            // A discard's words (condition, place) are exact, not floats.
+            let exact = ch == DISCARD_CHANNEL;
+            if e.len() != g.len() || e.iter().zip(g).any(|(a, b)| if exact { a != b } else { !close(*a, *b) }) {
                 return Err(format!("channel {ch} effect {i}: {g:08x?}, expected {e:08x?}"));
             }
             defined += e.iter().filter(|w| !f32::from_bits(**w).is_nan()).count();
@@ -650,5 +679,36 @@ pub fn check(parsed: &crate::parse::Parsed, target: &'static Target, req: &crate
     let p = crate::lower::lower(parsed, target, req).map_err(|e| e.to_string())?;
     let run = schedra_fuzz::interp::source::run(&p, World::new(seed), schedra_fuzz::interp::DEFAULT_FUEL).map_err(|e| format!("the lowered program failed to run: {e:?}"))?;
     let expected = evaluate(&parsed.module, &parsed.info, ei, &layout, target, seed)?;
-    compare(&expected, &run.effects)
+    compare(&expected, &discarded(&run.effects, &expected))
+}
+
+/// What of a lowered run's effects a fragment leaves (compared with the
+/// evaluator's): discards whose condition words are all zero discard
+/// nothing and are dropped; from the first that discards on, the fragment
+/// is gone, so only that discard and the outputs made before it remain
+/// (its place says how many; per channel they are the first ones, up to
+/// as many as `expected` has there).
+pub fn discarded(got: &Effects, expected: &Effects) -> Effects {
+    let Some(ds) = got.channels.get(DISCARD_CHANNEL) else { return got.clone() };
+    let live = |d: &Vec<u32>| d.split_last().is_some_and(|(_, cond)| cond.iter().any(|w| *w != 0));
+    let mut out = Effects::new();
+    let Some(kill) = ds.iter().find(|d| live(d)) else {
+        for (ch, es) in got.channels.iter().filter(|(ch, _)| ch.as_str() != DISCARD_CHANNEL) {
+            for e in es {
+                out.push(ch, e.clone());
+            }
+        }
+        return out;
+    };
+    let place = kill.last().copied().unwrap_or(0) as usize;
+    let mut kept = 0;
+    for (ch, es) in got.channels.iter().filter(|(ch, _)| ch.as_str() != DISCARD_CHANNEL) {
+        let before = expected.channels.get(ch).map_or(0, Vec::len).min(es.len()).min(place.saturating_sub(kept));
+        for e in es.iter().take(before) {
+            out.push(ch, e.clone());
+        }
+        kept += before;
+    }
+    out.push(DISCARD_CHANNEL, kill.clone());
+    out
 }

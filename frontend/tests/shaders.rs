@@ -107,7 +107,6 @@ fn rejected_shaders_say_where_and_why() {
     assert_eq!(untextured, ["lima-gp"]);
     let both = ["v3d71", "r600"];
     let expect = [
-        ("discard.frag", (5, 9), "discard", &both[..]),
         ("dynamic-loop.frag", (5, 25), "not known at compile time", &both[..]),
         ("syntax.wgsl", (3, 35), "expected", &both[..]),
         ("texture-vertex.vert", (5, 28), "texture", &untextured[..]),
@@ -120,6 +119,54 @@ fn rejected_shaders_say_where_and_why() {
             assert!(e.message.contains(what), "{file} on {t}: {e}");
         }
     }
+}
+
+#[test]
+fn discard_lowers_compiles_and_proves_where_a_target_has_one() {
+    let path = shaders_dir().join("discard.frag");
+    let bytes = std::fs::read(&path).expect("readable");
+    let parsed = parse::parse(parse::Lang::Glsl, &bytes, Some(schedra_ir::Stage::Fragment)).expect("parses");
+    // v3d71, gen8, r600 and kepler, four modes each (lima-gp runs no
+    // fragment shader)
+    assert_eq!(prove_everywhere("discard.frag", &parsed), 4 * 4);
+    let kills = [("v3d71", "setmsf.ifnz"), ("gen8", "halt.nz"), ("r600", "killne_int"), ("kepler", "kil.nz")];
+    for (t, op) in kills {
+        let p = lower_path(&path, t).expect("lowers");
+        // `if (a < 0.5) discard;`: a branch to a block holding the discard
+        let holding: Vec<&schedra_ir::Block> = p.blocks.iter().filter(|b| b.insts.iter().any(|i| i.opcode == op)).collect();
+        assert_eq!(holding.len(), 1, "{t}:\n{p}");
+        assert!(p.blocks.iter().any(|b| matches!(&b.term.kind, schedra_ir::TermKind::Brnz { nonzero, zero, .. } if *nonzero == holding[0].label || *zero == holding[0].label)), "{t}:\n{p}");
+    }
+    // On a fragment-running target that describes no discard the shader is
+    // refused at the `discard`.
+    let bare = schedra_ir::target::testing::without(schedra_ir::target::by_name("v3d71").expect("v3d71"), "v3d71-no-discard", schedra_ir::target::Sem::Discard);
+    let e = schedra_frontend::lower_file("discard.frag", &bytes, bare, None, None).expect_err("no discard op");
+    assert_eq!((e.line, e.col), (5, 9), "{e}");
+    assert!(e.message.contains("describes no operation that discards a fragment"), "{e}");
+}
+
+#[test]
+fn the_check_compares_what_a_discarded_fragment_leaves() {
+    // The evaluator's effects of a discarded invocation: the discard alone.
+    use schedra_fuzz::interp::Effects;
+    let mut expected = Effects::new();
+    expected.push("discard", vec![1.0f32.to_bits(), 0]);
+    let mut got = Effects::new();
+    got.push("discard", vec![0, 0]);
+    got.push("discard", vec![1.0f32.to_bits(), 0]);
+    got.push("tlb", vec![7]);
+    let cut = check::discarded(&got, &expected);
+    assert_eq!(check::compare(&expected, &cut), Ok(2));
+    // A run that does not discard keeps its outputs, which then differ.
+    let mut kept = Effects::new();
+    kept.push("discard", vec![0, 0]);
+    kept.push("tlb", vec![7]);
+    assert!(check::compare(&expected, &check::discarded(&kept, &expected)).is_err());
+    // A discard at another place differs.
+    let mut late = Effects::new();
+    late.push("tlb", vec![7]);
+    late.push("discard", vec![1.0f32.to_bits(), 1]);
+    assert!(check::compare(&expected, &check::discarded(&late, &expected)).is_err());
 }
 
 #[test]

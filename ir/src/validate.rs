@@ -28,7 +28,8 @@
 //!    only while a lookup's word is unread, and at the block's end every
 //!    lookup's [`crate::target::TEXEL_WORDS`] words read and no coordinate
 //!    latched (the machine form must do the same, so a source that breaks
-//!    it has no correct translation);
+//!    it has no correct translation); a discard (`Sem::Discard`) only in
+//!    a fragment program;
 //! 5. every block is reachable from the entry, and no edge is critical (from
 //!    a block with two successors to a block with two predecessors);
 //! 6. defined before use: a must-be-defined forward dataflow over the CFG
@@ -400,6 +401,9 @@ impl<'a> Inst_<'a> {
         let d = desc.ok_or_else(|| err(i.span, format!("unknown opcode `{}` for target {}", show(&i.opcode), t.name)))?;
         if d.machine_only {
             return Err(err(i.span, format!("`{}` exists only in the machine form", d.name)));
+        }
+        if d.sem == Sem::Discard && p.stage != Stage::Fragment {
+            return Err(err(i.span, format!("`{}` discards a fragment and exists only in the fragment stage, not the {} stage", d.name, p.stage.as_str())));
         }
         Ok(Inst_ { p, sizes, i, d })
     }
@@ -1126,6 +1130,16 @@ mod tests {
         assert!(bad("v3d71", "b0:\n end\nb1:\n end\n").starts_with("4:1: block `b1` is unreachable"));
         let crit = "b0:\n %c = ldunif 0\n brnz %c, b1, b2\nb1:\n brnz %c, b2, b3\nb2:\n jmp b3\nb3:\n end\n";
         assert!(bad("v3d71", crit).starts_with("4:2: the edge from `b0` to `b2` is critical"), "{}", bad("v3d71", crit));
+    }
+
+    #[test]
+    fn discards_only_in_fragment_programs() {
+        check("target r600\nstage fragment\ninput %c = $R1.x\nb0:\n killne_int %c\n export 0, %c\n end\n").unwrap();
+        check("target kepler\nb0:\n %c = ipa 0\n kil.nz %c\n st.out 0, %c\n end\n").unwrap();
+        let vertex = "target r600\ninput %c = $R1.x\nb0:\n killne_int %c\n export 0, %c\n end\n";
+        let e = check(vertex).unwrap_err().to_string();
+        assert!(e.starts_with("4:2: `killne_int` discards a fragment and exists only in the fragment stage"), "{e}");
+        assert!(bad("kepler", "stage vertex\nb0:\n %c = ld.attr 0\n kil.nz %c\n st.out 0, %c\n end\n").contains("only in the fragment stage"));
     }
 
     #[test]

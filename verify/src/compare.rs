@@ -602,7 +602,16 @@ impl Checker<'_> {
             if let Answer::Differ(cex) = self.oblige(sw, mw, false) {
                 let (rec, srec) = (self.recorded(blk, m), self.src_recorded(blk, s));
                 let read = rec.effects.get(k).and_then(|e| e.reads.get(w)).copied().flatten();
-                let what = format!("`{}` writes {} to `{}` but the source writes {}", b.at.opcode, self.terms.show(mw, 60), a.channel, self.terms.show(sw, 60));
+                let what = if a.channel.is_discard() && w + 1 == a.words.len() {
+                    // The place word: how many outputs the block made first.
+                    let count = |t: Term| match self.terms.node(t) {
+                        crate::term::Node::Lit(n) => n.to_string(),
+                        _ => self.terms.show(t, 60),
+                    };
+                    format!("`{}` discards after {} of the block's outputs but the source after {}: a discard moved across an output", b.at.opcode, count(mw), count(sw))
+                } else {
+                    format!("`{}` writes {} to `{}` but the source writes {}", b.at.opcode, self.terms.show(mw, 60), a.channel, self.terms.show(sw, 60))
+                };
                 let d = self.explain(&srec, &rec, read, sw, b.at.bundle, b.at.line, &what);
                 self.push(label, d, Some(a.line), Some(cex), &srec);
                 break;

@@ -3,7 +3,9 @@
 //! Both simulators give every op the *same* meaning ([`outcome`]): the
 //! verifier's own reading of the target's [`Sem`] (word-wise ALU ops, outside
 //! inputs as leaves, texture words as functions of the coordinates, scratch
-//! slots, output effects). They differ only in *when* values move:
+//! slots, output effects; a fragment discard is an effect whose last word is
+//! its place, the literal count of the block's earlier outputs,
+//! [`Channel::place`]). They differ only in *when* values move:
 //!
 //! - [`run_source`]: the source form, one op after another, over variables
 //!   ([`Var`]: virtual register words, physical registers the source names,
@@ -32,7 +34,7 @@ use crate::machcode::{MachArg, MachBlock, MachCode, MachCond, MachOp};
 use crate::srccode::{Arg, SrcCode};
 use crate::term::{Fun, Node, SymKey, SymKind, Term, Terms};
 use crate::texunit::TexUnit;
-use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, DISCARD_CHANNEL};
 use schedra_ir::SmolStr;
 use schedra_ir::{Inst, Operand, PhysReg, Program, Reg};
 use rustc_hash::FxHashMap;
@@ -232,6 +234,23 @@ impl Channel {
     }
 }
 
+impl Channel {
+    /// Whether this is the channel of a fragment discard ([`Sem::Discard`]).
+    pub fn is_discard(&self) -> bool {
+        self.name == DISCARD_CHANNEL && self.index.is_none()
+    }
+
+    /// A discard's place word: the number of output effects (every effect
+    /// that is not a discard) the block made before it, as a literal. Both
+    /// programs' blocks are compared from equal entry states and must make
+    /// as many effects per channel, so equal places in every block mean
+    /// equal places in the run (the interpreters' count from the start).
+    pub fn place<'a>(terms: &mut Terms, earlier: impl Iterator<Item = &'a Channel>) -> Term {
+        let n = earlier.filter(|c| !c.is_discard()).count();
+        terms.lit(n as u32)
+    }
+}
+
 impl std::fmt::Display for Channel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.index {
@@ -415,6 +434,12 @@ pub fn outcome(terms: &mut Terms, desc: &OpDesc, idx: u32, vals: &Args, dest_siz
             let channel = Channel { name, index: indexed.then_some(idx) };
             out.extend(value_ops().flat_map(|v| v.iter().copied()));
             Shape::Effect(channel)
+        }
+        Sem::Discard => {
+            // The place word is appended where the effect is recorded
+            // (`Channel::place`): it depends on the block's earlier effects.
+            out.extend(value_ops().flat_map(|v| v.iter().copied()));
+            Shape::Effect(Channel { name: DISCARD_CHANNEL, index: None })
         }
         Sem::ThreadSwitch | Sem::TexBarrier => Shape::Nothing,
         Sem::TexCoord => {
@@ -653,7 +678,11 @@ pub fn run_source(terms: &mut Terms, code: &SrcCode, b: usize, at: u32, env: Env
                 continue;
             }
             Shape::Effect(channel) => {
-                run.effects.push(SrcEffect { channel, words: out.clone(), inst: i, line: inst.line });
+                let mut words = out.clone();
+                if channel.is_discard() {
+                    words.push(Channel::place(terms, run.effects.iter().map(|e| &e.channel)));
+                }
+                run.effects.push(SrcEffect { channel, words, inst: i, line: inst.line });
                 continue;
             }
             Shape::TexCoord => {
@@ -1302,8 +1331,13 @@ impl<'a> Machine<'a> {
                 return;
             }
             Shape::Effect(channel) => {
-                let words = self.s.bundle.words.get(i.words.clone()).unwrap_or(&[]).to_vec();
-                let reads = self.s.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]).to_vec();
+                let mut words = self.s.bundle.words.get(i.words.clone()).unwrap_or(&[]).to_vec();
+                let mut reads = self.s.bundle.store_reads.get(i.stores.clone()).unwrap_or(&[]).to_vec();
+                if channel.is_discard() {
+                    reads.resize(words.len(), None);
+                    words.push(Channel::place(self.terms, self.run.effects.iter().map(|e| &e.channel)));
+                    reads.push(None);
+                }
                 self.run.effects.push(MachEffect { channel, words, reads, at: op.at.clone() });
                 return;
             }

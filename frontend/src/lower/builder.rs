@@ -146,6 +146,22 @@ impl Builder {
         Ok(Operand::Virt(d))
     }
 
+    /// A fragment discard under condition `cond` (the target's
+    /// [`Sem::Discard`] op), the condition materialised where the op takes
+    /// no immediate; `Err` if the target describes none.
+    pub fn discard(&mut self, cond: Val) -> Result<(), String> {
+        let op = self.target.ops.iter().find(|o| o.sem == Sem::Discard && !o.machine_only).ok_or_else(|| {
+            format!("`discard` is not supported: target {} describes no operation that discards a fragment", self.target.name)
+        })?;
+        let keep = match (&cond, op.operands.first()) {
+            (Operand::Imm(imm), Some(OperandKind::Value)) => self.target.rules.imm_ok(op, 0, *imm),
+            _ => false,
+        };
+        let src = if keep { cond } else { self.reg(cond)? };
+        self.raw(op.name, None, vec![src]);
+        Ok(())
+    }
+
     /// An instruction written as given into the current block.
     pub fn raw(&mut self, opcode: &'static str, dest: Option<Operand>, srcs: Vec<Operand>) {
         let span = self.span;

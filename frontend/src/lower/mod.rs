@@ -18,6 +18,14 @@
 //! samples and outputs go through the target's ABI table
 //! ([`schedra_ir::target::abi`]) as laid out by [`crate::layout`].
 //!
+//! `discard` is the target's fragment discard ([`schedra_ir::target::Sem::
+//! Discard`]) under the condition 1.0, in the block the lowering is in (so
+//! `if (c) discard;` is a branch to a block holding it); the rest of the
+//! naga block after it is not lowered, and the program runs on from there
+//! as if it had ended: the fragment is discarded, so whatever it outputs
+//! afterwards is never seen. A target without the op rejects `discard` at
+//! its location.
+//!
 //! Booleans are the floats 0.0 and 1.0 and integers are floats too (exact
 //! below 2^24): every target here has float arithmetic and none has integer
 //! comparisons. Bitwise integer operations are unsupported.
@@ -218,6 +226,8 @@ impl<'a> Lower<'a> {
                 return Err(format!("the lowered program exceeds {MAX_INSTRUCTIONS} instructions (loops are unrolled, calls inlined)"));
             }
             match self.stmt(fr, st, info)? {
+                // The statements after a `discard` never run.
+                Flow::Normal if matches!(st, S::Kill) => return Ok(Flow::Normal),
                 Flow::Normal => {}
                 other => return Ok(other),
             }
@@ -251,7 +261,10 @@ impl<'a> Lower<'a> {
                 fr.result = v;
                 Ok(Flow::Return)
             }
-            S::Kill => Err(format!("`discard` is not supported: target {} describes no operation that discards a fragment", self.b.target.name)),
+            S::Kill => {
+                self.b.discard(fimm(1.0))?;
+                Ok(Flow::Normal)
+            }
             S::Store { pointer, value } => {
                 let p = self.place(fr, *pointer)?;
                 let v = self.value(fr, *value)?;

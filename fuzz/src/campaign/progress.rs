@@ -48,7 +48,7 @@ impl Snapshot {
         }
     }
     /// One line: `execs 1200 (400/s), findings 2 (1 root cause), features
-    /// 17/19, 25s left`, then `, 1 queued`, `, stalled 1` and `, worker 0
+    /// 17/20, 25s left`, then `, 1 queued`, `, stalled 1` and `, worker 0
     /// in verify 3s` when they apply.
     pub fn line(&self) -> String {
         let left = self.total.saturating_sub(self.elapsed).as_secs();

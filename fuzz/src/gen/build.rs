@@ -23,7 +23,7 @@ use super::scope::{Def, Loc, Scope};
 use super::draw::Cursor;
 use arbitrary::Result;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes, TEXEL_WORDS};
-use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Target, TermKind, Terminator, VirtReg};
+use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Stage, Target, TermKind, Terminator, VirtReg};
 use schedra_ir::SmolStr;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -150,7 +150,8 @@ impl Imms {
 
 /// Whether `op` may be a straight-line candidate under `cfg`: not one
 /// whose fixed operand sizes no value of the target can have (an op only
-/// for physical registers, kepler `tex.2d`).
+/// for physical registers, kepler `tex.2d`), and a fragment discard only
+/// where outputs may come mid-program and the program is a fragment one.
 fn candidate(t: &Target, op: &OpDesc, cfg: &Config) -> bool {
     if let Sizes::Fixed { dest, src } = op.sizes {
         if dest.max(src) > t.max_value_size {
@@ -159,12 +160,16 @@ fn candidate(t: &Target, op: &OpDesc, cfg: &Config) -> bool {
     }
     let outside = matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::ThreadSwitch);
     let output = matches!(op.sem, Sem::Output(..));
+    // A discard is drawn like a mid-program output, and only in a
+    // fragment program.
+    let discard = op.sem == Sem::Discard;
+    let discard_ok = !discard || (cfg.mid_outputs && super::stage_of(t, cfg) == Stage::Fragment);
     let implicit = matches!(op.dest, Dest::Implicit(_));
     let send = matches!(op.sem, Sem::Texture | Sem::TexLookup);
     // A texture unit's coordinate writes and result reads come only inside
     // a whole lookup sequence (`Gen::unit_lookup`).
     let unit_part = matches!(op.sem, Sem::TexCoord | Sem::TexResult);
-    !op.machine_only && !outside && !unit_part && !t.ends_thread(op) && (!output || cfg.mid_outputs) && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
+    !op.machine_only && !outside && !unit_part && !t.ends_thread(op) && (!output || cfg.mid_outputs) && discard_ok && (!implicit || cfg.implicit) && (!op.sfu || cfg.sfu) && (!send || cfg.sends)
 }
 
 /// The straight-line candidates of `t` under `cfg`: the enabled
@@ -180,7 +185,7 @@ fn candidate_list(t: &'static Target, cfg: &Config) -> Candidates {
 
 /// What [`candidate_list`] depends on: the target and the configuration's
 /// op mask and op-class switches.
-type CandidateKey = (usize, u32, [bool; 4]);
+type CandidateKey = (usize, u32, [bool; 5]);
 
 /// A list of straight-line candidates, shared.
 type Candidates = Rc<[&'static OpDesc]>;
@@ -196,7 +201,7 @@ thread_local! {
 /// [`candidate_list`], kept per thread for the last few configurations (a
 /// campaign with a fixed configuration asks for the same list every case).
 fn candidates(t: &'static Target, cfg: &Config) -> Candidates {
-    let key: CandidateKey = (t as *const Target as usize, cfg.op_mask, [cfg.mid_outputs, cfg.implicit, cfg.sfu, cfg.sends]);
+    let key: CandidateKey = (t as *const Target as usize, cfg.op_mask, [cfg.mid_outputs, cfg.implicit, cfg.sfu, cfg.sends, cfg.fragment]);
     CANDIDATES.with(|kept| {
         let mut kept = kept.borrow_mut();
         if let Some((_, list)) = kept.iter().find(|(k, _)| *k == key) {
@@ -551,6 +556,9 @@ impl<'a, 'u> Gen<'a, 'u> {
         };
         if matches!(op.sem, Sem::Output(..)) {
             self.features.insert(Features::MID_OUTPUT);
+        }
+        if op.sem == Sem::Discard {
+            self.features.insert(Features::DISCARD);
         }
         if dsize > 1 || ssize > 1 && op.operands.iter().any(|k| *k != OperandKind::Index) {
             self.features.insert(Features::MULTI_REG);

@@ -92,6 +92,12 @@ pub struct Config {
     /// bytes of its own, so every other choice of a seed stays the same.
     #[arbitrary(default)]
     pub dead_tail: bool,
+    /// Fragment programs on a target whose default stage is another but
+    /// which has a fragment discard (r600), so that discards are drawn
+    /// there too (`super::stage_of`). `swarm` draws it from `imm_rate`
+    /// without taking bytes of its own.
+    #[arbitrary(default)]
+    pub fragment: bool,
 }
 
 impl Default for Config {
@@ -119,6 +125,7 @@ impl Default for Config {
             imm_overflow: false,
             op_mask: u32::MAX,
             dead_tail: false,
+            fragment: true,
         }
     }
 }
@@ -137,6 +144,7 @@ impl Config {
         };
         c.imm_overflow = c.imm_overflow && c.op_mask % 8 == 0;
         c.dead_tail = c.chain_bias % 4 == 0;
+        c.fragment = c.imm_rate % 2 == 1;
         // Pressure is rare but, when on, large enough to spill (48..=96).
         c.pressure = if c.pressure % 4 == 0 { (MAX_PRESSURE / 2 + c.pressure as usize % (MAX_PRESSURE / 2 + 1)) as u8 } else { 0 };
         Ok(c)

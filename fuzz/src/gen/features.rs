@@ -50,9 +50,11 @@ impl Features {
     pub const CHAIN: Features = Features(1 << 17);
     /// The same value in two operands of one op.
     pub const REPEATED_OPERAND: Features = Features(1 << 18);
+    /// A fragment discard.
+    pub const DISCARD: Features = Features(1 << 19);
 
     /// Every feature with its name, in bit order.
-    pub const ALL: [(Features, &'static str); 19] = [
+    pub const ALL: [(Features, &'static str); 20] = [
         (Features::BRANCH, "branch"),
         (Features::LOOP, "loop"),
         (Features::NESTED, "nested"),
@@ -72,6 +74,7 @@ impl Features {
         (Features::SWAP, "swap"),
         (Features::CHAIN, "chain"),
         (Features::REPEATED_OPERAND, "repeated-operand"),
+        (Features::DISCARD, "discard"),
     ];
 
     /// Add the features of `other`.

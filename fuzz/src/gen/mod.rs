@@ -29,7 +29,8 @@ pub use features::Features;
 pub use stream::SeedStream;
 
 use arbitrary::{Arbitrary, Unstructured};
-use schedra_ir::{Form, Program, Target};
+use schedra_ir::target::Sem;
+use schedra_ir::{Form, Program, Stage, Target};
 
 /// Generate a valid source program for `target` under `cfg` from `u`.
 /// Never fails for lack of bytes: when `u` runs out, the program is closed
@@ -57,8 +58,21 @@ fn generate_from(u: &mut draw::Cursor, target: &'static Target, cfg: &Config) ->
     g.gen_pressure()?;
     g.region(0)?;
     g.finish()?;
-    let program = Program { name: Some("gen".to_string()), target, stage: target.default_stage, form: Form::Source, inputs: g.inputs, blocks: g.blocks };
+    let program = Program { name: Some("gen".to_string()), target, stage: stage_of(target, cfg), form: Form::Source, inputs: g.inputs, blocks: g.blocks };
     Ok((program, g.features))
+}
+
+/// The stage of a program generated for `t` under `cfg`: the target's
+/// default stage, or the fragment stage when `cfg.fragment` asks for it
+/// and `t` has a fragment discard ([`Sem::Discard`]) that only a fragment
+/// program may hold. Registers, inputs and allocation are the default
+/// stage's either way (no target that switches here has a stage payload).
+pub fn stage_of(t: &Target, cfg: &Config) -> Stage {
+    if cfg.fragment && t.default_stage != Stage::Fragment && t.payload(t.default_stage).is_empty() && t.payload(Stage::Fragment).is_empty() && t.ops.iter().any(|o| o.sem == Sem::Discard) {
+        Stage::Fragment
+    } else {
+        t.default_stage
+    }
 }
 
 /// `len` pseudo-random bytes determined by `seed` (SplitMix64): the input
@@ -132,6 +146,24 @@ mod tests {
         assert_eq!(seed_bytes(0, 8), 0xe220_a839_7b1d_cdafu64.to_le_bytes());
         assert_ne!(seed_bytes(3, 100), seed_bytes(4, 100));
         assert_ne!(seed_of(b"a"), seed_of(b"b"));
+    }
+
+    #[test]
+    fn fragment_programs_draw_discards_on_every_target_that_has_one() {
+        for t in schedra_ir::target::all().iter().filter(|t| t.ops.iter().any(|o| o.sem == Sem::Discard)) {
+            let cfg = Config::default();
+            assert_eq!(stage_of(t, &cfg), Stage::Fragment, "{}", t.name);
+            let found = (0..200).any(|seed| {
+                let data = bytes(seed, 4096);
+                let mut u = Unstructured::new(&data);
+                let p = generate(&mut u, t, &cfg).expect("generate");
+                assert_eq!(p.stage, Stage::Fragment);
+                p.blocks.iter().flat_map(|b| &b.insts).any(|i| t.op(&i.opcode).is_some_and(|o| o.sem == Sem::Discard))
+            });
+            assert!(found, "{}: no discard in 200 programs", t.name);
+            let vertex = Config { fragment: false, ..Config::default() };
+            assert_eq!(stage_of(t, &vertex) == Stage::Fragment, t.default_stage == Stage::Fragment, "{}", t.name);
+        }
     }
 
     #[test]

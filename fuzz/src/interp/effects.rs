@@ -42,6 +42,12 @@ impl Effects {
         self.channels.values().map(Vec::len).sum()
     }
 
+    /// The number of output effects: every effect but the discards (whose
+    /// entries record this number at the time they were made).
+    pub fn outputs(&self) -> usize {
+        self.len() - self.channels.get(schedra_ir::target::DISCARD_CHANNEL).map_or(0, Vec::len)
+    }
+
     /// Whether there are no effects at all.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -95,7 +95,7 @@ pub fn arity(sem: Sem) -> Option<usize> {
         FAdd | FSub | FMul | FMin | FMax | Add | Sub | UMul24 | Mul | And | Or | Xor | Shl | Shr | Ge | Lt => Some(2),
         FMad | Select | Complex1 => Some(3),
         Mov | Recip | Rsqrt | Exp2 | Log2 | Sin | Cos | Floor | Sign | Neg | ComplexImpl(_) | Complex2 | PreExp2 | PostLog2 => Some(1),
-        Uniform | Const | Varying | Texture | ScratchRead | ScratchWrite | Output(..) | ThreadSwitch | TexBarrier | TexCoord | TexLookup | TexResult => None,
+        Uniform | Const | Varying | Texture | ScratchRead | ScratchWrite | Output(..) | Discard | ThreadSwitch | TexBarrier | TexCoord | TexLookup | TexResult => None,
     }
 }
 

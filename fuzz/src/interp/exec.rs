@@ -13,13 +13,15 @@
 //! Outside inputs of width N take consecutive indices (`index + i`); a
 //! texture result's word i is `world.texture(coordinate words, i)`; scratch
 //! reads and writes use consecutive slots from the offset. An effect carries
-//! the words of the op's last value operand.
+//! the words of the op's last value operand; a discard's effect
+//! ([`Sem::Discard`]) also carries its place, the number of output effects
+//! before it in the run ([`Channel::record`]).
 //!
 //! Invariant: nothing here panics; every malformed op is an `Err(sentence)`.
 
 use super::words::Words;
 use super::{eval, scratch::Scratch, world::World};
-use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes};
+use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes, DISCARD_CHANNEL};
 use schedra_ir::Operand;
 use std::fmt;
 
@@ -42,6 +44,9 @@ pub enum Channel {
     Plain(&'static str),
     /// A numbered channel: name and number (`export 3`).
     Indexed(&'static str, u32),
+    /// A fragment discard ([`Sem::Discard`]): recorded on
+    /// [`DISCARD_CHANNEL`] with its place among the outputs appended.
+    Discard,
 }
 
 impl fmt::Display for Channel {
@@ -49,16 +54,23 @@ impl fmt::Display for Channel {
         match self {
             Channel::Plain(name) => f.write_str(name),
             Channel::Indexed(name, k) => write!(f, "{name} {k}"),
+            Channel::Discard => f.write_str(DISCARD_CHANNEL),
         }
     }
 }
 
 impl Channel {
-    /// Record an effect of `words` on this channel in `effects`.
+    /// Record an effect of `words` on this channel in `effects`. A
+    /// discard's entry is its condition words followed by the number of
+    /// output effects recorded before it.
     pub fn record(self, effects: &mut super::Effects, words: &[u32]) {
         match self {
             Channel::Plain(name) => effects.push(name, words.to_vec()),
             Channel::Indexed(..) => effects.push(&self.to_string(), words.to_vec()),
+            Channel::Discard => {
+                let place = effects.outputs() as u32;
+                effects.push(DISCARD_CHANNEL, words.iter().copied().chain([place]).collect());
+            }
         }
     }
 }
@@ -216,6 +228,7 @@ pub fn execute(desc: &OpDesc, args: &[Arg], width: usize, world: &World, scratch
             let channel = if indexed { Channel::Indexed(name, index(args)?) } else { Channel::Plain(name) };
             Action::Effect(channel, last_value(args)?)
         }
+        Sem::Discard => Action::Effect(Channel::Discard, last_value(args)?),
         Sem::ThreadSwitch | Sem::TexBarrier => Action::Nothing,
         Sem::TexCoord => Action::TexCoord(last_value(args)?),
         Sem::TexLookup => Action::TexLookup(last_value(args)?),

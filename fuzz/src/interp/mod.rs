@@ -343,6 +343,22 @@ mod tests {
     }
 
     #[test]
+    fn a_discard_records_its_condition_and_its_place_among_the_outputs() {
+        let src = parse_text("target kepler\nb0:\n %a = ipa 0\n %c = ipa 1\n st.out 0, %a\n kil.nz %c\n st.out 1, %a\n kil.nz %a\n end\n");
+        let o = run(&src, 3, DEFAULT_FUEL).expect("runs");
+        let w = world::World::new(3);
+        let d = o.effects.channels.get(schedra_ir::target::DISCARD_CHANNEL).expect("discards");
+        assert_eq!(d, &vec![vec![w.varying(1), 1], vec![w.varying(0), 2]]);
+        assert_eq!(o.effects.outputs(), 2);
+        // The machine simulator agrees; a discard moved before the output
+        // is another run.
+        let good = parse_text("target kepler\nform machine\nb0:\n { i0: ipa $r1, 0 }\n { i0: ipa $r2, 1 } wait 14\n { i0: st.out 0, $r1 }\n { i0: kil.nz $r2 }\n { i0: st.out 1, $r1 }\n { i0: kil.nz $r1 }\n end\n");
+        assert_eq!(run(&good, 3, DEFAULT_FUEL).expect("runs").effects, o.effects);
+        let moved = parse_text("target kepler\nform machine\nb0:\n { i0: ipa $r1, 0 }\n { i0: ipa $r2, 1 } wait 14\n { i0: kil.nz $r2 }\n { i0: st.out 0, $r1 }\n { i0: st.out 1, $r1 }\n { i0: kil.nz $r1 }\n end\n");
+        assert_ne!(run(&moved, 3, DEFAULT_FUEL).expect("runs").effects, o.effects);
+    }
+
+    #[test]
     fn labels_resolve_as_a_map_would() {
         let p = parse_text("target v3d71\nb0:\n jmp b01\nb01:\n jmp loop\nloop:\n jmp b999999\nb999999:\n jmp b1\nb1:\n jmp b3\nb3:\n end\n");
         let labels = label_map(&p);

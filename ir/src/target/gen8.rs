@@ -3,6 +3,12 @@
 //! span 1–4 registers (a SIMD16 float is `:2`). Latencies from the Gen7
 //! scheduler table in Mesa's `intel/compiler`; register rules from
 //! `brw_eu_validate.c` (r127 on overlapping sends, EOT payload in g112–g127).
+//!
+//! Fragment discard: `halt.nz a` stands for brw's `discard_if`, a
+//! `cmp.nz.f0.1 null, a, 0` and the `(+f0.1) halt` that drops the channels
+//! whose word of `a` is non-zero from the mask the end-of-thread
+//! framebuffer write uses; `a` is a register value of one or two registers
+//! (SIMD8/SIMD16), no result.
 
 use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi, Texture};
 use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
@@ -23,7 +29,7 @@ const fn math(name: &'static str, sem: Sem) -> OpDesc {
     OpDesc { sfu: true, ..op(name, sem, &[R], 22) }
 }
 
-static OPS: [OpDesc; 17] = [
+static OPS: [OpDesc; 18] = [
     op("add", Sem::FAdd, &[V, V], 14),
     op("mul", Sem::FMul, &[V, V], 14),
     op("min", Sem::FMin, &[V, V], 14),
@@ -41,6 +47,7 @@ static OPS: [OpDesc; 17] = [
     OpDesc { sizes: Sizes::Any, header_is_dest: true, ..send("send.scratch_read", Sem::ScratchRead, &[K::Index], 50) },
     OpDesc { sizes: Sizes::Any, dest: Dest::None, ..send("send.scratch_write", Sem::ScratchWrite, &[K::Index, R], 0) },
     OpDesc { sizes: Sizes::Any, dest: Dest::None, ..send("send.eot", Sem::Output("rt", false), &[R], 0) },
+    OpDesc { dest: Dest::None, ..op("halt.nz", Sem::Discard, &[R], 0) },
 ];
 
 /// The Broadwell description.

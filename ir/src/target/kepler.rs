@@ -25,6 +25,11 @@
 //! `mov` takes any 32-bit immediate (Kepler's `MOV32I`), the way source
 //! programs and the compiler materialise constants that no ALU immediate
 //! can hold.
+//!
+//! Fragment discard: `kil.nz a` is Kepler's `KIL` predicated on `a != 0`
+//! (Mesa's `OP_DISCARD`, class `OPCLASS_FLOW`): the fragment is killed when
+//! `a` is non-zero. As a flow op it is never the first of a dual-issued
+//! pair ("not if the 2nd instruction isn't necessarily executed").
 
 use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi, Texture};
 use super::{Clock, Dest, OpClass, OpDesc, OperandKind as K, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target, WaitClock};
@@ -70,7 +75,7 @@ const fn store(name: &'static str, sem: Sem) -> OpDesc {
 
 const AB: &[K] = &[V, V];
 
-static OPS: [OpDesc; 28] = [
+static OPS: [OpDesc; 29] = [
     op("fadd", Sem::FAdd, AB, OpClass::Arith, 9),
     op("fmul", Sem::FMul, AB, OpClass::Arith, 9),
     op("ffma", Sem::FMad, &[V, V, V], OpClass::Arith, 9),
@@ -99,6 +104,7 @@ static OPS: [OpDesc; 28] = [
     OpDesc { overlap: Overlap::Any, ..store("st.local", Sem::ScratchWrite) },
     OpDesc { overlap: Overlap::Any, ..op("ld.local", Sem::ScratchRead, &[K::Index], OpClass::Load, 24) },
     OpDesc { sizes: Sizes::Fixed { dest: 4, src: 2 }, slots: FIRST, unknown_landing: true, ..op("tex.2d", Sem::Texture, &[R], OpClass::Tex, 17) },
+    OpDesc { dest: Dest::None, latency: 0, ..op("kil.nz", Sem::Discard, &[R], OpClass::Flow, 0) },
 ];
 
 /// The Kepler GK104 description.
@@ -169,7 +175,7 @@ fn writes(inst: &Inst) -> Option<PhysReg> {
 /// for GK104); `Err` says why not.
 pub fn can_dual_issue((da, a): (&OpDesc, &Inst), (db, b): (&OpDesc, &Inst)) -> Result<(), String> {
     let (na, nb) = (da.name, db.name);
-    if matches!(da.class, OpClass::Tex | OpClass::TexBar) {
+    if matches!(da.class, OpClass::Tex | OpClass::TexBar | OpClass::Flow) {
         return Err(format!("no op may dual-issue after `{na}` in i0"));
     }
     if let (Some(wa), Some(wb)) = (writes(a), writes(b)) {
@@ -288,6 +294,9 @@ mod tests {
         let rsq = inst("rsq", Some(17), &[2]);
         assert!(!pair(&rcp, &rsq), "two SFU ops");
         assert!(pair(&rcp, &fadd));
+        let kil = inst("kil.nz", None, &[2]);
+        assert!(!pair(&kil, &fadd), "nothing pairs after a flow op in i0");
+        assert!(pair(&fadd, &kil), "a kill may be second");
     }
 
     #[test]

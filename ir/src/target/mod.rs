@@ -225,7 +225,22 @@ pub enum Sem {
     /// index operand) of the unknown-landing ops issued before it are still
     /// in flight (kepler `texbar`); no dataflow meaning
     TexBarrier,
+    /// a conditional fragment kill (v3d71 `setmsf.ifnz`, gen8 `halt.nz`,
+    /// r600 `killne_int`, kepler `kil.nz`): the fragment is discarded when
+    /// a word of the op's value operand (its condition, one word per lane)
+    /// is non-zero. It is an ordered effect on the channel
+    /// [`DISCARD_CHANNEL`] carrying the condition's words followed by one
+    /// more, its place: the number of [`Sem::Output`] effects the thread
+    /// made before it. So a discard that is dropped, duplicated, given
+    /// another condition or moved across an output is a different run. It
+    /// exists only in the fragment stage (the validator rejects it
+    /// elsewhere) and has no result.
+    Discard,
 }
+
+/// The channel a [`Sem::Discard`] records its effect on (no output op of
+/// any target uses this name).
+pub const DISCARD_CHANNEL: &str = "discard";
 
 /// Words of one texel: what a [`Sem::TexLookup`] returns, one per
 /// [`Sem::TexResult`].
@@ -301,6 +316,9 @@ pub enum OpClass {
     TexBar,
     /// A store to an output or to local memory.
     Store,
+    /// Control flow, including a fragment kill (Mesa's `OPCLASS_FLOW`):
+    /// the op after it in a dual-issued pair might not execute.
+    Flow,
 }
 
 /// Timing data of a core whose machine form encodes its waits (kepler):

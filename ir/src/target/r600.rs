@@ -20,6 +20,9 @@
 //! `Padded` target, an early read sees the old contents), which a real
 //! clause schedule also guarantees. The latency is the model's number, not
 //! a measured one.
+//!
+//! Fragment discard: `killne_int a` (a vector slot, no result) is the ALU
+//! kill `KILLNE_INT a, 0`: the pixel is killed when `a`'s word is non-zero.
 
 use super::abi::{Abi, Emit, Fetch, StageAbi, TexAbi, Texture};
 use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
@@ -28,6 +31,7 @@ use crate::ir::{Imm, Inst, Operand, PhysReg, Reg, Stage};
 const V: K = K::Value;
 const VEC: &[&str] = &["x", "y", "z", "w", "t"];
 const T: &[&str] = &["t"];
+const XYZW: &[&str] = &["x", "y", "z", "w"];
 const CF: &[&str] = &["cf"];
 /// The channel names, in register-index order.
 pub const CHANNELS: &[&str] = &["x", "y", "z", "w"];
@@ -43,7 +47,7 @@ const fn trans(name: &'static str, sem: Sem) -> OpDesc {
 /// model's stand-in for the TEX clause round trip; see the module doc).
 pub const TEX_LATENCY: u32 = 40;
 
-static OPS: [OpDesc; 16] = [
+static OPS: [OpDesc; 17] = [
     op("add", Sem::FAdd, &[V, V], VEC),
     op("mul", Sem::FMul, &[V, V], VEC),
     op("max", Sem::FMax, &[V, V], VEC),
@@ -60,6 +64,7 @@ static OPS: [OpDesc; 16] = [
     OpDesc { dest: Dest::None, latency: 0, sizes: Sizes::Any, overlap: Overlap::Any, ..op("scratch_write", Sem::ScratchWrite, &[K::Index, K::Reg], CF) },
     OpDesc { latency: 2, sizes: Sizes::Any, overlap: Overlap::Any, ..op("scratch_read", Sem::ScratchRead, &[K::Index], CF) },
     OpDesc { latency: TEX_LATENCY, sizes: Sizes::Fixed { dest: 4, src: 2 }, overlap: Overlap::Any, class: OpClass::Tex, ..op("tex", Sem::Texture, &[K::Reg], CF) },
+    OpDesc { dest: Dest::None, latency: 0, ..op("killne_int", Sem::Discard, &[V], XYZW) },
 ];
 
 /// The R600 VLIW5 description.

@@ -3,13 +3,20 @@
 //! verifier and interpreter crates enable the `testing` feature in their
 //! dev-dependencies). Nothing outside tests builds this module.
 
-use super::{Clock, OpDesc, OpIndex, Target};
+use super::{Clock, OpDesc, OpIndex, Sem, Target};
 
 /// A copy of `base` named `name` in which every op called `op` has the
 /// given result lifetime (the latest distance at which it may be read),
 /// leaked so that it lives as long as the real targets.
 pub fn with_lifetime(base: &'static Target, name: &'static str, op: &str, lifetime: u32) -> &'static Target {
     let ops: Vec<OpDesc> = base.ops.iter().map(|d| if d.name == op { OpDesc { lifetime: Some(lifetime), ..*d } } else { *d }).collect();
+    variant(base, name, Box::leak(ops.into_boxed_slice()), base.clock)
+}
+
+/// A copy of `base` named `name` without the ops whose meaning is `sem`,
+/// leaked: a target that describes no such operation.
+pub fn without(base: &'static Target, name: &'static str, sem: Sem) -> &'static Target {
+    let ops: Vec<OpDesc> = base.ops.iter().filter(|d| d.sem != sem).copied().collect();
     variant(base, name, Box::leak(ops.into_boxed_slice()), base.clock)
 }
 
@@ -54,5 +61,8 @@ mod tests {
         assert_eq!(t.ops.len(), super::super::v3d71::V3D71.ops.len());
         let w = with_clock(&super::super::v3d71::V3D71, "v3d71-waits", Clock::EncodedWaits { max: 7 });
         assert_eq!((w.clock, w.ops.len()), (Clock::EncodedWaits { max: 7 }, t.ops.len()));
+        let n = without(&super::super::v3d71::V3D71, "v3d71-no-discard", Sem::Discard);
+        assert_eq!(n.ops.len() + 1, t.ops.len());
+        assert!(n.ops.iter().all(|d| d.sem != Sem::Discard) && n.op("fmul").is_some());
     }
 }

@@ -23,6 +23,12 @@
 //! Mesa's tries to. Each block reads all its lookups' words (Mesa flushes
 //! outstanding TMU work at block ends), and no TMU access sits in a
 //! thread-end delay slot.
+//!
+//! Fragment discard: `setmsf.ifnz a` (add slot) stands for Mesa's
+//! `discard_if` sequence, a flag push of `a` and a conditional `SETMSF` of 0:
+//! the sample mask is cleared when `a` is non-zero, so the fragment's later
+//! TLB writes are dropped. It counts as a TLB access (not in a thread-end
+//! delay slot).
 
 use super::abi::{Abi, Emit, Fetch, StageAbi, TexUnit, Texture};
 use super::{Clock, Dest, OpDesc, OperandKind as K, OpClass, Overlap, ProgramEnd, RegFile, RegNaming, Rules, Sem, Sizes, Target};
@@ -48,7 +54,7 @@ const AB: &[K] = &[V, V];
 /// (`hardware.md`: TMU results take about 100 cycles).
 pub const TMU_LATENCY: u32 = 100;
 
-static OPS: [OpDesc; 30] = [
+static OPS: [OpDesc; 31] = [
     op("fadd", Sem::FAdd, AB, Dest::Explicit, ADD, 1),
     op("fsub", Sem::FSub, AB, Dest::Explicit, ADD, 1),
     op("fmin", Sem::FMin, AB, Dest::Explicit, ADD, 1),
@@ -79,6 +85,7 @@ static OPS: [OpDesc; 30] = [
     op("tmut", Sem::TexCoord, &[V], Dest::None, EITHER, 0),
     op("tmus", Sem::TexLookup, &[V], Dest::None, EITHER, TMU_LATENCY),
     op("ldtmu", Sem::TexResult, &[], Dest::Explicit, SIG, 1),
+    op("setmsf.ifnz", Sem::Discard, &[V], Dest::None, ADD, 0),
 ];
 
 /// The V3D 7.1 description.
@@ -177,8 +184,10 @@ impl Rules for V3d71Rules {
         if matches!(op.sem, Sem::ScratchRead | Sem::ScratchWrite | Sem::TexCoord | Sem::TexLookup | Sem::TexResult) {
             return Err(format!("TMU access `{}` in thread-end delay slot {}", op.name, k + 1));
         }
-        if matches!(op.sem, Sem::Output(..)) {
-            // hardware.md: no TMU/TLB access in the thread-end delay slots.
+        if matches!(op.sem, Sem::Output(..) | Sem::Discard) {
+            // hardware.md: no TMU/TLB access in the thread-end delay slots;
+            // the sample mask a discard clears gates the TLB writes, so it
+            // counts as one.
             return Err(format!("TLB access `{}` in thread-end delay slot {}", op.name, k + 1));
         }
         if k == 1 && op.sem == Sem::Varying {
@@ -189,5 +198,21 @@ impl Rules for V3d71Rules {
             return Err(format!("`{}` touches rf2/rf3 (fragment payload) in thread-end delay slot {}", op.name, k + 1));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Operand, Span};
+
+    #[test]
+    fn a_discard_is_no_thread_end_delay_slot_op() {
+        let d = V3D71.op("setmsf.ifnz").expect("setmsf.ifnz");
+        assert_eq!(d.sem, Sem::Discard);
+        let i = Inst { opcode: "setmsf.ifnz".into(), dest: None, srcs: vec![Operand::Phys(PhysReg::one(4))], span: Span::default() };
+        let e = V3d71Rules.end_slot_ok(d, &i, Some(0)).unwrap_err();
+        assert!(e.contains("TLB access `setmsf.ifnz`"), "{e}");
+        assert!(V3d71Rules.end_slot_ok(d, &i, None).is_ok(), "it writes no register, so it may share the thrsw bundle");
     }
 }

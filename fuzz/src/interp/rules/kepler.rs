@@ -1,6 +1,7 @@
 //! kepler's rules beyond its tables (targets.md "kepler"): 20-bit
 //! immediates as the last source of arithmetic ops, two distinct
-//! immediates per bundle, and dual issue (Mesa's `canDualIssue` for GK104).
+//! immediates per bundle, and dual issue (Mesa's `canDualIssue` for GK104;
+//! a flow op such as `kil.nz` is never first of a pair).
 
 use super::Family;
 use schedra_ir::target::{OpClass, OpDesc, Sem};
@@ -27,6 +28,9 @@ fn pair((da, a): (&OpDesc, &Inst), (db, b): (&OpDesc, &Inst)) -> Result<(), Stri
     let (na, nb) = (da.name, db.name);
     if texture(da) || texture(db) {
         return Err(format!("`{na}` and `{nb}`: a texture op or barrier never dual-issues"));
+    }
+    if da.class == OpClass::Flow {
+        return Err(format!("`{nb}` might not execute after the flow op `{na}`, so they do not pair"));
     }
     if let Some(wa) = writes(a) {
         if writes(b).is_some_and(|wb| wb.overlaps(wa)) {

@@ -38,7 +38,7 @@ impl Family for V3d71 {
         }
         match op.sem {
             Sem::ScratchRead | Sem::ScratchWrite | Sem::TexCoord | Sem::TexLookup | Sem::TexResult => Err(format!("TMU access `{}` in delay slot {n} of the thread end", op.name)),
-            Sem::Output(..) => Err(format!("TLB access `{}` in delay slot {n} of the thread end", op.name)),
+            Sem::Output(..) | Sem::Discard => Err(format!("TLB access `{}` in delay slot {n} of the thread end", op.name)),
             Sem::Varying if k == 1 => Err(format!("`{}` in the second delay slot of the thread end", op.name)),
             _ => Ok(()),
         }
