@@ -92,6 +92,10 @@ struct State<'a> {
     counts: Counts,
     inject: Option<Fault>,
     careful: bool,
+    /// No node has been placed for `STUCK / 2` instructions in the third
+    /// attempt ([`schedule_block`]): a careful schedule starts complex
+    /// sequences beside more live values.
+    stalled: bool,
 }
 
 fn inst(op: &'static OpDesc, dest: Option<Operand>, srcs: Vec<Operand>) -> Inst {
@@ -732,15 +736,40 @@ pub struct BlockJob<'a> {
 /// that keep values alive, the block is scheduled again in a careful mode
 /// (complex sequences start only with at most `CAREFUL_LIVE` values in the network, no moves into a
 /// unit whose window is shorter than two), which always leaves a move a
-/// unit.
+/// unit. When that one stalls too, a third attempt is careful but, once
+/// no node has been placed for `STUCK / 2` instructions, starts complex
+/// sequences beside more live values: every register component may hold a
+/// value waiting for a store that comes after the sequence's result in its
+/// channel's order, while values only the network holds wait for stores
+/// further down, so the careful test alone never lets the sequence start.
+/// Under `--sched topdown`, when all three fail, the three are tried again
+/// in source order (`--sched bottomup`'s priority): the height priority
+/// computes values long before the stores that consume them, and under
+/// pressure beyond the register file and the network those values fill
+/// both; source order keeps the live values of the source. The careful
+/// attempt's error (of the priority asked for) stands when all fail.
 pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
-    match schedule_once(&job, pool, false) {
-        Err(CompileError::Allocation(_)) => schedule_once(&job, pool, true),
-        r => r,
+    let mut orders = vec![job.sched];
+    if job.sched == Sched::TopDown {
+        orders.push(Sched::BottomUp);
     }
+    let mut first_error = None;
+    for sched in orders {
+        for (careful, unstall) in [(false, false), (true, false), (true, true)] {
+            match schedule_once(&job, pool, sched, careful, unstall) {
+                Err(e @ CompileError::Allocation(_)) => {
+                    if careful && !unstall && first_error.is_none() {
+                        first_error = Some(e);
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+    Err(first_error.unwrap_or_else(|| CompileError::Allocation(format!("block {}: no schedule found", job.block.label))))
 }
 
-fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Result<(Block, Counts), CompileError> {
+fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, sched: Sched, careful: bool, unstall: bool) -> Result<(Block, Counts), CompileError> {
     let g = job.g;
     let n = g.nodes.len();
     let mut pending: Vec<usize> = g.nodes.iter().map(|x| x.users.len()).collect();
@@ -750,10 +779,10 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
         }
     }
     pool.start_block();
-    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject, careful };
+    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject, careful, stalled: false };
     let heights = g.heights();
     let mut order: Vec<usize> = (0..n).filter(|&i| g.nodes.get(i).is_some_and(|x| x.kind != Kind::Input)).collect();
-    match job.sched {
+    match sched {
         Sched::TopDown => order.sort_by_key(|&i| (std::cmp::Reverse(heights.get(i).copied().unwrap_or(0)), g.nodes.get(i).map_or(0, |x| x.order), i)),
         Sched::BottomUp => order.sort_by_key(|&i| (g.nodes.get(i).map_or(0, |x| x.order), i)),
     }
@@ -767,6 +796,7 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, careful: bool) -> Resul
         if j > limit || j > progress + STUCK {
             return Err(CompileError::Allocation(format!("block {}: no schedule found within {} instructions", job.block.label, j.min(limit))));
         }
+        s.stalled = unstall && j > progress + STUCK / 2;
         step(&mut s, &order, j)?;
         let now = s.placed.iter().filter(|p| p.is_some()).count();
         if now > placed {
@@ -895,7 +925,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
             // A sequence adds up to three results to the network (the copy
             // of x and its two parts): start one only where they fit.
-            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.live(j) - s.consumed_by(n, j) <= CAREFUL_LIVE) => {
+            Kind::Complex(_) if s.free_alu(j) > reserve && s.live(j) + 3 <= s.net.value_regs && (!s.careful || s.stalled || s.live(j) - s.consumed_by(n, j) <= CAREFUL_LIVE) => {
                 s.place_complex(j, n);
             }
             _ => {}

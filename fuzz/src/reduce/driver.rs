@@ -1,6 +1,20 @@
 //! The reduction loop: rounds of passes, each searched with ddmin, every
 //! candidate validated and tested at most once.
 //!
+//! When a round changes nothing and the program is small
+//! ([`SECOND_ORDER_LIMIT`]), a second-order search looks one step further
+//! before giving up, for failures that need a balance (a fault that shows
+//! only at a certain register or unit pressure: removing any one
+//! instruction relieves it): first every pair of non-adjacent instructions
+//! removed together (ddmin's chunks are runs of neighbours), then every
+//! read replaced by any earlier value of its size that keeps the program
+//! interesting, two neighbouring independent instructions swapped, or an
+//! op given another opcode of the same operand kinds, each followed by
+//! one instruction removal. The first such candidate found is taken and
+//! the rounds go on. When none is found, the first interesting edit is
+//! taken alone (a step sideways, at most [`SIDEWAYS`] per reduction), and
+//! the rounds look again from there.
+//!
 //! Invariant: `best` is always valid and interesting; it only changes to a
 //! candidate that is valid, interesting, new (its printed text was never
 //! tested before) and has no more instructions than `best`. Since accepted
@@ -9,12 +23,21 @@
 
 use super::ddmin::{ddmin, Verdict};
 use super::passes::{apply, Pass};
-use super::{canon, Progress, ReduceError, ReduceOptions, Reduced};
+use super::{canon, insts, operands, Progress, ReduceError, ReduceOptions, Reduced};
 use schedra_ir::{print::print, validate::validate, Program};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
+
+/// Programs of at most this many instructions get the second-order search
+/// when a round changes nothing: about `n² / 2` pair removals and, per
+/// operand and earlier value, one test plus `n` removals.
+const SECOND_ORDER_LIMIT: usize = 40;
+
+/// Most steps sideways (an interesting edit that removes nothing) one
+/// reduction takes.
+const SIDEWAYS: usize = 4;
 
 /// One reduction in progress.
 struct Session<'a> {
@@ -31,6 +54,7 @@ struct Session<'a> {
     original: usize,
     pass: &'static str,
     round: usize,
+    sideways: usize,
 }
 
 fn digest(text: &str) -> u64 {
@@ -62,6 +86,7 @@ pub(super) fn run(
         original: prog.op_count(),
         pass: "check",
         round: 0,
+        sideways: 0,
     };
     if !s.call(prog) {
         return Err(ReduceError::NotInteresting);
@@ -88,7 +113,10 @@ impl Session<'_> {
                     return;
                 }
             }
-            if self.best_text == before {
+            if self.best_text == before && !self.second_order() {
+                return;
+            }
+            if self.stopped {
                 return;
             }
         }
@@ -111,6 +139,74 @@ impl Session<'_> {
             }
         });
         self.stopped |= stopped;
+    }
+
+    /// The second-order search, for a small program that no pass shrinks
+    /// (see the module docs): the first of these that is interesting is
+    /// taken, and whether one was.
+    fn second_order(&mut self) -> bool {
+        let base = self.best.clone();
+        if base.op_count() > SECOND_ORDER_LIMIT {
+            return false;
+        }
+        let removals = insts::opportunities(&base);
+        self.pass = "instruction-pairs";
+        for x in 0..removals.len() {
+            for y in x + 2..removals.len() {
+                let Some(cand) = apply(&base, &[&removals[x], &removals[y]]) else { continue };
+                match self.offer(cand) {
+                    Verdict::Accept => return true,
+                    Verdict::Stop => return false,
+                    Verdict::Reject => {}
+                }
+            }
+        }
+        self.pass = "edit-then-remove";
+        let replacements = operands::to_any_earlier(&base);
+        let steps = replacements.iter().filter_map(|e| apply(&base, &[e])).chain(operands::reorders(&base)).chain(operands::other_opcodes(&base));
+        let mut sideways = None;
+        for step in steps {
+            if !self.probe(&step) {
+                continue;
+            }
+            if sideways.is_none() {
+                sideways = Some(step.clone());
+            }
+            for r in insts::opportunities(&step) {
+                let Some(cand) = apply(&step, &[&r]) else { continue };
+                match self.offer(cand) {
+                    Verdict::Accept => return true,
+                    Verdict::Stop => return false,
+                    Verdict::Reject => {}
+                }
+            }
+        }
+        // No edit is followed by a removal: take the first interesting edit
+        // as it is (a step sideways, at most `SIDEWAYS` per reduction), and
+        // let the rounds look again from there.
+        match sideways {
+            Some(step) if self.sideways < SIDEWAYS && !self.stopped => {
+                self.sideways += 1;
+                self.best_text = print(&step);
+                self.best = step;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Test an intermediate candidate without accepting it: valid, new and
+    /// interesting.
+    fn probe(&mut self, cand: &Program) -> bool {
+        let text = print(cand);
+        if !self.seen.insert(digest(&text)) || validate(cand).is_err() {
+            return false;
+        }
+        if self.out_of_budget() {
+            self.stopped = true;
+            return false;
+        }
+        self.call(cand)
     }
 
     /// Validate, deduplicate and test a candidate; accept it if interesting.

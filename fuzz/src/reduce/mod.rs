@@ -4,13 +4,17 @@
 //!
 //! Algorithm: [`reduce`] first checks that the input is interesting. Then it
 //! runs rounds of IR-aware passes ([`passes::Pass::ALL`]: remove
-//! instructions, cut terminators to `end` or `jmp`, merge and bypass
+//! instructions, remove instructions forwarding a source to their readers
+//! ([`forward`]), cut terminators to `end` or `jmp`, merge and bypass
 //! blocks, replace register reads by 0 or by earlier values, turn
 //! preallocated registers virtual, drop inputs, halve multi-register
 //! values). Each pass lists its opportunities and searches them with
 //! chunked delta debugging ([`ddmin`]), biggest chunks first. Rounds repeat
-//! until one makes no progress. Finally names are made canonical
-//! ([`canon`]: `%0`, `%1`, …, `b0`, `b1`, …).
+//! until one makes no progress; then, for a small program, a second-order
+//! search (pairs of removals, an edit followed by a removal, a few steps
+//! sideways; see the driver) may find one more step, and the rounds go on
+//! from it. Finally names are made canonical ([`canon`]: `%0`, `%1`, …,
+//! `b0`, `b1`, …).
 //!
 //! Invariants:
 //! - every candidate passes [`schedra_ir::validate::validate`] before the
@@ -34,6 +38,7 @@ pub mod cfg;
 pub mod command;
 pub mod ddmin;
 mod driver;
+pub mod forward;
 pub mod hang;
 pub mod insts;
 pub mod interesting;

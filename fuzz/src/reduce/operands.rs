@@ -91,6 +91,77 @@ pub fn to_earlier(p: &Program) -> Vec<Opp> {
     out
 }
 
+/// Every virtual-register use with every defined value of the same size
+/// ranked below it (inputs first, then definition order), nearest first:
+/// the replacements the second-order search tries before a removal.
+pub fn to_any_earlier(p: &Program) -> Vec<Opp> {
+    let scope = Scope::of(p);
+    let mut out = Vec::new();
+    for (b, block) in p.blocks.iter().enumerate() {
+        let mut defs = scope.entry.get(b).cloned().unwrap_or_default();
+        for (i, inst) in block.insts.iter().enumerate() {
+            for (k, s) in inst.srcs.iter().enumerate() {
+                let Some(v) = s.virt() else { continue };
+                let (size, rank) = (scope.size(&v.name), scope.rank_of(&v.name));
+                let mut lower: Vec<&SmolStr> = defs.iter().filter(|n| scope.size(n) == size && scope.rank_of(n) < rank).collect();
+                lower.sort_by_key(|n| std::cmp::Reverse(scope.rank_of(n)));
+                for n in lower {
+                    out.push(Opp::Operand { site: Site { block: b, inst: Some(i), src: k }, to: Operand::Virt(VirtReg { name: n.clone(), size: v.size }) });
+                }
+            }
+            if let Some((n, _)) = defined(inst.dest.as_ref()) {
+                defs.insert(SmolStr::new(n));
+            }
+        }
+    }
+    out
+}
+
+/// The programs with two neighbouring instructions of one block swapped,
+/// where the second neither reads nor redefines what the first defines and
+/// does not define what the first reads (source order is a scheduling
+/// priority, so the swap changes where a schedule's pressure falls).
+pub fn reorders(p: &Program) -> Vec<Program> {
+    let mut out = Vec::new();
+    for (b, block) in p.blocks.iter().enumerate() {
+        for i in 1..block.insts.len() {
+            let (x, y) = (&block.insts[i - 1], &block.insts[i]);
+            let names = |o: &Operand| o.virt().map(|v| v.name.clone());
+            let (dx, dy) = (x.dest.as_ref().and_then(names), y.dest.as_ref().and_then(names));
+            let reads = |inst: &Inst, n: &Option<SmolStr>| n.as_ref().is_some_and(|n| inst.srcs.iter().any(|s| names(s).as_ref() == Some(n)));
+            if reads(y, &dx) || reads(x, &dy) || (dx.is_some() && dx == dy) || x.dest.as_ref().is_some_and(|d| matches!(d, Operand::Phys(_))) || y.dest.as_ref().is_some_and(|d| matches!(d, Operand::Phys(_))) {
+                continue;
+            }
+            let mut q = p.clone();
+            q.blocks[b].insts.swap(i - 1, i);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// The programs with one op given another opcode of the target with the
+/// same operand kinds, destination kind and sizes (not a move, not an
+/// outside input, not machine-only), in table order.
+pub fn other_opcodes(p: &Program) -> Vec<Program> {
+    let mut out = Vec::new();
+    for (b, block) in p.blocks.iter().enumerate() {
+        for (i, inst) in block.insts.iter().enumerate() {
+            let Some(desc) = p.target.op(&inst.opcode) else { continue };
+            for alt in p.target.ops {
+                let same = alt.operands == desc.operands && alt.dest == desc.dest && alt.sizes == desc.sizes;
+                if !same || alt.name == desc.name || alt.machine_only || alt.sem == Sem::Mov || alt.sem.is_outside_input() || desc.sem.is_outside_input() {
+                    continue;
+                }
+                let mut q = p.clone();
+                q.blocks[b].insts[i].opcode = SmolStr::new_static(alt.name);
+                out.push(q);
+            }
+        }
+    }
+    out
+}
+
 /// The lowest-ranked defined name of `op`'s size, if it ranks below `op`.
 fn earlier(scope: &Scope, defs: &BTreeSet<SmolStr>, op: &Operand) -> Option<Operand> {
     let v = op.virt()?;

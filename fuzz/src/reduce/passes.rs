@@ -14,7 +14,7 @@
 
 use super::cfg::{self, NewTerm};
 use super::operands::{self, Site};
-use super::{insts, regs, repair, scope};
+use super::{forward, insts, regs, repair, scope};
 use schedra_ir::{Operand, PhysReg, Program};
 use schedra_ir::SmolStr;
 use std::collections::BTreeSet;
@@ -58,6 +58,16 @@ pub enum Opp {
     },
     /// Turn this preallocated register run into a virtual register.
     Prealloc(PhysReg),
+    /// Remove instruction `inst` of block `block`, its later reads reading
+    /// its source `src` instead ([`super::forward`]).
+    Forward {
+        /// Block index.
+        block: usize,
+        /// Instruction index within the block.
+        inst: usize,
+        /// The source its readers read instead.
+        src: usize,
+    },
     /// Drop the `input` line with this index.
     Input(usize),
     /// Give virtual register `name` the size `to`.
@@ -74,6 +84,8 @@ pub enum Opp {
 pub enum Pass {
     /// Remove instructions.
     Insts,
+    /// Remove instructions, forwarding a source to their readers.
+    Forward,
     /// Terminators become `end`.
     TermToEnd,
     /// `brnz` becomes a `jmp` to its non-zero successor.
@@ -100,8 +112,9 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass in the order a round runs them.
-    pub const ALL: [Pass; 12] = [
+    pub const ALL: [Pass; 13] = [
         Pass::Insts,
+        Pass::Forward,
         Pass::TermToEnd,
         Pass::BrnzNonzero,
         Pass::BrnzZero,
@@ -119,6 +132,7 @@ impl Pass {
     pub fn name(self) -> &'static str {
         match self {
             Pass::Insts => "instructions",
+            Pass::Forward => "forward",
             Pass::TermToEnd => "terminators",
             Pass::BrnzNonzero | Pass::BrnzZero => "branches",
             Pass::Merge => "merge-blocks",
@@ -136,6 +150,7 @@ impl Pass {
     pub fn opportunities(self, p: &Program) -> Vec<Opp> {
         match self {
             Pass::Insts => insts::opportunities(p),
+            Pass::Forward => forward::opportunities(p),
             Pass::TermToEnd => cfg::to_end(p),
             Pass::BrnzNonzero => cfg::brnz_to_jmp(p, true),
             Pass::BrnzZero => cfg::brnz_to_jmp(p, false),
@@ -158,6 +173,11 @@ pub fn apply(base: &Program, chosen: &[&Opp]) -> Option<Program> {
     let mut p = base.clone();
     let mut dead_insts = BTreeSet::new();
     let mut dead_inputs = BTreeSet::new();
+    let forwards: Vec<(usize, usize, usize)> = chosen.iter().filter_map(|o| match o {
+        Opp::Forward { block, inst, src } => Some((*block, *inst, *src)),
+        _ => None,
+    }).collect();
+    dead_insts.extend(forward::apply(&mut p, &forwards));
     for o in chosen {
         match o {
             Opp::Operand { site, to } => operands::replace(&mut p, site, to),
@@ -170,7 +190,7 @@ pub fn apply(base: &Program, chosen: &[&Opp]) -> Option<Program> {
             Opp::Input(i) => {
                 dead_inputs.insert(*i);
             }
-            Opp::Term { .. } | Opp::Merge(_) | Opp::Bypass(_) => {}
+            Opp::Term { .. } | Opp::Merge(_) | Opp::Bypass(_) | Opp::Forward { .. } => {}
         }
     }
     insts::remove(&mut p, &dead_insts);
