@@ -111,6 +111,14 @@ pub const IEEE_SEARCH_BUDGET_MS: u64 = 100;
 /// (an unknown answer is not cached).
 pub const FACT_IEEE_BUDGET_MS: u64 = 500;
 
+/// The IEEE step's budget for a query allowed `most_ms`: at most
+/// [`IEEE_SEARCH_BUDGET_MS`] when an evaluation shows it `satisfiable`
+/// ([`crate::ieee::differs_somewhere`]), so that it can only find a
+/// counterexample.
+fn ieee_cap(satisfiable: bool, most_ms: u64) -> u64 {
+    if satisfiable { most_ms.min(IEEE_SEARCH_BUDGET_MS) } else { most_ms }
+}
+
 /// The effective per-query budget in ms for a requested `ms`: 0 becomes
 /// 1 ms (give up at once, `unknown`) rather than "no limit", as Z3's own
 /// `timeout` parameter would read it; budgets past `u32::MAX` saturate.
@@ -182,7 +190,8 @@ impl Smt {
             return ans.clone();
         }
         if self.deferred.remove(&(a, b, truth)) {
-            let ans = self.decide_ieee(terms, a, b, truth, IEEE_BUDGET_MS);
+            // Deferred only when an evaluation showed the query satisfiable.
+            let ans = self.decide_ieee(terms, a, b, truth, IEEE_SEARCH_BUDGET_MS);
             if ans != Answer::Unknown {
                 self.cache.insert((a, b, truth), ans.clone());
             }
@@ -254,11 +263,14 @@ impl Smt {
             return ans.clone();
         }
         let ans = match self.answer_from_samples(terms, a, b, truth) {
-            Some(Answer::Unknown) if equality_only && crate::ieee::differs_somewhere(terms, a, b, truth) => {
-                self.deferred.insert(key);
-                return Answer::Unknown;
+            Some(Answer::Unknown) => {
+                let satisfiable = crate::ieee::differs_somewhere(terms, a, b, truth);
+                if equality_only && satisfiable {
+                    self.deferred.insert(key);
+                    return Answer::Unknown;
+                }
+                self.decide_ieee(terms, a, b, truth, ieee_cap(satisfiable, IEEE_BUDGET_MS))
             }
-            Some(Answer::Unknown) => self.decide_ieee(terms, a, b, truth, IEEE_BUDGET_MS),
             Some(ans) => ans,
             None => self.solve(terms, a, b, truth, if equality_only { FACT_IEEE_BUDGET_MS } else { IEEE_BUDGET_MS }),
         };
@@ -290,7 +302,7 @@ impl Smt {
                 let leaves: FxHashMap<Term, u32> = asked.into_iter().zip(vals.into_iter().skip(2)).collect();
                 match crate::witness::confirm(terms, self.target, a, b, truth, &leaves, self.first_is_entry) {
                     Some(cex) => Answer::Differ(cex),
-                    None => self.decide_ieee(terms, a, b, truth, ieee_ms),
+                    None => self.decide_ieee(terms, a, b, truth, ieee_cap(crate::ieee::differs_somewhere(terms, a, b, truth), ieee_ms)),
                 }
             }
             Verdict::Unknown => Answer::Unknown,
@@ -304,15 +316,13 @@ impl Smt {
     /// confirms it, anything else is unknown. Two sides whose words no
     /// input can change and that agree
     /// ([`crate::ieee::equal_by_fixed_words`]) are equal without a query.
-    /// The step's query takes at most `most_ms`, and at most
-    /// [`IEEE_SEARCH_BUDGET_MS`] when it can only find a counterexample.
+    /// The step's query takes at most `most_ms` ([`ieee_cap`]).
     fn decide_ieee(&mut self, terms: &Terms, a: Term, b: Term, truth: bool, most_ms: u64) -> Answer {
         let Some(budget_ms) = self.budget_ms() else { return Answer::Unknown };
         if crate::ieee::equal_by_fixed_words(terms, a, b, truth) {
             return Answer::Equal;
         }
-        let most = if crate::ieee::differs_somewhere(terms, a, b, truth) { most_ms.min(IEEE_SEARCH_BUDGET_MS) } else { most_ms };
-        let budget_ms = budget_ms.min(most);
+        let budget_ms = budget_ms.min(most_ms);
         self.queries += 1;
         let (text, free) = crate::ieee::fp_query(terms, a, b, truth);
         let names: Vec<String> = free.iter().map(|t| format!("t{}", t.0)).collect();
