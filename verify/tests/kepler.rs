@@ -32,10 +32,15 @@ b0:
 ";
 
 fn check(machine: &str) -> (Verdict, Vec<(Kind, String)>) {
-    let src = schedra_ir::parse::parse(SRC.as_bytes(), None).expect("source parses");
-    let m = schedra_ir::parse::parse(machine.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{machine}"));
-    let r = verify(&src, &m, &VerifyOptions::default());
+    let r = verify_pair(SRC, machine);
     (r.verdict, r.violations.into_iter().map(|v| (v.kind, v.message)).collect())
+}
+
+/// The verifier's report on the source and machine texts.
+fn verify_pair(src: &str, machine: &str) -> schedra_verify::Report {
+    let s = schedra_ir::parse::parse(src.as_bytes(), None).expect("source parses");
+    let m = schedra_ir::parse::parse(machine.as_bytes(), None).unwrap_or_else(|e| panic!("{e}\n{machine}"));
+    verify(&s, &m, &VerifyOptions::default())
 }
 
 fn has(v: &[(Kind, String)], kind: Kind, text: &str) -> bool {
@@ -94,8 +99,7 @@ fn a_reading_pair_is_refused_but_its_mirror_is_allowed() {
     let src = "target kepler\nb0:\n    %c = ipa 0\n    %a = fadd %c, 1.0\n    %b = fmul %c, %c\n    st.out 0, %a\n    st.out 1, %b\n    end\n";
     let ok = "target kepler\nform machine\nb0:\n    { i0: ipa $r0, 0 } wait 14\n    { i0: fadd $r1, $r0, 1.0 ; i1: fmul $r2, $r0, $r0 } wait 8\n    { i0: st.out 0, $r1 }\n    { i0: st.out 1, $r2 }\n    end\n";
     let raw = "target kepler\nform machine\nb0:\n    { i0: ipa $r0, 0 } wait 14\n    { i0: fadd $r1, $r0, 1.0 ; i1: fmul $r2, $r1, $r0 } wait 8\n    { i0: st.out 0, $r1 }\n    { i0: st.out 1, $r2 }\n    end\n";
-    let s = schedra_ir::parse::parse(src.as_bytes(), None).expect("parses");
-    let run = |m: &str| verify(&s, &schedra_ir::parse::parse(m.as_bytes(), None).expect("parses"), &VerifyOptions::default());
+    let run = |m: &str| verify_pair(src, m);
     assert_eq!(run(ok).verdict, Verdict::Proven, "{:?}", run(ok).violations);
     let r = run(raw);
     assert!(r.violations.iter().any(|v| v.kind == Kind::Slot && v.message.contains("reads what `fadd` writes")), "{:?}", r.violations);
@@ -142,8 +146,7 @@ b0:
 
 #[test]
 fn a_tex_over_a_fixed_latency_write_in_flight_is_latency() {
-    let src = schedra_ir::parse::parse(WAW_SRC.as_bytes(), None).expect("parses");
-    let run = |m: &str| verify(&src, &schedra_ir::parse::parse(m.as_bytes(), None).expect("parses"), &VerifyOptions::default());
+    let run = |m: &str| verify_pair(WAW_SRC, m);
     let r = run(WAW_EARLY);
     assert_eq!(r.verdict, Verdict::Violation);
     let want = "`tex` writes $r0 at a time the program cannot know while `shr` (bundle 1) is still in flight to it (landing at cycle 18)";
@@ -185,8 +188,7 @@ b0:
     { i0: texbar 0 }
     end
 ";
-    let s = schedra_ir::parse::parse(src.as_bytes(), None).expect("parses");
-    let run = |m: &str| verify(&s, &schedra_ir::parse::parse(m.as_bytes(), None).expect("parses"), &VerifyOptions::default());
+    let run = |m: &str| verify_pair(src, m);
     let r = run(&machine.replace("LEVEL", "0"));
     assert_eq!(r.verdict, Verdict::Proven, "{:?}", r.violations);
     let r = run(&machine.replace("LEVEL", "1"));
@@ -220,8 +222,7 @@ b0:
     { i0: st.out 0, $r2 }
     end
 ";
-    let s = schedra_ir::parse::parse(src.as_bytes(), None).expect("parses");
-    let run = |m: &str| verify(&s, &schedra_ir::parse::parse(m.as_bytes(), None).expect("parses"), &VerifyOptions::default());
+    let run = |m: &str| verify_pair(src, m);
     // tex at cycle 15, rsq at 16 (lands at 25), texbar at 17: the fadd
     // issues at 32 at the earliest.
     let r = run(&machine.replace("GAP", ""));
