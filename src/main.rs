@@ -55,7 +55,7 @@ fn main() {
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
-            std::process::exit(code);
+            end(code);
         }
     };
     let code = match cli.command {
@@ -68,5 +68,22 @@ fn main() {
         Command::Targets(a) => cmd::targets::main(a),
         Command::Lower(a) => cmd::lower::main(a),
     };
-    std::process::exit(code);
+    end(code);
+}
+
+/// End the process with `code`, flushing standard output and error but
+/// running no exit-time destructors. Threads may still be inside libz3
+/// when a command returns: a solver worker that ignored its interrupt and
+/// was left detached (schedra-verify's bounded check), or a campaign thread
+/// abandoned at its deadline. `exit` would tear down libz3's static state
+/// under them, which has crashed the process with SIGFPE after a finished
+/// campaign; `_exit` ends every thread at once instead. Nothing of ours
+/// needs exit-time work: each command has dropped (and so flushed) its
+/// files before returning.
+fn end(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `_exit` has no preconditions; it never returns.
+    unsafe { libc::_exit(code) }
 }
