@@ -222,10 +222,10 @@ fn webs(occ: &[BitSet], scan: &Scan) -> Vec<(ValId, usize, usize)> {
 }
 
 /// Allocate the local values of `blk` and rewrite it with physical operands
-/// and split copies. `Err((v, g))` names a value that found no register at
-/// gap `g` (the caller spills).
+/// and split copies. `Err` names, as [`scan_block`] does, the values that
+/// found no register and the gaps where (the caller spills).
 #[cfg_attr(not(test), allow(dead_code))] // used by tests only
-pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBlock, (ValId, usize)> {
+pub fn allocate_block(blk: &RBlock, occ: &[BitSet], scan: &Scan) -> Result<RBlock, Vec<(ValId, usize)>> {
     let segs = scan_block(occ, scan)?;
     let mut out = blk.clone();
     segs.apply(&mut out, &scan.placed());
@@ -270,9 +270,12 @@ impl BlockSegs {
 }
 
 /// Allocate the local values of one block (whose gap occupancy is `occ`):
-/// the segments of every web, or `Err((v, g))` naming a value that found
-/// no register at gap `g` (the caller spills).
-pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usize)> {
+/// the segments of every web, or `Err` with each `(v, g)` where a value
+/// found no register at gap `g`, in scan order (the caller spills). A web
+/// that fails holds what it had placed and is given up from `g` on, and the
+/// scan goes on with the next web, so one scan names every gap that fails
+/// even without the webs that failed before it.
+pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, Vec<(ValId, usize)>> {
     let webs = webs(occ, scan);
     let mut segs: HashMap<ValId, Vec<Vec<Segment>>> = HashMap::default();
     if webs.is_empty() {
@@ -321,12 +324,16 @@ pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usiz
             }
         }
     }
+    let mut failed = Vec::new();
     for (v, s, e) in webs {
         let mut web = Vec::new();
         let mut cur = s;
         let mut min_reach = None;
         loop {
-            let (run, t) = st.pick(v, cur, e, min_reach).ok_or((v, cur))?;
+            let Some((run, t)) = st.pick(v, cur, e, min_reach) else {
+                failed.push((v, cur));
+                break;
+            };
             let seg = Segment {
                 start: cur,
                 end: t,
@@ -343,7 +350,7 @@ pub fn scan_block(occ: &[BitSet], scan: &Scan) -> Result<BlockSegs, (ValId, usiz
         }
         segs.entry(v).or_default().push(web);
     }
-    Ok(BlockSegs(segs))
+    if failed.is_empty() { Ok(BlockSegs(segs)) } else { Err(failed) }
 }
 
 /// The run of local `v` read at gap `g` (after any split copy there).
@@ -548,6 +555,28 @@ mod tests {
             2,
             "both operands read R0.x: %c was clobbered"
         );
+    }
+
+    /// With one register and two places apart where two values live at
+    /// once, one scan names a failure at each place, not just the first.
+    #[test]
+    fn one_scan_names_every_gap_that_fails() {
+        const TWO: &str = "target r600\nstage vertex\nb0:\n %a = mov 1.0\n %b = mov 2.0\n %c = add %a, %b\n export 0, %c\n %d = mov 3.0\n %e = mov 4.0\n %f = add %d, %e\n export 1, %f\n end\n";
+        let p = schedra_ir::parse::parse(TWO.as_bytes(), None).expect("parse");
+        let f = Func::from_program(&p).expect("lower");
+        let vm = VarMap::new(&f, true, true);
+        let lv = liveness::analyze(&f, &vm);
+        let cons = interference::constraints(&f, &[0]).expect("constraints");
+        let sizes: Vec<u8> = f.vals.iter().map(|v| v.size).collect();
+        let global = vec![false; f.vals.len()];
+        let local = local_words(f.vals.len(), &global);
+        let assign = vec![None; f.vals.len()];
+        let mov = mov_desc(f.target).expect("mov");
+        let scan = Scan { vm: &vm, global: &global, local: &local, assign: &assign, cons: &cons, sizes: &sizes, mov, no_split_at_fixed: false };
+        let occ = liveness::occupancy(&f, &vm, &lv, 0);
+        let fails = super::scan_block(&occ, &scan).err().expect("one register is too few");
+        assert_eq!(fails.len(), 2, "{fails:?}");
+        assert!(fails[0].1 < 4 && fails[1].1 >= 4, "one failure before the first export, one after: {fails:?}");
     }
 
     fn every_operand_physical(b: &RBlock) -> bool {

@@ -24,6 +24,7 @@
 use interference::{Constraints, Graph};
 use liveness::{Liveness, VarMap};
 use ra_ir::{mov_desc, Func, Kind, Loc, RBlock, ROperand, RegSet, ValId};
+use crate::cfg::BitSet;
 use crate::source_ids::SourceIds;
 use crate::{CompileError, Fault, Options, Ra};
 
@@ -236,16 +237,34 @@ fn attempt(
             };
             Err(choose_victims(&graph, costs, vs))
         }
-        Err(Failure::AtGap(v, b, g)) => {
-            let costs = costs.get();
-            let occ = liveness::occupancy(f, &vm, lv, b);
-            let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
-            let alt = occ
-                .get(g)
-                .and_then(|set| spill::victim_at(f, &vm, set, b, g, costs, &short));
-            Err(vec![alt.unwrap_or(v)])
+        Err(Failure::AtGaps(fails)) => Err(gap_victims(f, &vm, lv, costs.get(), &fails)),
+    }
+}
+
+/// The values to spill for linear-scan failures `fails` (`(value, block,
+/// gap)`, in block and scan order): per failure, the cheapest long-lived
+/// occupant of its gap ([`spill::victim_at`]), else the failed value. A
+/// failure at a gap that an earlier choice occupies is passed over, as that
+/// spill already frees a register there. The first failure always gives a
+/// victim, so every round spills something.
+fn gap_victims(f: &Func, vm: &VarMap, lv: &Liveness, costs: &spill::Costs, fails: &[(ValId, usize, usize)]) -> Vec<ValId> {
+    let short: Vec<bool> = costs.span.iter().map(|&s| s <= 2).collect();
+    let mut out: Vec<ValId> = Vec::new();
+    let mut occ: Option<(usize, std::borrow::Cow<[BitSet]>)> = None;
+    for &(v, b, g) in fails {
+        if occ.as_ref().is_none_or(|(ob, _)| *ob != b) {
+            occ = Some((b, liveness::occupancy(f, vm, lv, b)));
+        }
+        let set = occ.as_ref().and_then(|(_, o)| o.get(g));
+        if set.is_some_and(|s| out.iter().any(|&x| s.contains(x as usize))) {
+            continue;
+        }
+        let pick = set.and_then(|s| spill::victim_at(f, vm, s, b, g, costs, &short)).unwrap_or(v);
+        if !out.contains(&pick) {
+            out.push(pick);
         }
     }
+    out
 }
 
 /// Where a successful attempt put every value; [`Placement::apply`]
@@ -294,8 +313,8 @@ impl Placement {
 enum Failure {
     /// Graph colouring left these values without a register.
     Values(Vec<ValId>),
-    /// Linear scan found no register for a value at gap `g` of block `b`.
-    AtGap(ValId, usize, usize),
+    /// Linear scan found no register for each `(value, block, gap)`.
+    AtGaps(Vec<(ValId, usize, usize)>),
 }
 
 /// Values that actually free registers when spilled: a failed value that
@@ -390,11 +409,16 @@ fn assign(
                 no_split_at_fixed: env.no_split_at_fixed,
             };
             let mut blocks = Vec::with_capacity(f.blocks.len());
+            let mut fails = Vec::new();
             for b in 0..f.blocks.len() {
                 let occ = liveness::occupancy(f, vm, lv, b);
-                let segs = linear_scan::scan_block(&occ, &scan)
-                    .map_err(|(v, g)| Failure::AtGap(v, b, g))?;
-                blocks.push(segs);
+                match linear_scan::scan_block(&occ, &scan) {
+                    Ok(segs) => blocks.push(segs),
+                    Err(at) => fails.extend(at.into_iter().map(|(v, g)| (v, b, g))),
+                }
+            }
+            if !fails.is_empty() {
+                return Err(Failure::AtGaps(fails));
             }
             Ok(Placement::Split {
                 assignment,
