@@ -168,6 +168,9 @@ fn parse_with(lang: Lang, bytes: &[u8], stage: Option<Stage>, defines: &[(String
             }
         }
     };
+    if let Some(e) = recursion(&module, &source) {
+        return Err(e);
+    }
     let mut v = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
     match v.validate(&module) {
         Ok(info) => Ok(Parsed { module, info, source }),
@@ -176,6 +179,70 @@ fn parse_with(lang: Lang, bytes: &[u8], stage: Option<Stage>, defines: &[(String
             Err(FrontError::at(l, c, format!("invalid shader: {}", error_chain(e.as_inner()))))
         }
     }
+}
+
+/// A function that calls itself, directly or through others, as an error
+/// at its declaration: the lowering inlines every call, which recursion
+/// would make endless. (naga's validator rejects such a module too, but a
+/// GLSL one with a message about handle order at no useful place.) The call
+/// graph is walked with explicit stacks, so no input can overflow ours.
+fn recursion(module: &naga::Module, source: &SourceMap) -> Option<FrontError> {
+    let calls: Vec<Vec<usize>> = module.functions.iter().map(|(_, f)| callees(&f.body)).collect();
+    // 0: not seen, 1: on the current path, 2: finished.
+    let mut state = vec![0u8; calls.len()];
+    for root in 0..calls.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        state[root] = 1;
+        let mut path = vec![(root, 0usize)];
+        while let Some((f, next)) = path.last_mut() {
+            let f = *f;
+            let Some(&g) = calls[f].get(*next) else {
+                state[f] = 2;
+                path.pop();
+                continue;
+            };
+            *next += 1;
+            match state.get(g).copied() {
+                Some(0) => {
+                    state[g] = 1;
+                    path.push((g, 0));
+                }
+                Some(1) => return Some(recursive(module, source, g)),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// The error naming function `index` as recursive.
+fn recursive(module: &naga::Module, source: &SourceMap, index: usize) -> FrontError {
+    let found = module.functions.iter().nth(index);
+    let name = found.and_then(|(_, f)| f.name.clone()).unwrap_or_else(|| format!("#{index}"));
+    let (l, c) = found.map_or((1, 1), |(h, _)| source.locate(module.functions.get_span(h)));
+    FrontError::at(l, c, format!("function `{name}` is recursive (calls itself, directly or through others): calls are inlined, so recursion is not supported"))
+}
+
+/// The functions a body calls (their indices), nested blocks included.
+fn callees(body: &naga::Block) -> Vec<usize> {
+    use naga::Statement as S;
+    let mut out = Vec::new();
+    let mut todo = vec![body];
+    while let Some(b) = todo.pop() {
+        for st in b.iter() {
+            match st {
+                S::Call { function, .. } => out.push(function.index()),
+                S::Block(inner) => todo.push(inner),
+                S::If { accept, reject, .. } => todo.extend([accept, reject]),
+                S::Switch { cases, .. } => todo.extend(cases.iter().map(|c| &c.body)),
+                S::Loop { body, continuing, .. } => todo.extend([body, continuing]),
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// An error and its sources, joined with `: `.

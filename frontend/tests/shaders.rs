@@ -108,6 +108,7 @@ fn rejected_shaders_say_where_and_why() {
     let both = ["v3d71", "r600"];
     let expect = [
         ("dynamic-loop.frag", (5, 25), "not known at compile time", &both[..]),
+        ("recursion.frag", (3, 1), "is recursive", &both[..]),
         ("syntax.wgsl", (3, 35), "expected", &both[..]),
         ("texture-vertex.vert", (5, 28), "texture", &untextured[..]),
         ("unknown-builtin.frag", (4, 25), "frobnicate", &both[..]),
