@@ -13,8 +13,11 @@
 //!   implicit and scratch registers as precoloured interference.
 //!
 //! A value that finds no register is spilled (or one that is cheaper and
-//! occupies the same place) and the round repeats; every round removes a
-//! value, so the loop ends. The faults of this half of the compiler are
+//! occupies the same place) and the round repeats. One attempt reports every
+//! value that found none (colouring's uncoloured nodes; every gap where the
+//! linear scan failed, the scan giving a failed web up and going on), so a
+//! round spills for all of them at once rather than a value per round; every
+//! round removes at least one value, so the loop ends. The faults of this half of the compiler are
 //! decided in [`Env::new`] (one decision each): `v3d-rf0-across-implicit`,
 //! `spill-no-reserve`, `gen8-r127-spill-fill` and `ra-split-preallocated`.
 //!
