@@ -41,7 +41,6 @@
 
 pub(crate) mod allocate;
 pub(crate) mod bundle;
-pub(crate) mod cfg;
 mod context;
 pub(crate) mod depgraph;
 pub(crate) mod fault;

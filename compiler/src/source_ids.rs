@@ -25,7 +25,7 @@
 //! (0 the destination, `1 + s` source `s`) exactly when that operand is a
 //! virtual register.
 
-use crate::cfg::Successors;
+use schedra_ir::cfg::Successors;
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::OpDesc;
 use schedra_ir::{Inst, Operand, Program, TermKind};

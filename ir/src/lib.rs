@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cfg;
 pub mod error;
 pub mod ir;
 pub mod lex;

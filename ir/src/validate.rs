@@ -211,8 +211,7 @@ fn labels(p: &Program) -> Result<Vec<[Option<usize>; 2]>, Located> {
     let mut succs = Vec::with_capacity(p.blocks.len());
     for b in &p.blocks {
         let mut to = [None; 2];
-        for (slot, s) in to.iter_mut().zip(successors(&b.term)) {
-            let Some(s) = s else { continue };
+        for (slot, s) in to.iter_mut().zip(crate::cfg::successor_labels(&b.term)) {
             match map.get(s) {
                 Some(&j) => *slot = Some(j),
                 None => return Err(err(b.term.span, format!("`{}` jumps to label `{}`, which names no block", show(&b.label), show(s)))),
@@ -221,16 +220,6 @@ fn labels(p: &Program) -> Result<Vec<[Option<usize>; 2]>, Located> {
         succs.push(to);
     }
     Ok(succs)
-}
-
-/// The labels a terminator jumps to, in the order of
-/// [`Terminator::successors`], without allocating.
-fn successors(t: &Terminator) -> [Option<&str>; 2] {
-    match &t.kind {
-        TermKind::Jmp(l) => [Some(l.as_str()), None],
-        TermKind::Brnz { nonzero, zero, .. } => [Some(nonzero.as_str()), Some(zero.as_str())],
-        TermKind::End => [None, None],
-    }
 }
 
 /// The size of each virtual register, from the suffixes written on it
@@ -918,40 +907,15 @@ fn undefined(t: &Target, o: &Operand, fact: Option<usize>, span: Span) -> Result
 /// program is rejected as too large rather than exhausting memory.
 const DATAFLOW_BUDGET_BITS: usize = 1 << 28;
 
-/// Blocks in reverse postorder of a depth-first walk from the entry, so that
-/// the round-robin iteration converges in a few passes on reducible CFGs.
-fn reverse_postorder(cfg: &Cfg) -> Vec<usize> {
-    let n = cfg.succ.len();
-    let mut seen = vec![false; n];
-    let mut post = Vec::with_capacity(n);
-    let mut stack: Vec<(usize, usize)> = Vec::with_capacity(n);
-    if n > 0 {
-        seen[0] = true;
-        stack.push((0, 0));
-    }
-    while let Some((b, k)) = stack.pop() {
-        match cfg.succs(b).get(k) {
-            Some(&s) => {
-                stack.push((b, k + 1));
-                if !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
-                }
-            }
-            None => post.push(b),
-        }
-    }
-    post.reverse();
-    post
-}
-
 fn defined_before_use(p: &Program, r: Resolved<'_>, cfg: &Cfg) -> Result<(), Located> {
     let ids = Ids::new(p, r);
     let n = p.blocks.len();
     if n.saturating_mul(ids.count) > DATAFLOW_BUDGET_BITS {
         return Err(err(Span::new(1, 1), format!("program too large to validate ({n} blocks × {} registers)", ids.count)));
     }
-    let order = reverse_postorder(cfg);
+    // Reverse postorder, so that the round-robin iteration converges in a
+    // few passes on reducible CFGs.
+    let order = crate::cfg::reverse_postorder(cfg.succ.len(), |k| cfg.succs(k));
     let entry = entry_set(p, &ids);
     let mut s = Bits::new(ids.count, true);
     let defs = block_defs(p, &ids);
@@ -1069,7 +1033,9 @@ fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, descs: &[&'stat
         s
     };
     let mut out = vec![Bits::new(n, true); p.blocks.len()];
-    let order = reverse_postorder(cfg);
+    // Reverse postorder, so that the round-robin iteration converges in a
+    // few passes on reducible CFGs.
+    let order = crate::cfg::reverse_postorder(cfg.succ.len(), |k| cfg.succs(k));
     let mut changed = true;
     while changed {
         changed = false;

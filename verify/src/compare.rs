@@ -178,26 +178,7 @@ fn is_fixpoint(entry: &[Option<Facts>], exits: &[Vec<(usize, Facts)>], start: &F
 /// block its position in it.
 fn rpo(succs: &[Vec<usize>]) -> (Vec<usize>, Vec<usize>) {
     let n = succs.len();
-    let mut order = Vec::new();
-    let mut seen = vec![false; n];
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    if n > 0 {
-        seen[0] = true;
-        stack.push((0, 0));
-    }
-    while let Some((b, i)) = stack.pop() {
-        match succs.get(b).and_then(|s| s.get(i)) {
-            Some(&next) => {
-                stack.push((b, i + 1));
-                if next < n && !seen[next] {
-                    seen[next] = true;
-                    stack.push((next, 0));
-                }
-            }
-            None => order.push(b),
-        }
-    }
-    order.reverse();
+    let order = schedra_ir::cfg::reverse_postorder(n, |b| succs[b].as_slice());
     let mut pos = vec![usize::MAX; n];
     for (i, b) in order.iter().enumerate() {
         pos[*b] = i;

@@ -18,7 +18,7 @@
 //! exactly once, the first block first.
 
 use schedra_ir::{Block, Operand, Program, TermKind};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// Liveness and visiting order of a source program's blocks.
 #[derive(Clone, Debug, Default)]
@@ -35,14 +35,6 @@ fn virt(o: &Operand) -> Option<&str> {
     match o {
         Operand::Virt(v) => Some(v.name.as_str()),
         _ => None,
-    }
-}
-
-fn successors(b: &Block) -> Vec<&str> {
-    match &b.term.kind {
-        TermKind::Jmp(l) => vec![l.as_str()],
-        TermKind::Brnz { nonzero, zero, .. } => vec![nonzero.as_str(), zero.as_str()],
-        TermKind::End => vec![],
     }
 }
 
@@ -70,11 +62,8 @@ fn use_def(b: &Block) -> (BTreeSet<String>, BTreeSet<String>) {
 impl Crossing {
     /// The liveness and order of `p`'s blocks.
     pub fn of(p: &Program) -> Crossing {
-        let mut first: HashMap<&str, usize> = HashMap::new();
-        for (i, b) in p.blocks.iter().enumerate() {
-            first.entry(b.label.as_str()).or_insert(i);
-        }
-        let succs: Vec<Vec<usize>> = p.blocks.iter().map(|b| successors(b).into_iter().filter_map(|l| first.get(l).copied()).collect()).collect();
+        let table = schedra_ir::cfg::Successors::new(p);
+        let succs: Vec<Vec<usize>> = (0..p.blocks.len()).map(|b| table.of(b).to_vec()).collect();
         let ud: Vec<_> = p.blocks.iter().map(use_def).collect();
         let n = p.blocks.len();
         let mut live_in = vec![BTreeSet::new(); n];
@@ -91,39 +80,11 @@ impl Crossing {
                 }
             }
         }
-        let order = reverse_postorder(&succs);
+        let order = schedra_ir::cfg::reverse_postorder(succs.len(), |b| succs[b].as_slice());
         Crossing { live_in, succs, order }
     }
 }
 
-/// Reverse postorder of the blocks reachable from block 0.
-fn reverse_postorder(succs: &[Vec<usize>]) -> Vec<usize> {
-    let mut seen = vec![false; succs.len()];
-    let mut post = Vec::with_capacity(succs.len());
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    if !succs.is_empty() {
-        stack.push((0, 0));
-        if let Some(s) = seen.get_mut(0) {
-            *s = true;
-        }
-    }
-    while let Some((b, k)) = stack.pop() {
-        match succs.get(b).and_then(|s| s.get(k)).copied() {
-            Some(s) => {
-                stack.push((b, k + 1));
-                if seen.get(s) == Some(&false) {
-                    if let Some(x) = seen.get_mut(s) {
-                        *x = true;
-                    }
-                    stack.push((s, 0));
-                }
-            }
-            None => post.push(b),
-        }
-    }
-    post.reverse();
-    post
-}
 
 #[cfg(test)]
 mod tests {

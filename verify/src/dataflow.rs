@@ -58,7 +58,7 @@ pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
     let prog = LiveProgram::of(code);
     let words = code.universe_len().div_ceil(64);
     let n = code.blocks().len();
-    let preds = predecessors(succs, n);
+    let preds = schedra_ir::cfg::Predecessors::new(n, |b| succs.get(b).map_or(&[][..], Vec::as_slice));
     let mut live_in = vec![0u64; n * words];
     let mut live = vec![0u64; words];
     let mut work: std::collections::VecDeque<usize> = (0..n).rev().collect();
@@ -111,54 +111,6 @@ pub fn liveness(code: &SrcCode, succs: &[Vec<usize>]) -> Liveness {
         out
     };
     Liveness { live_in: (0..n).map(set).collect() }
-}
-
-/// The predecessors of each block, as runs of one flat list (a `Vec` per
-/// block grew one push at a time).
-struct Preds {
-    /// Block `b`'s predecessors are `list[ends[b - 1]..ends[b]]`.
-    ends: Vec<usize>,
-    list: Vec<usize>,
-}
-
-impl Preds {
-    /// The predecessors of block `b`, in the order of the blocks whose
-    /// successor it is (empty past the last block).
-    fn of(&self, b: usize) -> &[usize] {
-        let start = b.checked_sub(1).and_then(|i| self.ends.get(i)).copied().unwrap_or(0);
-        let end = self.ends.get(b).copied().unwrap_or(start);
-        self.list.get(start..end).unwrap_or(&[])
-    }
-}
-
-/// The predecessors of each of the `n` blocks (successors out of range
-/// skipped).
-fn predecessors(succs: &[Vec<usize>], n: usize) -> Preds {
-    let edges = || succs.iter().enumerate().flat_map(|(b, ss)| ss.iter().map(move |&s| (b, s))).filter(|&(_, s)| s < n);
-    let mut ends = vec![0; n];
-    for (_, s) in edges() {
-        if let Some(e) = ends.get_mut(s) {
-            *e += 1;
-        }
-    }
-    // `ends` becomes each run's end, `next` its start, then the next free
-    // place in it.
-    let (mut next, mut total) = (Vec::with_capacity(n), 0);
-    for e in ends.iter_mut() {
-        next.push(total);
-        total += *e;
-        *e = total;
-    }
-    let mut list = vec![0; total];
-    for (b, s) in edges() {
-        if let Some(k) = next.get_mut(s) {
-            if let Some(slot) = list.get_mut(*k) {
-                *slot = b;
-            }
-            *k += 1;
-        }
-    }
-    Preds { ends, list }
 }
 
 fn bit(bits: &[u64], i: u32) -> bool {
@@ -234,7 +186,7 @@ pub fn successors(p: &Program) -> Vec<Vec<usize>> {
 /// [`successors`], with `p`'s labels given.
 pub fn successors_by(p: &Program, labels: &crate::labels::Labels) -> Vec<Vec<usize>> {
     // An edge usually leads to the next block.
-    p.blocks.iter().enumerate().map(|(i, b)| crate::labels::successor_labels(&b.term).filter_map(|l| labels.index_near(l, i + 1)).collect()).collect()
+    p.blocks.iter().enumerate().map(|(i, b)| schedra_ir::cfg::successor_labels(&b.term).filter_map(|l| labels.index_near(l, i + 1)).collect()).collect()
 }
 
 /// The facts at the program entry: each input register holds its source
@@ -644,14 +596,6 @@ mod tests {
         }
         let taken: Vec<usize> = std::iter::from_fn(|| w.pop_first()).collect();
         assert_eq!(taken, vec![1, 3, 0, 2, 4]);
-    }
-
-    #[test]
-    fn predecessors_come_in_edge_order_and_skip_unknown_blocks() {
-        let succs = vec![vec![1, 2], vec![3, 9], vec![3, 1], vec![0, 3]];
-        let preds = predecessors(&succs, 4);
-        let got: Vec<Vec<usize>> = (0..5).map(|b| preds.of(b).to_vec()).collect();
-        assert_eq!(got, vec![vec![3], vec![0, 2], vec![0], vec![1, 2, 3], vec![]]);
     }
 
     /// Live-in sets as register names (word 0 only).

@@ -11,7 +11,7 @@
 
 use crate::ids::same_name;
 use rustc_hash::FxHashMap;
-use schedra_ir::{Program, TermKind, Terminator};
+use schedra_ir::Program;
 
 /// The index of the first block with each label of a program.
 pub struct Labels<'p> {
@@ -50,17 +50,6 @@ impl<'p> Labels<'p> {
     }
 }
 
-/// A terminator's successor labels in order (`nonzero` before `zero`), as
-/// `Terminator::successors` lists them, without making a list.
-pub fn successor_labels(t: &Terminator) -> impl Iterator<Item = &str> {
-    let (a, b) = match &t.kind {
-        TermKind::Jmp(l) => (Some(l.as_str()), None),
-        TermKind::Brnz { nonzero, zero, .. } => (Some(nonzero.as_str()), Some(zero.as_str())),
-        TermKind::End => (None, None),
-    };
-    a.into_iter().chain(b)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,7 +65,7 @@ mod tests {
                 }
             }
             for b in &p.blocks {
-                assert_eq!(successor_labels(&b.term).collect::<Vec<_>>(), b.term.successors());
+                assert_eq!(schedra_ir::cfg::successor_labels(&b.term).collect::<Vec<_>>(), b.term.successors());
             }
         }
     }

@@ -18,7 +18,7 @@
 
 use super::interference::{Constraints, Hint};
 use super::liveness::VarMap;
-use crate::cfg::BitSet;
+use schedra_ir::cfg::BitSet;
 use super::ra_ir::{Kind, Loc, RBlock, RInst, ROperand, RegSet, ValId};
 use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::OpDesc;

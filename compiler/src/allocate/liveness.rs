@@ -17,7 +17,7 @@
 //! sources occupied one gap longer.
 
 use super::ra_ir::{Func, Loc, RInst, ROperand};
-use crate::cfg::{solve_flat, BitSet};
+use schedra_ir::cfg::{solve_flat, BitSet};
 use schedra_ir::target::{Dest, Overlap};
 use std::borrow::Cow;
 

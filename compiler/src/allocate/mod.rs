@@ -27,7 +27,7 @@
 use interference::{Constraints, Graph};
 use liveness::{Liveness, VarMap};
 use ra_ir::{mov_desc, Func, Kind, Loc, RBlock, ROperand, RegSet, ValId};
-use crate::cfg::BitSet;
+use schedra_ir::cfg::BitSet;
 use crate::source_ids::SourceIds;
 use crate::{CompileError, Fault, Options, Ra};
 

@@ -95,7 +95,7 @@ impl RegSet {
     /// The registers in the set, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
         self.0.iter().enumerate().flat_map(|(wi, &w)| {
-            crate::cfg::word_bits(wi, w).map(|r| r as u16)
+            schedra_ir::cfg::word_bits(wi, w).map(|r| r as u16)
         })
     }
     /// Whether the set is empty.
@@ -658,7 +658,7 @@ fn lower_block_end(
     p: &Program,
 ) -> Result<RBlock, CompileError> {
     let succs = names.ids.succs().of(bi);
-    if succs.len() != crate::cfg::successor_labels(&b.term).count() {
+    if succs.len() != schedra_ir::cfg::successor_labels(&b.term).count() {
         return Err(unknown_label(p, b));
     }
     let cond = match &b.term.kind {
@@ -679,8 +679,8 @@ fn lower_block_end(
 /// block.
 #[cold]
 fn unknown_label(p: &Program, b: &Block) -> CompileError {
-    let labels = crate::cfg::BlockIndex::new(p);
-    let l = crate::cfg::successor_labels(&b.term)
+    let labels = schedra_ir::cfg::BlockIndex::new(p);
+    let l = schedra_ir::cfg::successor_labels(&b.term)
         .find(|l| labels.get(l).is_none())
         .unwrap_or_default();
     unsupported(format!("unknown label `{l}`"))

@@ -24,7 +24,7 @@
 
 use super::interference::Constraints;
 use super::liveness::{self, Liveness, VarMap};
-use crate::cfg::BitSet;
+use schedra_ir::cfg::BitSet;
 use super::ra_ir::{desc_by_sem, Func, Kind, Loc, RInst, ROperand, RegSet, ValId};
 use crate::CompileError;
 use schedra_ir::target::{OpDesc, Sem};

@@ -15,7 +15,7 @@
 //! `out[b] = ∪ (uses[s] ∪ (out[s] − defs[s]))` over the successors `s`,
 //! i.e. what `liveness::program_live_out` computes for every register.
 
-use crate::cfg::Successors;
+use schedra_ir::cfg::Successors;
 use crate::allocate::ra_ir::{Func, Loc, ROperand};
 use schedra_ir::{Operand, PhysReg, Program, Reg, TermKind};
 
@@ -170,7 +170,7 @@ impl PhysLive {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cfg::{program_live_out, UseDef};
+    use schedra_ir::cfg::{program_live_out, UseDef};
     use crate::source_ids::SourceIds;
 
     /// The backward fixpoint over every register (the definition).

@@ -30,7 +30,7 @@
 //! the rewritten program computes what the source computes.
 
 use super::regs::{Choice, Occupied};
-use crate::cfg::{successor_labels, BlockIndex};
+use schedra_ir::cfg::{successor_labels, BlockIndex};
 use crate::CompileError;
 use schedra_ir::{Block, Operand, PhysReg, Program, Reg, TermKind};
 use std::collections::{BTreeMap, BTreeSet};

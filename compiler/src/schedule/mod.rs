@@ -36,7 +36,7 @@
 use crate::depgraph::{DepGraph, GraphBuffers, Storage, OpDeps};
 use crate::depgraph::push_effects;
 use crate::{Options, Sched};
-use crate::cfg::{BitSet, BlockSets, Successors};
+use schedra_ir::cfg::{BitSet, BlockSets, Successors};
 use crate::source_ids::SourceIds;
 use schedra_ir::{Inst, Operand, Program, Target};
 
@@ -176,7 +176,7 @@ fn live_out(deps: &Summaries, ids: &SourceIds, succs: &Successors) -> BlockSets 
             read(&defs, b, v);
         }
     }
-    crate::cfg::live_out_of(succs, uses, &defs)
+    schedra_ir::cfg::live_out_of(succs, uses, &defs)
 }
 
 /// The scheduler's per-block structures, kept between blocks (and between

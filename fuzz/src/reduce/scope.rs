@@ -125,19 +125,16 @@ fn names(p: &Program) -> (BTreeMap<SmolStr, u8>, BTreeMap<SmolStr, usize>) {
 /// Predecessor block indices of every block (targets that name no block are
 /// ignored).
 pub fn predecessors(p: &Program) -> Vec<Vec<usize>> {
-    let mut preds = vec![Vec::new(); p.blocks.len()];
-    for (i, b) in p.blocks.iter().enumerate() {
-        for s in b.term.successors() {
-            if let Some(j) = p.block_index(s) {
-                if let Some(list) = preds.get_mut(j) {
-                    if !list.contains(&i) {
-                        list.push(i);
-                    }
-                }
-            }
-        }
-    }
-    preds
+    let succs = schedra_ir::cfg::Successors::new(p);
+    let preds = schedra_ir::cfg::Predecessors::new(succs.len(), |b| succs.of(b));
+    (0..succs.len())
+        .map(|b| {
+            let mut list = preds.of(b).to_vec();
+            // Two edges from one block are listed one after the other.
+            list.dedup();
+            list
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,13 +1,16 @@
 //! The control-flow graph of a program and the dense sets its dataflow
-//! problems work on: block successors resolved once ([`Successors`]), the
-//! blocks by label ([`BlockIndex`]), bit sets of variables ([`BitSet`],
-//! one per block: [`BlockSets`]), and the backward liveness fixpoint
-//! ([`solve_flat`], [`live_out_of`]) shared by the pre-RA scheduler's
-//! live-out sets, the allocator's liveness and the bundler's physical
-//! liveness.
+//! problems work on, shared by validation, the compiler, the verifier and
+//! the reducer: block successors resolved once ([`Successors`]), the blocks
+//! by label ([`BlockIndex`]), predecessors in edge order
+//! ([`Predecessors`]), the reverse postorder of a depth-first walk from the
+//! entry ([`reverse_postorder`]), bit sets of variables ([`BitSet`], one
+//! per block: [`BlockSets`]), and the backward fixpoint ([`solve_flat`],
+//! [`live_out_of`]) behind the compiler's liveness.
 //!
-//! Invariant: [`live_out_of`] is the least solution of `in = use ∪ (out −
-//! def)`, `out = ∪ in(succ)` over the successors given.
+//! Invariants: [`live_out_of`] is the least solution of `in = use ∪ (out −
+//! def)`, `out = ∪ in(succ)` over the successors given;
+//! [`reverse_postorder`] lists each block reachable from block 0 once, every
+//! block before its successors except along back edges.
 
 /// Sets of up to this many 64-bit words live inline (no allocation): every
 /// per-gap and per-block set of a fuzz-sized function.
@@ -50,7 +53,7 @@ impl Eq for BitSet {}
 
 /// The elements of word `wi` of a bit set whose bits are `w`, in
 /// increasing order (`wi * 64 + b` for each set bit `b`).
-pub(crate) fn word_bits(wi: usize, mut w: u64) -> impl Iterator<Item = usize> {
+pub fn word_bits(wi: usize, mut w: u64) -> impl Iterator<Item = usize> {
     std::iter::from_fn(move || {
         if w == 0 {
             return None;
@@ -80,7 +83,7 @@ impl BitSet {
         }
     }
     /// The set as words to change in place ([`BitSet::words`] layout).
-    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+    pub fn words_mut(&mut self) -> &mut [u64] {
         if self.len <= INLINE_WORDS {
             &mut self.inline[..self.len]
         } else {
@@ -166,7 +169,7 @@ impl BitSet {
 /// none of whose successors' `in` grew since its last visit; starting from
 /// `in = gen`, `out = ∅` (below every solution), the iteration reaches the
 /// least one (any fair order of visits does).
-pub(crate) fn solve_flat<'s>(
+pub fn solve_flat<'s>(
     (w, nb): (usize, usize),
     gen: Vec<u64>,
     k: &[u64],
@@ -254,14 +257,14 @@ impl UseDef {
     }
 }
 
-/// The blocks of a program by label: [`schedra_ir::Program::block_index`]
+/// The blocks of a program by label: [`crate::Program::block_index`]
 /// (the first block with the label) by hashing instead of comparing with
 /// every label.
 pub struct BlockIndex<'p>(rustc_hash::FxHashMap<&'p str, usize>);
 
 impl<'p> BlockIndex<'p> {
     /// The index of `p`'s labels.
-    pub fn new(p: &'p schedra_ir::Program) -> BlockIndex<'p> {
+    pub fn new(p: &'p crate::Program) -> BlockIndex<'p> {
         let mut m = rustc_hash::FxHashMap::default();
         m.reserve(p.blocks.len());
         for (i, b) in p.blocks.iter().enumerate() {
@@ -275,15 +278,15 @@ impl<'p> BlockIndex<'p> {
     }
 }
 
-/// The successor labels of a terminator in [`schedra_ir::Terminator::successors`]
+/// The successor labels of a terminator in [`crate::Terminator::successors`]
 /// order, without collecting them.
-pub fn successor_labels(t: &schedra_ir::Terminator) -> impl Iterator<Item = &str> {
+pub fn successor_labels(t: &crate::Terminator) -> impl Iterator<Item = &str> {
     let (a, b) = match &t.kind {
-        schedra_ir::TermKind::Jmp(l) => (Some(l.as_str()), None),
-        schedra_ir::TermKind::Brnz { nonzero, zero, .. } => {
+        crate::TermKind::Jmp(l) => (Some(l.as_str()), None),
+        crate::TermKind::Brnz { nonzero, zero, .. } => {
             (Some(nonzero.as_str()), Some(zero.as_str()))
         }
-        schedra_ir::TermKind::End => (None, None),
+        crate::TermKind::End => (None, None),
     };
     a.into_iter().chain(b)
 }
@@ -300,7 +303,7 @@ pub struct Successors {
 
 impl Successors {
     /// The successors of every block of `p`.
-    pub fn new(p: &schedra_ir::Program) -> Successors {
+    pub fn new(p: &crate::Program) -> Successors {
         let labels = BlockIndex::new(p);
         let mut of = Vec::with_capacity(p.blocks.len());
         for b in &p.blocks {
@@ -314,12 +317,12 @@ impl Successors {
                 }
             };
             match &b.term.kind {
-                schedra_ir::TermKind::Jmp(l) => add(l),
-                schedra_ir::TermKind::Brnz { nonzero, zero, .. } => {
+                crate::TermKind::Jmp(l) => add(l),
+                crate::TermKind::Brnz { nonzero, zero, .. } => {
                     add(nonzero);
                     add(zero);
                 }
-                schedra_ir::TermKind::End => {}
+                crate::TermKind::End => {}
             }
             of.push(s);
         }
@@ -415,7 +418,7 @@ pub fn live_out_of(succs: &Successors, uses: BlockSets, defs: &BlockSets) -> Blo
 /// [`UseDef`] (`ud[b]` for block `b`; a missing entry reads as empty);
 /// sets over `0..width`. [`live_out_of`] without the per-block sets.
 #[cfg_attr(not(test), allow(dead_code))] // used by tests only
-pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) -> Vec<BitSet> {
+pub fn program_live_out(p: &crate::Program, ud: &[UseDef], width: usize) -> Vec<BitSet> {
     let nb = p.blocks.len();
     let (mut uses, mut defs) = (BlockSets::new(nb, width), BlockSets::new(nb, width));
     for (b, u) in ud.iter().enumerate().take(nb) {
@@ -424,4 +427,101 @@ pub fn program_live_out(p: &schedra_ir::Program, ud: &[UseDef], width: usize) ->
     }
     let out = live_out_of(&Successors::new(p), uses, &defs);
     (0..nb).map(|b| BitSet::from_words(width, out.block(b))).collect()
+}
+
+/// The blocks reachable from block 0 of a graph of `n` blocks in reverse
+/// postorder of a depth-first walk that takes each block's successors
+/// (`succs(b)`) in order; successors `>= n` are ignored. The walk keeps its
+/// own stack, so no graph can overflow the thread's.
+pub fn reverse_postorder<'s>(n: usize, succs: impl Fn(usize) -> &'s [usize]) -> Vec<usize> {
+    let mut seen = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    if n > 0 {
+        seen[0] = true;
+        stack.push((0, 0));
+    }
+    while let Some((b, k)) = stack.pop() {
+        match succs(b).get(k).copied() {
+            Some(s) => {
+                stack.push((b, k + 1));
+                if s < n && !seen[s] {
+                    seen[s] = true;
+                    stack.push((s, 0));
+                }
+            }
+            None => post.push(b),
+        }
+    }
+    post.reverse();
+    post
+}
+
+/// The predecessors of each block, in edge order: block by block, each
+/// block's successors in order, so a block that reaches another by two
+/// edges is listed twice, one after the other. Stored as runs of one flat
+/// list rather than a `Vec` per block.
+#[derive(Clone, Debug, Default)]
+pub struct Predecessors {
+    /// Block `b`'s predecessors are `list[ends[b - 1]..ends[b]]`.
+    ends: Vec<usize>,
+    list: Vec<usize>,
+}
+
+impl Predecessors {
+    /// The predecessors of each of `n` blocks whose successors are
+    /// `succs(b)` (successors `>= n` ignored).
+    pub fn new<'s>(n: usize, succs: impl Fn(usize) -> &'s [usize]) -> Predecessors {
+        let edges = || (0..n).flat_map(|b| succs(b).iter().map(move |&s| (b, s))).filter(|&(_, s)| s < n);
+        let mut ends = vec![0; n];
+        for (_, s) in edges() {
+            ends[s] += 1;
+        }
+        // `ends` becomes each run's end, `next` its start, then the next
+        // free place in it.
+        let (mut next, mut total) = (Vec::with_capacity(n), 0);
+        for e in ends.iter_mut() {
+            next.push(total);
+            total += *e;
+            *e = total;
+        }
+        let mut list = vec![0; total];
+        for (b, s) in edges() {
+            list[next[s]] = b;
+            next[s] += 1;
+        }
+        Predecessors { ends, list }
+    }
+    /// The predecessors of block `b` (empty past the last block).
+    pub fn of(&self, b: usize) -> &[usize] {
+        let start = b.checked_sub(1).and_then(|i| self.ends.get(i)).copied().unwrap_or(0);
+        let end = self.ends.get(b).copied().unwrap_or(start);
+        self.list.get(start..end).unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reverse_postorder_puts_a_block_before_its_successors_and_skips_the_unreachable() {
+        // 0 -> 1 -> 3, 0 -> 2 -> 3, 3 -> 1 (a back edge), 4 unreachable, 9 out of range.
+        let succs: Vec<Vec<usize>> = vec![vec![1, 2], vec![3], vec![3, 9], vec![1], vec![0]];
+        let order = reverse_postorder(succs.len(), |b| succs[b].as_slice());
+        assert_eq!(order, [0, 2, 1, 3]);
+        assert!(reverse_postorder(0, |_| &[]).is_empty());
+    }
+
+    #[test]
+    fn predecessors_come_in_edge_order_with_every_edge() {
+        let succs: Vec<Vec<usize>> = vec![vec![1, 1], vec![2, 7], vec![0], vec![2]];
+        let preds = Predecessors::new(succs.len(), |b| succs[b].as_slice());
+        let got: Vec<&[usize]> = (0..5).map(|b| preds.of(b)).collect();
+        assert_eq!(got, [&[2][..], &[0, 0], &[1, 3], &[], &[]]);
+        let succs: Vec<Vec<usize>> = vec![vec![1, 2], vec![3, 9], vec![3, 1], vec![0, 3]];
+        let preds = Predecessors::new(4, |b| succs[b].as_slice());
+        let got: Vec<Vec<usize>> = (0..5).map(|b| preds.of(b).to_vec()).collect();
+        assert_eq!(got, vec![vec![3], vec![0, 2], vec![0], vec![1, 2, 3], vec![]]);
+    }
 }
