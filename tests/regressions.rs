@@ -16,8 +16,10 @@
 //! A verifier bug is pinned by a machine program beside the source,
 //! `<name>.s`, whose header says `# expect: proven` (the pair is correct
 //! and a false alarm rejected it: it must be proven and run identically)
-//! or `# expect: violation` (the pair is wrong and was once proven: it must
-//! not be proven and must behave differently on some seed).
+//! or `# expect: violation` (the pair is wrong and was once proven, or
+//! rejected with a counterexample that did not replay: it must not be
+//! proven, must behave differently on some seed, and every counterexample
+//! of its report must replay).
 
 use schedra_compiler::{compile, Options, Post, Ra, Sched};
 use schedra_fuzz::interp;
@@ -105,7 +107,10 @@ fn check_pinned(name: &str, src: &Program, path: &Path) -> Result<(), String> {
         "proven" => differs.map_or(Ok(()), |how| Err(format!("{name}.s: pinned as correct but behaves differently: {how}"))),
         "violation" if report.verdict == Verdict::Proven => Err(format!("{name}.s: a wrong program is proven")),
         "violation" if differs.is_none() => Err(format!("{name}.s: pinned as wrong but behaves the same on every seed")),
-        "violation" => Ok(()),
+        "violation" => match schedra_fuzz::replay::replay_report(src, &machine, &report).iter().find(|r| !r.replays()) {
+            Some(r) => Err(format!("{name}.s: the counterexample of violation {} does not replay:\n{}", r.violation, violations(&report))),
+            None => Ok(()),
+        },
         other => Err(format!("{name}.s: unknown expectation {other:?}")),
     }
 }

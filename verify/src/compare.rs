@@ -290,7 +290,7 @@ impl Checker<'_> {
                 inputs.push((i, r));
             }
         });
-        let program = crate::walk::Program { terms: &self.terms, machine: self.mach, mach_of: &self.mach_of, code: &self.code, runs, succs: &self.succs, inputs: &inputs };
+        let program = crate::walk::Program { terms: &self.terms, machine: self.mach, mach_of: &self.mach_of, code: &self.code, runs, earliest_landing: self.mcode.earliest_landing, succs: &self.succs, inputs: &inputs };
         let (mut shown, mut failed) = (None, 0usize);
         let mut kept = Vec::with_capacity(self.out.len());
         for mut v in std::mem::take(&mut self.out) {
@@ -300,7 +300,8 @@ impl Checker<'_> {
             };
             if entry_only && first.as_deref() == Some(v.block.as_str()) && cex.unbound.is_empty() {
                 let mut c = cex.clone();
-                c.words.extend(crate::witness::landing_words(self.mach, &[0]));
+                let entry = runs.first().and_then(Option::as_ref).map(|(_, m)| m);
+                c.words.extend(crate::witness::landing_words(self.mach.target, self.mcode.earliest_landing, entry));
                 v.counterexample = Some(c);
                 kept.push(v);
                 continue;

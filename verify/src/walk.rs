@@ -59,6 +59,9 @@ pub struct Program<'a> {
     pub code: &'a SrcCode,
     /// Per block, the source and machine runs from the final entry facts.
     pub runs: &'a [Option<(SrcRun, MachRun)>],
+    /// The earliest landing of an unknown-landing result after its issue
+    /// (the target's, as the machine code was decoded with).
+    pub earliest_landing: u64,
     /// Per block, its successor blocks.
     pub succs: &'a [Vec<usize>],
     /// Variable number of every input register's source variable, with
@@ -309,8 +312,8 @@ fn words_read(inputs: &Inputs) -> Vec<InputWord> {
 /// (`path`: source block indices, the machine's of the same label).
 fn all_words(p: &Program, inputs: &Inputs, path: &[usize]) -> Vec<InputWord> {
     let mut w = words_read(inputs);
-    let mpath: Vec<usize> = path.iter().filter_map(|b| p.mach_of.get(*b).copied().flatten()).collect();
-    w.extend(crate::witness::landing_words(p.machine, &mpath));
+    let runs = path.iter().filter_map(|b| p.runs.get(*b).and_then(Option::as_ref)).map(|(_, m)| m);
+    w.extend(crate::witness::landing_words(p.machine.target, p.earliest_landing, runs));
     w
 }
 

@@ -95,62 +95,30 @@ fn input_of(terms: &Terms, t: Term, first_is_entry: bool) -> Option<(InputKind, 
     }
 }
 
-/// The landing words of a run through the machine blocks `path` (indices
-/// into `machine.blocks`, in the order they run), on a target with results
-/// of unknown landing time: what the verifier assumes of them. A result
-/// that some op reads while no `texbar` has waited for it yet lands as
-/// late as it can (`u32::MAX`), every other one at its earliest (0), so
-/// that every read the verifier takes as early is early in the
-/// interpreters too. `texbar N` waits for all but the `N` most recent
-/// outstanding results (they land in issue order). Empty on other targets.
-pub fn landing_words(machine: &schedra_ir::Program, path: &[usize]) -> Vec<InputWord> {
-    use schedra_ir::target::Sem;
-    use schedra_ir::Operand;
-    let target = machine.target;
-    if !target.ops.iter().any(|d| d.unknown_landing) {
-        return Vec::new();
-    }
-    // Outstanding results: (k, destination registers).
-    let mut outstanding: Vec<(u32, Vec<schedra_ir::Reg>)> = Vec::new();
-    let mut late: Vec<bool> = Vec::new();
-    for b in path.iter().filter_map(|&b| machine.blocks.get(b)) {
-        for bundle in &b.bundles {
-            for op in &bundle.ops {
-                let reads = op.inst.srcs.iter().filter_map(|o| match o {
-                    Operand::Phys(r) => Some(*r),
-                    _ => None,
-                });
-                for r in reads.flat_map(|r| r.regs()) {
-                    for (k, regs) in &outstanding {
-                        if regs.contains(&r) {
-                            if let Some(l) = late.get_mut(*k as usize) {
-                                *l = true;
-                            }
-                        }
-                    }
-                }
+/// The landing words of the unknown-landing results (kepler `tex`) of the
+/// machine block runs `runs`, in the order they ran: each result is
+/// delayed so that it lands when the verifier's own timeline lands it, at
+/// the barrier that covers it ([`crate::symbolic`]: a `texbar` holds its
+/// next bundle until the youngest result it covers can land, and every
+/// covered result lands then). An interpreter pinned to these delays lands
+/// every result at the same cycle, so a read before the barrier sees the
+/// old word in both and a write issued while the result was in flight
+/// lands before or after it in both alike. A result no barrier covered
+/// lands as late as it can (`u32::MAX`). Empty on other targets.
+pub fn landing_words<'r>(target: &Target, earliest: u64, runs: impl IntoIterator<Item = &'r crate::symbolic::MachRun>) -> Vec<InputWord> {
+    let mut words = Vec::new();
+    for run in runs {
+        let mut last: Option<(usize, usize)> = None;
+        for w in &run.writes {
+            if !target.op(w.at.opcode).is_some_and(|d| d.unknown_landing) || last == Some((w.at.bundle, w.at.op)) {
+                continue;
             }
-            for op in &bundle.ops {
-                let Some(d) = target.op(&op.inst.opcode) else { continue };
-                if d.sem == Sem::TexBarrier {
-                    let n = op.inst.srcs.iter().find_map(|o| match o {
-                        Operand::Imm(i) => Some(i.bits as usize),
-                        _ => None,
-                    });
-                    let keep = n.unwrap_or(0).min(outstanding.len());
-                    outstanding.drain(..outstanding.len() - keep);
-                } else if d.unknown_landing {
-                    let regs = match &op.inst.dest {
-                        Some(Operand::Phys(r)) => r.regs().collect(),
-                        _ => Vec::new(),
-                    };
-                    outstanding.push((late.len() as u32, regs));
-                    late.push(false);
-                }
-            }
+            last = Some((w.at.bundle, w.at.op));
+            let word = if w.land == u64::MAX { u32::MAX } else { u32::try_from(w.land.saturating_sub(w.issue + earliest)).unwrap_or(u32::MAX - 1) };
+            words.push(InputWord { input: InputKind::Landing, index: words.len() as u32, coords: Vec::new(), word });
         }
     }
-    late.iter().enumerate().map(|(k, l)| InputWord { input: InputKind::Landing, index: k as u32, coords: Vec::new(), word: if *l { u32::MAX } else { 0 } }).collect()
+    words
 }
 
 /// The counterexample `leaves` gives for `a` against `b` (in truth when
