@@ -746,17 +746,24 @@ pub struct BlockJob<'a> {
 /// in source order (`--sched bottomup`'s priority): the height priority
 /// computes values long before the stores that consume them, and under
 /// pressure beyond the register file and the network those values fill
-/// both; source order keeps the live values of the source. The careful
-/// attempt's error (of the priority asked for) stands when all fail.
+/// both; source order keeps the live values of the source. When those
+/// fail too, the three are tried in a depth-first order from the block's
+/// consumers ([`depth_first`]), which makes each value just before the op
+/// that needs it: under pressure where the source itself keeps most of
+/// the register file live, it is the order that leaves the network and
+/// the registers room. The careful attempt's error (of the priority asked
+/// for) stands when all fail.
 pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
-    let mut orders = vec![job.sched];
+    let mut orders = vec![Priority::of(job.sched)];
     if job.sched == Sched::TopDown {
-        orders.push(Sched::BottomUp);
+        orders.push(Priority::Source);
     }
+    orders.push(Priority::DepthFirst);
     let mut first_error = None;
-    for sched in orders {
+    for prio in orders {
         for (careful, unstall) in [(false, false), (true, false), (true, true)] {
-            match schedule_once(&job, pool, sched, careful, unstall) {
+            let r = schedule_once(&job, pool, prio, careful, unstall);
+            match r {
                 Err(e @ CompileError::Allocation(_)) => {
                     if careful && !unstall && first_error.is_none() {
                         first_error = Some(e);
@@ -769,7 +776,65 @@ pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, C
     Err(first_error.unwrap_or_else(|| CompileError::Allocation(format!("block {}: no schedule found", job.block.label))))
 }
 
-fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, sched: Sched, careful: bool, unstall: bool) -> Result<(Block, Counts), CompileError> {
+/// The order in which ready nodes are offered an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Priority {
+    /// Longest path to the block's end first (`--sched topdown`).
+    Height,
+    /// Source order (`--sched bottomup`).
+    Source,
+    /// A depth-first walk from the block's consumers ([`depth_first`]).
+    DepthFirst,
+}
+
+impl Priority {
+    fn of(sched: Sched) -> Priority {
+        match sched {
+            Sched::TopDown => Priority::Height,
+            Sched::BottomUp => Priority::Source,
+        }
+    }
+}
+
+/// The nodes in the order of a depth-first walk from the block's consumers
+/// (the nodes nothing reads: stores, outputs, the branch condition, in
+/// source order), each node after its operands and the nodes it must
+/// follow: every value is made just before the first consumer that needs
+/// it, so few values wait at once (Sethi and Ullman's order on trees).
+/// Input nodes are left out. The walk keeps its own stack.
+fn depth_first(g: &Graph) -> Vec<usize> {
+    let n = g.nodes.len();
+    let mut roots: Vec<usize> = (0..n).filter(|&i| g.nodes[i].users.is_empty() || g.cond == Some(i)).collect();
+    roots.sort_by_key(|&i| (g.nodes[i].order, i));
+    roots.extend(0..n);
+    let mut seen = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    for r in roots {
+        if seen[r] {
+            continue;
+        }
+        seen[r] = true;
+        let mut stack = vec![(r, 0usize)];
+        while let Some((v, k)) = stack.pop() {
+            let node = &g.nodes[v];
+            let before = node.srcs.iter().chain(&node.after).chain(&node.not_before).nth(k).copied();
+            match before {
+                Some(p) => {
+                    stack.push((v, k + 1));
+                    if p < n && !seen[p] {
+                        seen[p] = true;
+                        stack.push((p, 0));
+                    }
+                }
+                None => out.push(v),
+            }
+        }
+    }
+    out.retain(|&i| g.nodes[i].kind != Kind::Input);
+    out
+}
+
+fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, prio: Priority, careful: bool, unstall: bool) -> Result<(Block, Counts), CompileError> {
     let g = job.g;
     let n = g.nodes.len();
     let mut pending: Vec<usize> = g.nodes.iter().map(|x| x.users.len()).collect();
@@ -782,9 +847,10 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, sched: Sched, careful: 
     let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject, careful, stalled: false };
     let heights = g.heights();
     let mut order: Vec<usize> = (0..n).filter(|&i| g.nodes.get(i).is_some_and(|x| x.kind != Kind::Input)).collect();
-    match sched {
-        Sched::TopDown => order.sort_by_key(|&i| (std::cmp::Reverse(heights.get(i).copied().unwrap_or(0)), g.nodes.get(i).map_or(0, |x| x.order), i)),
-        Sched::BottomUp => order.sort_by_key(|&i| (g.nodes.get(i).map_or(0, |x| x.order), i)),
+    match prio {
+        Priority::Height => order.sort_by_key(|&i| (std::cmp::Reverse(heights.get(i).copied().unwrap_or(0)), g.nodes.get(i).map_or(0, |x| x.order), i)),
+        Priority::Source => order.sort_by_key(|&i| (g.nodes.get(i).map_or(0, |x| x.order), i)),
+        Priority::DepthFirst => order = depth_first(g),
     }
     let limit = 8 * n + 64;
     let mut j = 0;
