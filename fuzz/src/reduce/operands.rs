@@ -70,24 +70,11 @@ pub fn to_zero(p: &Program) -> Vec<Opp> {
 pub fn to_earlier(p: &Program) -> Vec<Opp> {
     let scope = Scope::of(p);
     let mut out = Vec::new();
-    for (b, block) in p.blocks.iter().enumerate() {
-        let mut defs = scope.entry.get(b).cloned().unwrap_or_default();
-        for (i, inst) in block.insts.iter().enumerate() {
-            for (k, s) in inst.srcs.iter().enumerate() {
-                if let Some(to) = earlier(&scope, &defs, s) {
-                    out.push(Opp::Operand { site: Site { block: b, inst: Some(i), src: k }, to });
-                }
-            }
-            if let Some((n, _)) = defined(inst.dest.as_ref()) {
-                defs.insert(SmolStr::new(n));
-            }
+    each_use(p, &scope, true, |site, s, defs| {
+        if let Some(to) = earlier(&scope, defs, s) {
+            out.push(Opp::Operand { site, to });
         }
-        if let TermKind::Brnz { cond, .. } = &block.term.kind {
-            if let Some(to) = earlier(&scope, &defs, cond) {
-                out.push(Opp::Operand { site: Site { block: b, inst: None, src: 0 }, to });
-            }
-        }
-    }
+    });
     out
 }
 
@@ -97,24 +84,37 @@ pub fn to_earlier(p: &Program) -> Vec<Opp> {
 pub fn to_any_earlier(p: &Program) -> Vec<Opp> {
     let scope = Scope::of(p);
     let mut out = Vec::new();
+    each_use(p, &scope, false, |site, s, defs| {
+        let Some(v) = s.virt() else { return };
+        let (size, rank) = (scope.size(&v.name), scope.rank_of(&v.name));
+        let mut lower: Vec<&SmolStr> = defs.iter().filter(|n| scope.size(n) == size && scope.rank_of(n) < rank).collect();
+        lower.sort_by_key(|n| std::cmp::Reverse(scope.rank_of(n)));
+        for n in lower {
+            out.push(Opp::Operand { site: site.clone(), to: Operand::Virt(VirtReg { name: n.clone(), size: v.size }) });
+        }
+    });
+    out
+}
+
+/// Visit every operand of `p` with the names defined before it (its
+/// block's entry scope, then the block's earlier destinations): each
+/// instruction's sources in order, then, with `conditions`, a `brnz`'s
+/// condition.
+fn each_use(p: &Program, scope: &Scope, conditions: bool, mut visit: impl FnMut(Site, &Operand, &BTreeSet<SmolStr>)) {
     for (b, block) in p.blocks.iter().enumerate() {
         let mut defs = scope.entry.get(b).cloned().unwrap_or_default();
         for (i, inst) in block.insts.iter().enumerate() {
             for (k, s) in inst.srcs.iter().enumerate() {
-                let Some(v) = s.virt() else { continue };
-                let (size, rank) = (scope.size(&v.name), scope.rank_of(&v.name));
-                let mut lower: Vec<&SmolStr> = defs.iter().filter(|n| scope.size(n) == size && scope.rank_of(n) < rank).collect();
-                lower.sort_by_key(|n| std::cmp::Reverse(scope.rank_of(n)));
-                for n in lower {
-                    out.push(Opp::Operand { site: Site { block: b, inst: Some(i), src: k }, to: Operand::Virt(VirtReg { name: n.clone(), size: v.size }) });
-                }
+                visit(Site { block: b, inst: Some(i), src: k }, s, &defs);
             }
             if let Some((n, _)) = defined(inst.dest.as_ref()) {
                 defs.insert(SmolStr::new(n));
             }
         }
+        if let (true, TermKind::Brnz { cond, .. }) = (conditions, &block.term.kind) {
+            visit(Site { block: b, inst: None, src: 0 }, cond, &defs);
+        }
     }
-    out
 }
 
 /// The programs with two neighbouring instructions of one block swapped,
