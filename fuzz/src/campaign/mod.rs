@@ -45,7 +45,7 @@ use rootcause::{Group, RootCauses};
 use schedra_compiler::{Fault, Options, Ra, Sched};
 use schedra_ir::Target;
 use schedra_verify::VerifyOptions;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -204,6 +204,9 @@ pub(crate) struct Shared {
     /// Workers inside a [`Writing`] guard.
     writing: AtomicUsize,
     seen: Mutex<HashSet<String>>,
+    /// Per signature, how many later cases of it were queued for another
+    /// reduction ([`retry_smaller`]).
+    retries: Mutex<HashMap<String, usize>>,
     found: Mutex<Vec<FoundEntry>>,
     notes: Mutex<Vec<String>>,
     causes: Mutex<RootCauses>,
@@ -283,6 +286,7 @@ pub fn run(opts: CampaignOptions) -> Result<Summary, CampaignError> {
         running: AtomicUsize::new(0),
         writing: AtomicUsize::new(0),
         seen: Mutex::new(seen),
+        retries: Mutex::new(HashMap::new()),
         found: Mutex::new(Vec::new()),
         notes: Mutex::new(Vec::new()),
         causes: Mutex::new(RootCauses::default()),
@@ -451,6 +455,8 @@ fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
         if let Ok(mut c) = shared.causes.lock() {
             c.hit(&sig);
         }
+        drop(writing);
+        retry_smaller(shared, f, seeds, &sig);
         return;
     }
     let opts = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
@@ -475,7 +481,39 @@ fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
         found.push(entry);
     }
     drop(writing);
-    shared.queue.push(queue::Job { finding: f, options: opts, seeds, signature: sig, dir });
+    shared.queue.push(queue::Job { finding: f, options: opts, seeds, signature: sig, dir, retry: false });
+}
+
+/// A reproducer at most this long is not reduced again from other cases.
+const SMALL_ENOUGH: usize = 8;
+
+/// The most later cases of one signature reduced again.
+const MAX_RETRIES: usize = 8;
+
+/// Queue a later case of a known signature for another reduction, when
+/// nothing else waits for the reducer, the signature's reproducer is still
+/// longer than [`SMALL_ENOUGH`] and fewer than [`MAX_RETRIES`] of its cases
+/// were queued so: a reduction ends in a local minimum, and another start
+/// often ends lower. The result replaces `min.ir` only when it is smaller
+/// ([`queue`]).
+fn retry_smaller(shared: &Shared, f: Finding, seeds: [u64; 2], sig: &str) {
+    if !shared.opts.reduce || f.kind == crate::oracle::Kind::Timeout || !shared.queue.is_empty() {
+        return;
+    }
+    let known = shared.found.lock().ok().and_then(|found| found.iter().find(|e| e.signature == sig).map(|e| (e.dir.clone(), e.minimized_instructions)));
+    let Some((dir, size)) = known else { return };
+    if size <= SMALL_ENOUGH {
+        return;
+    }
+    let tries = shared.retries.lock().map(|mut r| {
+        let n = r.entry(sig.to_string()).or_insert(0);
+        *n += 1;
+        *n
+    });
+    if tries.is_ok_and(|n| n <= MAX_RETRIES) {
+        let options = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
+        shared.queue.push_retry(queue::Job { finding: f, options, seeds, signature: sig.to_string(), dir: dir.into(), retry: true });
+    }
 }
 
 fn note(shared: &Shared, msg: String) {

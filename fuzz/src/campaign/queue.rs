@@ -7,7 +7,12 @@
 //! it), then reduces it when it is the first of its root cause (or has no
 //! fix key: then its reduced program is its key). Later findings of a known
 //! root cause wait in a second queue and are reduced only when the first is
-//! empty. Each reduction has its own budget (`Deadlines::reduce`), and the
+//! empty. A later case of a signature already recorded is reduced again,
+//! after every other job, while the signature's reproducer is longer than a
+//! few instructions (at most a few such cases per signature; `retry_smaller`
+//! in the campaign): reductions end in local minima, another start often
+//! ends lower, and its result replaces `min.ir` only when it is smaller.
+//! Each reduction has its own budget (`Deadlines::reduce`), and the
 //! reducer thread runs at a lower priority than the workers (five nice
 //! levels, Linux), so on a loaded machine exploration comes first.
 //! `timeout` findings are reduced through a child process ([`HangTest`]),
@@ -53,6 +58,9 @@ pub struct Job {
     pub signature: String,
     /// Its directory.
     pub dir: PathBuf,
+    /// A later case of a signature already reduced: its reduction replaces
+    /// the signature's `min.ir` only when smaller.
+    pub retry: bool,
 }
 
 #[derive(Debug, Default)]
@@ -82,6 +90,12 @@ impl Queue {
         if let Ok(mut l) = self.lists.lock() {
             l.later.push_back(job);
         }
+    }
+    /// Add a later case of a known signature, to be reduced again after
+    /// every other job ([`Job::retry`]).
+    pub fn push_retry(&self, job: Job) {
+        self.push_later(job);
+        self.ready.notify_one();
     }
     /// The next job (a new one first) and whether it was already
     /// classified; waits at most `wait`.
@@ -201,17 +215,29 @@ struct Best<'a> {
     header: String,
     last: Option<Program>,
     written: Instant,
+    /// For a retry, the signature whose recorded size a program must beat
+    /// to be written.
+    beat: Option<&'a str>,
 }
 
 impl Best<'_> {
     fn accept(&mut self, p: &Program) {
         self.last = Some(p.clone());
+        if self.beat.is_some_and(|sig| !smaller_than_recorded(self.shared, sig, p)) {
+            return;
+        }
         if self.written.elapsed() >= Duration::from_secs(1) {
             self.written = Instant::now();
             let text = format!("{}# partial: the reduction was still running\n{}", self.header, schedra_ir::print::print(p));
             write_min(self.shared, self.dir, &text);
         }
     }
+}
+
+/// Whether `p` is shorter than the reproducer recorded for `sig`.
+fn smaller_than_recorded(shared: &Shared, sig: &str, p: &Program) -> bool {
+    let recorded = shared.found.lock().ok().and_then(|found| found.iter().find(|e| e.signature == sig).map(|e| e.minimized_instructions));
+    recorded.is_none_or(|n| p.op_count() < n)
 }
 
 fn write_min(shared: &Shared, dir: &Path, text: &str) -> bool {
@@ -236,7 +262,8 @@ fn minimize(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let (opts, same) = fewest_registers(me, job, src, &check, same);
     let line = options_line(&opts);
     let header = format!("# {}\n# reproduce: schedra verify min.ir {line}\n", job.signature);
-    let mut best = Best { shared, dir: &job.dir, header, last: None, written: Instant::now() };
+    let beat = job.retry.then_some(job.signature.as_str());
+    let mut best = Best { shared, dir: &job.dir, header, last: None, written: Instant::now(), beat };
     let ropts = ReduceOptions { time_limit: Some(shared.opts.deadlines.reduce), ..ReduceOptions::default() };
     let pred = |p: &Program, any: &SameFailure, best: &mut Best| {
         if shared.stopping() || me.clock.is_abandoned() {
@@ -262,7 +289,11 @@ fn minimize(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let check = Check { options: opts, ..check };
     publish_with(me, &reduced, opts, job.seeds);
     let kept = failure(&reduced, &check).map(|k| format!("{}: {}", k.kind, k.message.lines().next().unwrap_or_default())).unwrap_or_default();
-    let text = format!("# {}\n# keeps: {kept}\n# reproduce: schedra verify min.ir {line}\n# reduce: schedra reduce case.ir {line}\n{}", job.signature, schedra_ir::print::print(&reduced));
+    if beat.is_some_and(|sig| !smaller_than_recorded(shared, sig, &reduced)) {
+        return None;
+    }
+    let from = if job.retry { "# from: a later case of this signature (case.ir is the first)\n".to_string() } else { format!("# reduce: schedra reduce case.ir {line}\n") };
+    let text = format!("# {}\n# keeps: {kept}\n# reproduce: schedra verify min.ir {line}\n{from}{}", job.signature, schedra_ir::print::print(&reduced));
     write_min(shared, &job.dir, &text).then_some(reduced)
 }
 
@@ -286,7 +317,7 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
     let line = options_line(&options);
     let sub = stage.as_str();
     let header = format!("# {}\n# keeps: timeout: `schedra {sub}` does not finish\n# reproduce: schedra {sub} min.ir {line}\n", job.signature);
-    let mut best = Best { shared, dir: &job.dir, header: header.clone(), last: None, written: Instant::now() };
+    let mut best = Best { shared, dir: &job.dir, header: header.clone(), last: None, written: Instant::now(), beat: None };
     let ropts = ReduceOptions { time_limit: Some(shared.opts.deadlines.reduce), ..ReduceOptions::default() };
     let mut pred = |p: &Program| {
         if shared.stopping() || me.clock.is_abandoned() {
