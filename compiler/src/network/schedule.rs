@@ -742,11 +742,12 @@ pub struct BlockJob<'a> {
 /// value waiting for a store that comes after the sequence's result in its
 /// channel's order, while values only the network holds wait for stores
 /// further down, so the careful test alone never lets the sequence start.
-/// Under `--sched topdown`, when all three fail, the three are tried again
-/// in source order (`--sched bottomup`'s priority): the height priority
-/// computes values long before the stores that consume them, and under
-/// pressure beyond the register file and the network those values fill
-/// both; source order keeps the live values of the source. When those
+/// When all three fail, the three are tried again in the other mode's
+/// priority (source order under `--sched topdown`, height under
+/// `--sched bottomup`): the height priority computes values long before
+/// the stores that consume them, and under pressure beyond the register
+/// file and the network those values fill both, while source order keeps
+/// the live values of the source, which may be too many. When those
 /// fail too, the three are tried in a depth-first order from the block's
 /// consumers ([`depth_first`]), which makes each value just before the op
 /// that needs it: under pressure where the source itself keeps most of
@@ -754,11 +755,10 @@ pub struct BlockJob<'a> {
 /// the registers room. The careful attempt's error (of the priority asked
 /// for) stands when all fail.
 pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
-    let mut orders = vec![Priority::of(job.sched)];
-    if job.sched == Sched::TopDown {
-        orders.push(Priority::Source);
-    }
-    orders.push(Priority::DepthFirst);
+    let orders = match job.sched {
+        Sched::TopDown => [Priority::Height, Priority::Source, Priority::DepthFirst],
+        Sched::BottomUp => [Priority::Source, Priority::Height, Priority::DepthFirst],
+    };
     let mut first_error = None;
     for prio in orders {
         for (careful, unstall) in [(false, false), (true, false), (true, true)] {
@@ -785,15 +785,6 @@ enum Priority {
     Source,
     /// A depth-first walk from the block's consumers ([`depth_first`]).
     DepthFirst,
-}
-
-impl Priority {
-    fn of(sched: Sched) -> Priority {
-        match sched {
-            Sched::TopDown => Priority::Height,
-            Sched::BottomUp => Priority::Source,
-        }
-    }
 }
 
 /// The nodes in the order of a depth-first walk from the block's consumers
