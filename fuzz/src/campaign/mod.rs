@@ -490,14 +490,15 @@ const SMALL_ENOUGH: usize = 8;
 /// The most later cases of one signature reduced again.
 const MAX_RETRIES: usize = 8;
 
-/// Queue a later case of a known signature for another reduction, when
-/// nothing else waits for the reducer, the signature's reproducer is still
-/// longer than [`SMALL_ENOUGH`] and fewer than [`MAX_RETRIES`] of its cases
-/// were queued so: a reduction ends in a local minimum, and another start
-/// often ends lower. The result replaces `min.ir` only when it is smaller
-/// ([`queue`]).
+/// Offer a later case of a known signature for another reduction while
+/// the signature's reproducer is still longer than [`SMALL_ENOUGH`] and
+/// fewer than [`MAX_RETRIES`] of its cases were queued so
+/// ([`queue::Queue::offer_retry`]: only when nothing else waits, the
+/// smallest such case waiting): a reduction ends in a local minimum, and
+/// another start often ends lower. The result replaces `min.ir` only when
+/// it is smaller ([`queue`]).
 fn retry_smaller(shared: &Shared, f: Finding, seeds: [u64; 2], sig: &str) {
-    if !shared.opts.reduce || f.kind == crate::oracle::Kind::Timeout || !shared.queue.is_empty() {
+    if !shared.opts.reduce || f.kind == crate::oracle::Kind::Timeout {
         return;
     }
     let known = shared.found.lock().ok().and_then(|found| found.iter().find(|e| e.signature == sig).map(|e| (e.dir.clone(), e.minimized_instructions)));
@@ -505,14 +506,14 @@ fn retry_smaller(shared: &Shared, f: Finding, seeds: [u64; 2], sig: &str) {
     if size <= SMALL_ENOUGH {
         return;
     }
-    let tries = shared.retries.lock().map(|mut r| {
-        let n = r.entry(sig.to_string()).or_insert(0);
-        *n += 1;
-        *n
-    });
-    if tries.is_ok_and(|n| n <= MAX_RETRIES) {
-        let options = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
-        shared.queue.push_retry(queue::Job { finding: f, options, seeds, signature: sig.to_string(), dir: dir.into(), retry: true });
+    let Ok(mut retries) = shared.retries.lock() else { return };
+    let tries = retries.entry(sig.to_string()).or_insert(0);
+    if *tries >= MAX_RETRIES {
+        return;
+    }
+    let options = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
+    if shared.queue.offer_retry(queue::Job { finding: f, options, seeds, signature: sig.to_string(), dir: dir.into(), retry: true }) {
+        *tries += 1;
     }
 }
 

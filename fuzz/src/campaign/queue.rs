@@ -91,11 +91,27 @@ impl Queue {
             l.later.push_back(job);
         }
     }
-    /// Add a later case of a known signature, to be reduced again after
-    /// every other job ([`Job::retry`]).
-    pub fn push_retry(&self, job: Job) {
-        self.push_later(job);
+    /// Offer a later case of a known signature for another reduction
+    /// ([`Job::retry`]), taken only when nothing but retries waits: it
+    /// replaces a waiting retry of the same signature when it is smaller
+    /// (the most promising start waits, one per signature), else joins the
+    /// queue. Returns whether it joined as a new retry.
+    pub fn offer_retry(&self, job: Job) -> bool {
+        let Ok(mut l) = self.lists.lock() else { return false };
+        if !l.new.is_empty() || l.later.iter().any(|j| !j.retry) {
+            return false;
+        }
+        let size = |j: &Job| j.finding.source.as_ref().map_or(usize::MAX, Program::op_count);
+        if let Some(waiting) = l.later.iter_mut().find(|j| j.signature == job.signature) {
+            if size(&job) < size(waiting) {
+                *waiting = job;
+            }
+            return false;
+        }
+        l.later.push_back(job);
+        drop(l);
         self.ready.notify_one();
+        true
     }
     /// The next job (a new one first) and whether it was already
     /// classified; waits at most `wait`.
