@@ -710,6 +710,10 @@ struct Snapshot {
 /// wait there for a sequence's result).
 const CAREFUL_LIVE: usize = 1;
 
+/// How many of the depth-first order's unplaced nodes, from its front, are
+/// offered each instruction ([`Priority::DepthFirst`]).
+const DEPTH_FIRST_WINDOW: usize = 8;
+
 /// Instructions without a placed node after which a block's schedule is
 /// given up (moves alone never place a node).
 const STUCK: usize = 64;
@@ -783,7 +787,9 @@ enum Priority {
     Height,
     /// Source order (`--sched bottomup`).
     Source,
-    /// A depth-first walk from the block's consumers ([`depth_first`]).
+    /// A depth-first walk from the block's consumers ([`depth_first`]),
+    /// only its first [`DEPTH_FIRST_WINDOW`] unplaced nodes offered at a
+    /// time.
     DepthFirst,
 }
 
@@ -854,7 +860,15 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, prio: Priority, careful
             return Err(CompileError::Allocation(format!("block {}: no schedule found within {} instructions", job.block.label, j.min(limit))));
         }
         s.stalled = unstall && j > progress + STUCK / 2;
-        step(&mut s, &order, j)?;
+        if prio == Priority::DepthFirst {
+            // Only the next few nodes of the walk are offered, so that
+            // ready leaves far ahead do not fill the network and the
+            // registers again.
+            let window: Vec<usize> = order.iter().copied().filter(|&i| s.placed.get(i).copied().flatten().is_none()).take(DEPTH_FIRST_WINDOW).collect();
+            step(&mut s, &window, j)?;
+        } else {
+            step(&mut s, &order, j)?;
+        }
         let now = s.placed.iter().filter(|p| p.is_some()).count();
         if now > placed {
             (progress, placed) = (j, now);
