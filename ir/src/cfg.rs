@@ -434,26 +434,39 @@ pub fn program_live_out(p: &crate::Program, ud: &[UseDef], width: usize) -> Vec<
 /// (`succs(b)`) in order; successors `>= n` are ignored. The walk keeps its
 /// own stack, so no graph can overflow the thread's.
 pub fn reverse_postorder<'s>(n: usize, succs: impl Fn(usize) -> &'s [usize]) -> Vec<usize> {
+    let mut post = postorder(n, [0], succs);
+    post.reverse();
+    post
+}
+
+/// The nodes reachable from `roots` (taken in order, each one not yet
+/// reached starting a new walk) of a graph of `n` nodes, in postorder of a
+/// depth-first walk that takes each node's successors (`succs(v)`) in
+/// order: every node after the successors it reached first. Roots and
+/// successors `>= n` are ignored; the walk keeps its own stack.
+pub fn postorder<'s>(n: usize, roots: impl IntoIterator<Item = usize>, succs: impl Fn(usize) -> &'s [usize]) -> Vec<usize> {
     let mut seen = vec![false; n];
     let mut post = Vec::with_capacity(n);
     let mut stack: Vec<(usize, usize)> = Vec::new();
-    if n > 0 {
-        seen[0] = true;
-        stack.push((0, 0));
-    }
-    while let Some((b, k)) = stack.pop() {
-        match succs(b).get(k).copied() {
-            Some(s) => {
-                stack.push((b, k + 1));
-                if s < n && !seen[s] {
-                    seen[s] = true;
-                    stack.push((s, 0));
+    for r in roots {
+        if r >= n || seen[r] {
+            continue;
+        }
+        seen[r] = true;
+        stack.push((r, 0));
+        while let Some((b, k)) = stack.pop() {
+            match succs(b).get(k).copied() {
+                Some(s) => {
+                    stack.push((b, k + 1));
+                    if s < n && !seen[s] {
+                        seen[s] = true;
+                        stack.push((s, 0));
+                    }
                 }
+                None => post.push(b),
             }
-            None => post.push(b),
         }
     }
-    post.reverse();
     post
 }
 
@@ -511,6 +524,14 @@ mod tests {
         let order = reverse_postorder(succs.len(), |b| succs[b].as_slice());
         assert_eq!(order, [0, 2, 1, 3]);
         assert!(reverse_postorder(0, |_| &[]).is_empty());
+    }
+
+    #[test]
+    fn postorder_walks_each_root_not_yet_reached() {
+        // 0 -> 1, 2 -> 1, 3 -> 0; roots 2, 0, 3, then 7 (out of range).
+        let succs: Vec<Vec<usize>> = vec![vec![1], vec![], vec![1], vec![0]];
+        let order = postorder(succs.len(), [2, 0, 3, 7], |v| succs[v].as_slice());
+        assert_eq!(order, [1, 2, 0, 3]);
     }
 
     #[test]

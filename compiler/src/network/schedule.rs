@@ -766,8 +766,7 @@ pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, C
     let mut first_error = None;
     for prio in orders {
         for (careful, unstall) in [(false, false), (true, false), (true, true)] {
-            let r = schedule_once(&job, pool, prio, careful, unstall);
-            match r {
+            match schedule_once(&job, pool, prio, careful, unstall) {
                 Err(e @ CompileError::Allocation(_)) => {
                     if careful && !unstall && first_error.is_none() {
                         first_error = Some(e);
@@ -798,35 +797,15 @@ enum Priority {
 /// source order), each node after its operands and the nodes it must
 /// follow: every value is made just before the first consumer that needs
 /// it, so few values wait at once (Sethi and Ullman's order on trees).
-/// Input nodes are left out. The walk keeps its own stack.
+/// Input nodes are left out ([`schedra_ir::cfg::postorder`] over the
+/// nodes each must follow).
 fn depth_first(g: &Graph) -> Vec<usize> {
     let n = g.nodes.len();
     let mut roots: Vec<usize> = (0..n).filter(|&i| g.nodes[i].users.is_empty() || g.cond == Some(i)).collect();
     roots.sort_by_key(|&i| (g.nodes[i].order, i));
     roots.extend(0..n);
-    let mut seen = vec![false; n];
-    let mut out = Vec::with_capacity(n);
-    for r in roots {
-        if seen[r] {
-            continue;
-        }
-        seen[r] = true;
-        let mut stack = vec![(r, 0usize)];
-        while let Some((v, k)) = stack.pop() {
-            let node = &g.nodes[v];
-            let before = node.srcs.iter().chain(&node.after).chain(&node.not_before).nth(k).copied();
-            match before {
-                Some(p) => {
-                    stack.push((v, k + 1));
-                    if p < n && !seen[p] {
-                        seen[p] = true;
-                        stack.push((p, 0));
-                    }
-                }
-                None => out.push(v),
-            }
-        }
-    }
+    let before: Vec<Vec<usize>> = g.nodes.iter().map(|x| x.srcs.iter().chain(&x.after).chain(&x.not_before).copied().collect()).collect();
+    let mut out = schedra_ir::cfg::postorder(n, roots, |v| before[v].as_slice());
     out.retain(|&i| g.nodes[i].kind != Kind::Input);
     out
 }
