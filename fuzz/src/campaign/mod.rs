@@ -459,7 +459,7 @@ fn record(shared: &Shared, f: Finding, seeds: [u64; 2]) {
         retry_smaller(shared, f, seeds, &sig);
         return;
     }
-    let opts = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
+    let opts = options_of(shared, &f);
     let dir = match shared.dir.write(&f, &options_line(&opts)) {
         Ok(d) => d,
         Err(e) => {
@@ -501,8 +501,7 @@ fn retry_smaller(shared: &Shared, f: Finding, seeds: [u64; 2], sig: &str) {
     if !shared.opts.reduce || f.kind == crate::oracle::Kind::Timeout {
         return;
     }
-    let known = shared.found.lock().ok().and_then(|found| found.iter().find(|e| e.signature == sig).map(|e| (e.dir.clone(), e.minimized_instructions)));
-    let Some((dir, size)) = known else { return };
+    let Some((dir, size)) = recorded(shared, sig) else { return };
     if size <= SMALL_ENOUGH {
         return;
     }
@@ -511,10 +510,22 @@ fn retry_smaller(shared: &Shared, f: Finding, seeds: [u64; 2], sig: &str) {
     if *tries >= MAX_RETRIES {
         return;
     }
-    let options = f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() });
+    let options = options_of(shared, &f);
     if shared.queue.offer_retry(queue::Job { finding: f, options, seeds, signature: sig.to_string(), dir: dir.into(), retry: true }) {
         *tries += 1;
     }
+}
+
+/// The options a finding failed under (the campaign's fault on defaults
+/// when it names none).
+fn options_of(shared: &Shared, f: &Finding) -> Options {
+    f.options.unwrap_or(Options { inject: shared.opts.inject, ..Options::default() })
+}
+
+/// The directory and the reproducer's size recorded for signature `sig`.
+fn recorded(shared: &Shared, sig: &str) -> Option<(String, usize)> {
+    let found = shared.found.lock().ok()?;
+    found.iter().find(|e| e.signature == sig).map(|e| (e.dir.clone(), e.minimized_instructions))
 }
 
 fn note(shared: &Shared, msg: String) {

@@ -252,8 +252,7 @@ impl Best<'_> {
 
 /// Whether `p` is shorter than the reproducer recorded for `sig`.
 fn smaller_than_recorded(shared: &Shared, sig: &str, p: &Program) -> bool {
-    let recorded = shared.found.lock().ok().and_then(|found| found.iter().find(|e| e.signature == sig).map(|e| e.minimized_instructions));
-    recorded.is_none_or(|n| p.op_count() < n)
+    super::recorded(shared, sig).is_none_or(|(_, n)| p.op_count() < n)
 }
 
 fn write_min(shared: &Shared, dir: &Path, text: &str) -> bool {
