@@ -60,6 +60,7 @@ pub fn compile(src: &Program, net: &'static Network, opts: &Options) -> Result<C
         stats.spills += c.spills;
         stats.fills += c.fills;
         stats.moves += c.moves;
+        stats.remats += c.remats;
         stats.max_live = stats.max_live.max(c.max_live);
         blocks.push(mb);
     }

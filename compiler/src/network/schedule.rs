@@ -20,6 +20,12 @@
 //!    `j + 1` is moved in `j`, and at its first move also stored to a free
 //!    register component, from which later readers load it.
 //!
+//! Rematerializing (the last attempts of [`schedule_block`]), an ALU op
+//! whose sources are all inputs is placed only where one of its readers
+//! can follow in the next instruction (or a store of it in the same one),
+//! and when its window ends with readers left its network copy is dropped,
+//! not moved or spilled: it is placed again for the next reader.
+//!
 //! The rules of one instruction (shared opcodes, load and store units,
 //! sub-slots) are asked of the target ([`Rules::placed_ok`]) for every
 //! tentative placement, and undone when refused. At the block's end every
@@ -77,6 +83,8 @@ pub struct Counts {
     /// Spilled values whose range was split where a preallocated range of
     /// their component began.
     pub splits: usize,
+    /// Values made again where they are read instead of being kept.
+    pub remats: usize,
 }
 
 struct State<'a> {
@@ -96,6 +104,9 @@ struct State<'a> {
     /// attempt ([`schedule_block`]): a careful schedule starts complex
     /// sequences beside more live values.
     stalled: bool,
+    /// Ops whose sources are all inputs are made again for each reader
+    /// instead of being moved or spilled ([`State::remat`]).
+    remat: bool,
 }
 
 fn inst(op: &'static OpDesc, dest: Option<Operand>, srcs: Vec<Operand>) -> Inst {
@@ -279,10 +290,15 @@ impl State<'_> {
 
     fn srcs_ready(&self, n: usize, j: usize) -> bool {
         let Some(node) = self.node(n) else { return false };
-        node.srcs.iter().all(|s| match self.node(*s).map(|x| x.kind) {
+        node.srcs.iter().all(|s| self.srcs_ready_one(*s, j))
+    }
+
+    /// Whether source `s` can be read by a node placed at `j`.
+    fn srcs_ready_one(&self, s: usize, j: usize) -> bool {
+        match self.node(s).map(|x| x.kind) {
             Some(Kind::Input) => true,
-            _ => self.loc.get(*s).copied().flatten().is_some_and(|l| l.at < j) || self.spill.get(*s).copied().flatten().is_some(),
-        })
+            _ => self.loc.get(s).copied().flatten().is_some_and(|l| l.at < j) || self.spill.get(s).copied().flatten().is_some(),
+        }
     }
 
     /// Place a complex sequence node `n` starting at `a`.
@@ -525,7 +541,7 @@ impl State<'_> {
     fn expiring(&self, j: usize) -> Vec<usize> {
         (0..self.g.nodes.len())
             .filter(|&v| {
-                let pending = self.pending.get(v).copied().unwrap_or(0) > 0 && self.node(v).is_some_and(|x| x.kind != Kind::Input);
+                let pending = self.pending.get(v).copied().unwrap_or(0) > 0 && self.node(v).is_some_and(|x| x.kind != Kind::Input) && !self.remat(v);
                 let Some(l) = self.loc.get(v).copied().flatten() else { return false };
                 // The branch condition too leaves the network once its
                 // register copy has landed: the block's end loads it back.
@@ -682,6 +698,47 @@ impl State<'_> {
             .count()
     }
 
+    /// Whether `v` is made again for each reader: rematerialization is on
+    /// and `v` is an ALU op whose sources are all inputs (loaded wherever
+    /// they are read), so making it costs a unit and holds nothing. The
+    /// branch condition is kept: the block's end reads it.
+    fn remat(&self, v: usize) -> bool {
+        self.remat && self.g.cond != Some(v) && self.node(v).is_some_and(|x| x.kind == Kind::Alu && x.srcs.iter().all(|&s| self.node(s).is_some_and(|y| y.kind == Kind::Input)))
+    }
+
+    /// Whether a rematerialized `v` is wanted at `j`: a reader of it could
+    /// be placed in `j + 1` once `v` is (its ordering allows it and every
+    /// other source is ready or is made again too), or a store of it in `j`.
+    fn wanted(&self, v: usize, j: usize) -> bool {
+        let Some(node) = self.node(v) else { return false };
+        node.users.iter().any(|&u| {
+            let Some(user) = self.node(u) else { return false };
+            if self.placed.get(u).copied().flatten().is_some() {
+                return false;
+            }
+            if user.kind == Kind::Store {
+                return self.deps_ok(u, j);
+            }
+            let others = user.srcs.iter().all(|&x| x == v || self.remat(x) || self.srcs_ready_one(x, j + 1));
+            self.deps_ok(u, j + 1) && others
+        })
+    }
+
+    /// Drop the network copies of rematerialized values whose window ends
+    /// at `j` while readers remain: they are made again where needed.
+    fn drop_remats(&mut self, j: usize) {
+        for v in 0..self.g.nodes.len() {
+            let Some(l) = self.loc.get(v).copied().flatten() else { continue };
+            let pending = self.pending.get(v).copied().unwrap_or(0) > 0;
+            if pending && self.remat(v) && j >= l.at && !l.window.contains((j + 1 - l.at) as u32) {
+                if let (Some(l), Some(p)) = (self.loc.get_mut(v), self.placed.get_mut(v)) {
+                    (*l, *p) = (None, None);
+                }
+                self.counts.remats += 1;
+            }
+        }
+    }
+
     fn live(&self, j: usize) -> usize {
         (0..self.g.nodes.len())
             .filter(|&v| {
@@ -756,17 +813,21 @@ pub struct BlockJob<'a> {
 /// consumers ([`depth_first`]), which makes each value just before the op
 /// that needs it: under pressure where the source itself keeps most of
 /// the register file live, it is the order that leaves the network and
-/// the registers room. The careful attempt's error (of the priority asked
-/// for) stands when all fail.
+/// the registers room. When those fail as well, the depth-first three are
+/// tried once more rematerializing ([`State::remat`]): an ALU op whose
+/// sources are all inputs is not kept at all but made again, one
+/// instruction before each reader that needs it, so it holds neither a
+/// register component nor a place in the network. The careful attempt's
+/// error (of the priority asked for) stands when all fail.
 pub fn schedule_block(job: BlockJob<'_>, pool: &mut RegPool) -> Result<(Block, Counts), CompileError> {
     let orders = match job.sched {
-        Sched::TopDown => [Priority::Height, Priority::Source, Priority::DepthFirst],
-        Sched::BottomUp => [Priority::Source, Priority::Height, Priority::DepthFirst],
+        Sched::TopDown => [(Priority::Height, false), (Priority::Source, false), (Priority::DepthFirst, false), (Priority::DepthFirst, true)],
+        Sched::BottomUp => [(Priority::Source, false), (Priority::Height, false), (Priority::DepthFirst, false), (Priority::DepthFirst, true)],
     };
     let mut first_error = None;
-    for prio in orders {
+    for (prio, remat) in orders {
         for (careful, unstall) in [(false, false), (true, false), (true, true)] {
-            match schedule_once(&job, pool, prio, careful, unstall) {
+            match schedule_once(&job, pool, prio, remat, careful, unstall) {
                 Err(e @ CompileError::Allocation(_)) => {
                     if careful && !unstall && first_error.is_none() {
                         first_error = Some(e);
@@ -810,7 +871,7 @@ fn depth_first(g: &Graph) -> Vec<usize> {
     out
 }
 
-fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, prio: Priority, careful: bool, unstall: bool) -> Result<(Block, Counts), CompileError> {
+fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, prio: Priority, remat: bool, careful: bool, unstall: bool) -> Result<(Block, Counts), CompileError> {
     let g = job.g;
     let n = g.nodes.len();
     let mut pending: Vec<usize> = g.nodes.iter().map(|x| x.users.len()).collect();
@@ -820,7 +881,7 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, prio: Priority, careful
         }
     }
     pool.start_block();
-    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject, careful, stalled: false };
+    let mut s = State { t: job.t, net: job.net, g, instrs: Vec::new(), loc: vec![None; n], spill: vec![None; n], placed: vec![None; n], pending, pool, counts: Counts::default(), inject: job.inject, careful, stalled: false, remat };
     let heights = g.heights();
     let mut order: Vec<usize> = (0..n).filter(|&i| g.nodes.get(i).is_some_and(|x| x.kind != Kind::Input)).collect();
     match prio {
@@ -848,7 +909,8 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, prio: Priority, careful
         } else {
             step(&mut s, &order, j)?;
         }
-        let now = s.placed.iter().filter(|p| p.is_some()).count();
+        // Placements, not counting values made again.
+        let now = (0..n).filter(|&v| s.placed.get(v).copied().flatten().is_some() && !s.remat(v)).count();
         if now > placed {
             (progress, placed) = (j, now);
         }
@@ -917,7 +979,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
     // Whether a node has been placed (speculatively, and kept) at `j`.
     let mut placed_here = false;
     for &n in order {
-        if s.placed.get(n).copied().flatten().is_some() || !s.deps_ok(n, j) || !s.srcs_ready(n, j) {
+        if s.placed.get(n).copied().flatten().is_some() || !s.deps_ok(n, j) || !s.srcs_ready(n, j) || (s.remat(n) && !s.wanted(n, j)) {
             continue;
         }
         let Some(node) = s.node(n) else { continue };
@@ -1030,6 +1092,7 @@ fn step(s: &mut State<'_>, order: &[usize], j: usize) -> Result<(), CompileError
             }
         }
     }
+    s.drop_remats(j);
     s.pool.release(|v, r| s.pending.get(v).copied().unwrap_or(0) == 0 || s.spill.get(v).copied().flatten().is_none_or(|sp| sp.reg != r));
     Ok(())
 }
