@@ -45,6 +45,9 @@ pub struct Gen<'a, 'u> {
     /// Virtual registers that must not be redefined (loop counters, values
     /// kept live for pressure).
     pub(super) locked: Vec<u32>,
+    /// Values of the pressure burst beyond [`burst_read`](super::profile::Profile::burst_read), out of
+    /// scope, output when their block ends.
+    pub(super) tail: Vec<(Loc, u8)>,
     /// Preallocated registers this program may use.
     pub(super) pool: Vec<PhysReg>,
     /// Registers holding the counters of the enclosing loops, on a target
@@ -232,6 +235,7 @@ impl<'a, 'u> Gen<'a, 'u> {
             scope: Scope::with_capacity(cfg.insts()),
             sizes: Vec::with_capacity(cfg.insts() + cfg.pressure_values() + 16),
             locked: Vec::with_capacity(cfg.pressure_values() + 4),
+            tail: Vec::new(),
             pool: Vec::with_capacity(cfg.pool_size()),
             counters: Vec::new(),
             // A target with an instruction limit gets a body its machine

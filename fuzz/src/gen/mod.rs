@@ -222,6 +222,43 @@ mod tests {
         }
     }
 
+    /// Most virtual registers live at once in block `b` in source order.
+    fn source_live(b: &schedra_ir::Block) -> usize {
+        let last: std::collections::HashMap<&str, usize> = b.insts.iter().enumerate().flat_map(|(k, i)| i.srcs.iter().filter_map(move |o| if let schedra_ir::Operand::Virt(v) = o { Some((v.name.as_str(), k)) } else { None })).collect();
+        let (mut live, mut most) = (0usize, 0usize);
+        for (k, i) in b.insts.iter().enumerate() {
+            live -= i.srcs.iter().filter_map(|o| if let schedra_ir::Operand::Virt(v) = o { Some(v.name.as_str()) } else { None }).collect::<std::collections::HashSet<_>>().into_iter().filter(|v| last.get(v) == Some(&k)).count();
+            if let Some(schedra_ir::Operand::Virt(v)) = &i.dest {
+                live += usize::from(last.get(v.name.as_str()).is_some_and(|&l| l > k));
+            }
+            most = most.max(live);
+        }
+        most
+    }
+
+    /// On a bypass-network target the campaign's configurations make
+    /// blocks that keep more values live in source order than the network
+    /// and the register file hold together, with part of the pressure
+    /// burst read by later code and the rest only output at the end.
+    #[test]
+    fn network_programs_reach_pressure_beyond_the_machine() {
+        for t in schedra_ir::target::generated().iter().filter(|t| t.network.is_some()) {
+            let net = t.network.expect("a network");
+            let machine = usize::from(t.regs.count) + net.value_regs;
+            let most = (0..300u64)
+                .filter_map(|seed| {
+                    let data = bytes(seed, 16 * 1024);
+                    let mut u = Unstructured::new(&data);
+                    let cfg = Config::swarm(&mut u).ok()?;
+                    let p = generate(&mut u, t, &cfg).ok()?;
+                    p.blocks.iter().map(source_live).max()
+                })
+                .max()
+                .unwrap_or(0);
+            assert!(most > machine, "{}: at most {most} values live at once, the machine holds {machine}", t.name);
+        }
+    }
+
     #[test]
     fn empty_bytes_still_make_a_program() {
         for t in schedra_ir::target::all() {

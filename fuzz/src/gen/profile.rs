@@ -68,6 +68,15 @@ pub struct Profile {
     /// across a block boundary), so what crosses blocks lives in the pool's
     /// registers, and a loop counter is one of them.
     pub local_values: bool,
+    /// How many of the pressure burst's values later code may read: all on
+    /// a target that spills to memory; on a bypass network (no memory to
+    /// spill to), three quarters of the register components, so that what
+    /// later code keeps live fits the registers beside the block's own
+    /// values. The rest of the burst is only output at the block's end: it
+    /// is live all through the block in source order (pressure beyond the
+    /// network and the registers together) but a schedule may make each
+    /// such value just before its output.
+    pub burst_read: usize,
     /// Output ops allowed anywhere (v3d71 `tlbw`, r600 `export`).
     pub outputs: Vec<&'static OpDesc>,
     /// The output that must be the program's last op (gen8 `send.eot`).
@@ -224,7 +233,8 @@ impl Profile {
         let taken: Vec<PhysReg> = inputs.iter().chain(pool.iter()).copied().collect();
         let wide = wide_runs(t, &taken);
         let local_values = t.network.is_some();
-        Profile { inputs, pool, counter, cond, outputs, final_output, fold, mov, load, local_values, wide }
+        let burst_read = if local_values { usize::from(t.regs.count) * 3 / 4 } else { usize::MAX };
+        Profile { inputs, pool, counter, cond, outputs, final_output, fold, mov, load, local_values, burst_read, wide }
     }
 }
 

@@ -134,6 +134,12 @@ impl Scope {
         self.defs.push(d);
         self.note(d, self.defs.len() - 1);
     }
+    /// Forget `loc`: later code does not read it.
+    pub fn forget(&mut self, loc: Loc) {
+        if let Some(i) = self.index(loc) {
+            self.remove(i);
+        }
+    }
     /// Record a read of `loc`.
     pub fn used(&mut self, loc: Loc) {
         if let Some(d) = self.index(loc).and_then(|i| self.defs.get_mut(i)) {

@@ -59,14 +59,25 @@ impl<'a, 'u> Gen<'a, 'u> {
     }
 
     /// Define many values early and lock them, so that they stay live until
-    /// the end and force spills.
+    /// the end and force spills; beyond [`burst_read`](super::profile::Profile::burst_read) values they
+    /// are out of scope and only output at the block's end.
     pub(super) fn gen_pressure(&mut self) -> Result<()> {
         let n = self.cfg.pressure_values();
         self.in_pressure = true;
+        let mut readable = 0;
         for _ in 0..n {
             if let Some(Loc::Virt(id)) = self.op(true)? {
-                self.locked.push(id);
                 self.features.insert(Features::PRESSURE);
+                match self.scope.get(Loc::Virt(id)) {
+                    Some(d) if readable >= self.prof.burst_read => {
+                        self.scope.forget(d.loc);
+                        self.tail.push((d.loc, d.size));
+                    }
+                    _ => {
+                        self.locked.push(id);
+                        readable += 1;
+                    }
+                }
             }
         }
         self.in_pressure = false;
@@ -141,7 +152,8 @@ impl<'a, 'u> Gen<'a, 'u> {
         if !self.prof.local_values {
             return Ok(());
         }
-        let kept: Vec<(Loc, u8)> = self.scope.defs().iter().filter(|d| matches!(d.loc, Loc::Virt(id) if self.locked.contains(&id))).map(|d| (d.loc, d.size)).collect();
+        let mut kept: Vec<(Loc, u8)> = self.scope.defs().iter().filter(|d| matches!(d.loc, Loc::Virt(id) if self.locked.contains(&id))).map(|d| (d.loc, d.size)).collect();
+        kept.append(&mut self.tail);
         for (loc, size) in kept {
             self.output(loc, size)?;
         }
