@@ -1116,3 +1116,29 @@ fn joined(s: &State<'_>, u: usize, v: usize) -> bool {
     // Fault lima-fake-dep-children: fake dependents are joined too.
     n.srcs.contains(&v) || (s.inject == Some(Fault::LimaFakeDepChildren) && n.not_before.contains(&v))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::network::{nodes, regs};
+
+    /// The block of `corpus/regressions/lima-remat-input-ops.ir` scheduled
+    /// once in the depth-first order, rematerializing or not.
+    fn depth_first_once(remat: bool) -> Result<Counts, CompileError> {
+        let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus/regressions/lima-remat-input-ops.ir")).expect("regression file");
+        let p = schedra_ir::parse::parse(&text, None).expect("parses");
+        let net = p.target.network.expect("a network target");
+        let b = p.blocks.first().expect("a block");
+        let g = nodes::Graph::of(&p, net, b).expect("graph");
+        let mut pool = regs::RegPool::new((0..p.target.regs.count).collect(), regs::Choice::RoundRobin);
+        let job = BlockJob { t: p.target, net, g: &g, block: b, sched: Sched::TopDown, inject: None };
+        schedule_once(&job, &mut pool, Priority::DepthFirst, remat, false, false).map(|(_, c)| c)
+    }
+
+    #[test]
+    fn ops_of_inputs_made_again_fit_a_block_that_fills_the_machine_otherwise() {
+        assert!(depth_first_once(false).is_err(), "the block fills the components and the network when every value is kept");
+        let c = depth_first_once(true).expect("schedules rematerializing");
+        assert!(c.remats > 0, "{c:?}");
+    }
+}
