@@ -21,7 +21,9 @@
 //! truth) are compared; the first difference confirms the candidate, and
 //! every input word the walk read is the counterexample. The source's
 //! condition picks the next block; `end` or [`MAX_VISITS`] block visits
-//! end a candidate without a difference. A machine register whose value
+//! end a candidate without a difference, and so does leaving a block with
+//! an unknown-landing result in flight that no barrier covered (the runs
+//! do not say when it lands among the next block's ops). A machine register whose value
 //! expired at a block end (a maximum lifetime) and is read later stops the
 //! machine program, as the interpreter does: that is a difference too.
 //!
@@ -332,12 +334,23 @@ fn walk(p: &Program, given: &FxHashMap<(InputKind, u32), u32>, c: u64) -> Option
         path.push(b);
         match visit(p, b, &mut src, &mut mach, &mut inputs)? {
             Visit::Differs => return Some(all_words(p, &inputs, &path)),
+            Visit::Next(Some(_)) if in_flight_at_end(p, b) => return None,
             Visit::Next(Some(n)) => b = n,
             Visit::Next(None) if src.agrees(&mach, true) => return None,
             Visit::Next(None) => return Some(all_words(p, &inputs, &path)),
         }
     }
     None
+}
+
+/// Whether machine block `b`'s run leaves an unknown-landing result in
+/// flight at its end (no barrier covered it): when it lands among the next
+/// block's ops is not in the run, so a walk cannot follow the machine past
+/// it.
+fn in_flight_at_end(p: &Program, b: usize) -> bool {
+    let Some((_, m)) = p.runs.get(b).and_then(Option::as_ref) else { return false };
+    let t = p.machine.target;
+    m.writes.iter().any(|w| w.land == u64::MAX && t.op(w.at.opcode).is_some_and(|d| d.unknown_landing))
 }
 
 /// Input words under which the programs of `p` behave differently,
