@@ -593,10 +593,24 @@ pub fn rules_agree(src: &Program, machine: &Program, decoded: &interp::Prepared)
     let verifier = guard("verify", t, || {
         let mut v = schedra_verify::rules::bundles(machine);
         v.extend(schedra_verify::rules::hazards(machine));
-        v.retain(|v| rule_kind(v.kind).is_some());
+        if let Some(net) = t.network {
+            v.extend(schedra_verify::network::rules(machine, net));
+        }
         v
     })
     .map_err(|f| f.with_programs(src, Some(machine)))?;
+    rules_agree_given(src, machine, decoded, &verifier)
+}
+
+/// [`rules_agree`] where the verifier's violations of `machine` are known
+/// (`verifier`, of any kinds; empty for a proven program, which breaks no
+/// rule).
+pub fn rules_agree_given(src: &Program, machine: &Program, decoded: &interp::Prepared, verifier: &[schedra_verify::Violation]) -> Result<(), Finding> {
+    let t = machine.target;
+    if interp::rules::family(t).is_none() {
+        return Ok(());
+    }
+    let verifier: Vec<&schedra_verify::Violation> = verifier.iter().filter(|v| rule_kind(v.kind).is_some()).collect();
     let interp_rule = match decoded.broken_rule() {
         Some(interp::RunError::Rule { kind, at, message }) => Some((*kind, at, message)),
         _ => None,

@@ -254,6 +254,19 @@ pub fn check(src: &Program, mach: &Program, net: &'static Network) -> (Vec<Viola
     }
 }
 
+/// The violations of `mach`'s network rules alone, as [`check`] finds them
+/// (kinds `slot`, `register`, `hazard` and `latency`, and `dataflow` for a
+/// read of a unit that made nothing): every block run on its own from entry
+/// symbols, with no source to compare.
+pub fn rules(mach: &Program, net: &'static Network) -> Vec<Violation> {
+    let mut c = Ctx { t: mach.target, net, out: Vec::new(), terms: Terms::default(), obligations: Obligations::default(), guessed: false, same_at_entry: HashMap::new() };
+    c.length(mach);
+    for b in &mach.blocks {
+        c.machine_block(b);
+    }
+    c.out
+}
+
 /// For each live-in value of a block not yet visited: the components that
 /// held it on every edge seen so far, each with the number of those edges
 /// on which it agreed only on samples (not as the same term); and the
@@ -280,6 +293,10 @@ fn equal_components(ends: &[Vec<u32>]) -> HashMap<Reg, Reg> {
     out
 }
 
+/// The input a result made of unsound reads stands for (its block is
+/// unsound, so the term is never compared).
+const UNSOUND: &str = "unsound result";
+
 /// At most this many combinations of ambiguous entry components are tried
 /// per block.
 const MAX_TRIES: usize = 256;
@@ -289,11 +306,7 @@ impl Ctx {
     /// never chosen for a block's live-in value; a choice to ban and retry
     /// when a later edge refutes a choice that had alternatives.
     fn pass(&mut self, src: &Program, mach: &Program, cross: &Crossing, banned: &BTreeSet<(usize, String, Reg)>) -> Option<(usize, String, Reg)> {
-        let total: usize = mach.bundle_count();
-        if total > self.net.max_instructions {
-            let (label, line) = mach.blocks.last().map_or(("", 0), |b| (b.label.as_str(), b.span.line));
-            self.out.push(Violation::new(Kind::Slot, label, 0, line, format!("{total} instructions: the target runs at most {}", self.net.max_instructions)));
-        }
+        self.length(mach);
         let named = named(src);
         let n = src.blocks.len();
         let mut cands: Vec<Candidates> = vec![Candidates::default(); n];
@@ -369,6 +382,15 @@ impl Ctx {
         tagged.sort_by_key(|(k, _)| *k);
         self.out.extend(tagged.into_iter().map(|(_, v)| v));
         retry
+    }
+
+    /// Kind `slot`: the program's length.
+    fn length(&mut self, mach: &Program) {
+        let total: usize = mach.bundle_count();
+        if total > self.net.max_instructions {
+            let (label, line) = mach.blocks.last().map_or(("", 0), |b| (b.label.as_str(), b.span.line));
+            self.out.push(Violation::new(Kind::Slot, label, 0, line, format!("{total} instructions: the target runs at most {}", self.net.max_instructions)));
+        }
     }
 
     /// The symbol of component `r` at the entry of the block being checked:
@@ -758,7 +780,7 @@ impl Ctx {
                                         Some((s, _, _)) if i < s + lat => {
                                             self.violation(Kind::Latency, b, i, line, format!("`{}` of ${} at bundle {i} reads before the store at bundle {s} lands ({lat} instructions)", d.name, self.t.regs.name(r.base)));
                                             sound = false;
-                                            continue;
+                                            self.terms.id(Term::Input(UNSOUND, (i * 64 + u) as u32))
                                         }
                                         Some((_, _, t)) => *t,
                                         None => *o.regs.entry(r.base).or_insert_with(|| self.entry(r.base)),
@@ -768,7 +790,7 @@ impl Ctx {
                                     Some(t) => t,
                                     None => {
                                         sound = false;
-                                        continue;
+                                        self.terms.id(Term::Input(UNSOUND, (i * 64 + u) as u32))
                                     }
                                 },
                             };
@@ -786,10 +808,10 @@ impl Ctx {
                                     _ => sound = false,
                                 }
                             }
-                            if args.len() == inst.srcs.len() {
-                                let t = self.terms.op(d.sem, args);
-                                out.push(Made { unit: u, op: d, term: t });
-                            }
+                            // A result made of unsound reads is still made:
+                            // what reads it is judged by the rules of its unit.
+                            let t = if args.len() == inst.srcs.len() { self.terms.op(d.sem, args) } else { self.terms.id(Term::Input(UNSOUND, (i * 64 + u) as u32)) };
+                            out.push(Made { unit: u, op: d, term: t });
                         }
                         UnitKind::Store => {
                             let Some(Operand::Bypass(r)) = inst.srcs.last() else {

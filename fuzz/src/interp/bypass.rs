@@ -60,8 +60,44 @@ struct Sim<'p> {
     fuel: Fuel,
 }
 
+/// A machine program of a target with a bypass network, with the first
+/// hardware rule it breaks ([`super::rules::check`]).
+pub struct Decoded<'p> {
+    p: &'p Program,
+    net: &'static Network,
+    broken: Option<RunError>,
+    enforce: bool,
+}
+
+impl<'p> Decoded<'p> {
+    /// `p` for runs that stop with the first rule it breaks, if any.
+    pub fn new(p: &'p Program, net: &'static Network) -> Decoded<'p> {
+        Decoded { enforce: true, ..Decoded::ignoring_rules(p, net) }
+    }
+
+    /// `p` for runs that follow only time and meaning: a broken rule is
+    /// known ([`Decoded::broken`]) but the run goes on as if the hardware
+    /// allowed it.
+    pub fn ignoring_rules(p: &'p Program, net: &'static Network) -> Decoded<'p> {
+        Decoded { p, net, broken: super::rules::check(p), enforce: false }
+    }
+
+    /// The first hardware rule the program breaks, if any.
+    pub fn broken(&self) -> Option<&RunError> {
+        self.broken.as_ref()
+    }
+
+    /// Run on `world` with `fuel`.
+    pub fn run(&self, world: World, fuel: u64) -> Result<Outcome, RunError> {
+        match (self.enforce, &self.broken) {
+            (true, Some(rule)) => Err(rule.clone()),
+            _ => run(self.p, self.net, world, fuel),
+        }
+    }
+}
+
 /// Run a machine program of a target with a bypass network.
-pub fn run(p: &Program, net: &'static Network, world: World, fuel: u64) -> Result<Outcome, RunError> {
+fn run(p: &Program, net: &'static Network, world: World, fuel: u64) -> Result<Outcome, RunError> {
     let mut regs = vec![None; p.target.regs.count as usize];
     for r in p.inputs.iter().flat_map(|i| i.reg.regs()) {
         if let Some(x) = regs.get_mut(r as usize) {
@@ -304,6 +340,16 @@ mod tests {
         assert!(run(&uni, 0).unwrap_err().to_string().contains("maximum lifetime"));
         let cross = MACH.replace("{ reg1.y: ld_reg $r1.y ;", "{ pass: mov ^add0.2 ; reg1.y: ld_reg $r1.y ;");
         assert!(run(&cross, 0).unwrap_err().to_string().contains("start of its block"));
+    }
+
+    #[test]
+    fn a_program_that_breaks_a_rule_stops_with_it_unless_rules_are_ignored() {
+        let shared = MACH.replace("{ add0: mov ^mul1.1 ;", "{ add0: mov ^mul1.1 ; add1: min ^mul1.1, ^mul1.1 ;");
+        let e = run(&shared, 0).unwrap_err();
+        assert!(matches!(e, super::RunError::Rule { kind: crate::interp::rules::RuleKind::Slot, .. }), "{e}");
+        let p = parse(shared.as_bytes(), None).unwrap();
+        let ignoring = super::super::run_ignoring_rules(&p, 0, 10_000).unwrap();
+        assert_eq!(ignoring.effects, run(MACH, 0).unwrap().effects);
     }
 
     #[test]

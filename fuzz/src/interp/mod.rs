@@ -99,7 +99,7 @@ pub enum Prepared<'p> {
     /// A machine-form program.
     Machine(machine::Decoded<'p>),
     /// A machine-form program of a target with a bypass network.
-    Bypass(&'p Program, &'static schedra_ir::target::network::Network),
+    Bypass(bypass::Decoded<'p>),
 }
 
 /// Decode `program` for [`Prepared::run`]. A machine program that breaks
@@ -109,7 +109,7 @@ pub fn prepare(program: &Program) -> Prepared<'_> {
     match program.form {
         Form::Source => Prepared::Source(source::Decoded::new(program)),
         Form::Machine => match program.target.network {
-            Some(net) => Prepared::Bypass(program, net),
+            Some(net) => Prepared::Bypass(bypass::Decoded::new(program, net)),
             None => Prepared::Machine(machine::Decoded::new(program)),
         },
     }
@@ -122,7 +122,8 @@ pub fn prepare(program: &Program) -> Prepared<'_> {
 pub fn prepare_ignoring_rules(program: &Program) -> Prepared<'_> {
     match (program.form, program.target.network) {
         (Form::Machine, None) => Prepared::Machine(machine::Decoded::ignoring_rules(program)),
-        _ => prepare(program),
+        (Form::Machine, Some(net)) => Prepared::Bypass(bypass::Decoded::ignoring_rules(program, net)),
+        (Form::Source, _) => prepare(program),
     }
 }
 
@@ -133,12 +134,12 @@ pub fn run_ignoring_rules(program: &Program, seed: u64, fuel: u64) -> Result<Out
 
 impl Prepared<'_> {
     /// The first hardware rule a machine program breaks ([`rules::check`]),
-    /// whether or not its runs stop with it; `None` for a source program
-    /// and on a bypass-network target.
+    /// whether or not its runs stop with it; `None` for a source program.
     pub fn broken_rule(&self) -> Option<&RunError> {
         match self {
             Prepared::Machine(d) => d.broken(),
-            Prepared::Source(_) | Prepared::Bypass(..) => None,
+            Prepared::Bypass(d) => d.broken(),
+            Prepared::Source(_) => None,
         }
     }
 
@@ -158,7 +159,7 @@ impl Prepared<'_> {
         match self {
             Prepared::Source(d) => d.run_with(&mut ctx.source, world, fuel),
             Prepared::Machine(d) => d.run_with(&mut ctx.machine, world, fuel),
-            Prepared::Bypass(p, net) => bypass::run(p, net, world, fuel),
+            Prepared::Bypass(d) => d.run(world, fuel),
         }
     }
 }

@@ -23,8 +23,12 @@
 //!
 //! What does not fit a table is a target's [`Family`] of rules (its own
 //! small module beside this one: immediates, channel and read-port rules,
-//! dual issue, send and payload registers, delay-slot contents), found by
-//! the one match on the architecture in [`family`].
+//! dual issue, send and payload registers, delay-slot contents, lima-gp's
+//! shared units), found by the one match on the architecture in
+//! [`family`]. On a target with a bypass network, [`network`] reads the
+//! network's tables for its rules that are not about time: the program's
+//! length (`slot`), what a bypass read may name (`register`) and whole
+//! complex sequences (`hazard`).
 //!
 //! The checker does not use the verifier or the compiler: it is the
 //! interpreter's own reading of the same description, so that each
@@ -37,10 +41,13 @@
 
 mod gen8;
 mod kepler;
+mod lima_gp;
+mod network;
 mod r600;
 mod v3d71;
 
 use super::{Place, RunError};
+use schedra_ir::target::network::Network;
 use schedra_ir::target::{Clock, Dest, OpDesc, OperandKind, ProgramEnd, Sem};
 use schedra_ir::{Block, Bundle, Imm, Inst, Operand, PhysReg, Program, Reg, TermKind, Target};
 use std::fmt;
@@ -98,18 +105,25 @@ pub trait Family: Sync {
     fn end_slot_ok(&self, _op: &OpDesc, _inst: &Inst, _slot: Option<usize>) -> Result<(), String> {
         Ok(())
     }
+    /// Kind `slot`: the rules of one bundle that need each op's slot
+    /// (`ops` lists description, op and slot name), with the target's
+    /// bypass network if it has one.
+    fn placed_ok(&self, _net: Option<&Network>, _ops: &[(&OpDesc, &Inst, &str)]) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The rules of the architecture `t` models: the one match on it. A
 /// target made from another for a test (`gen8-variant`) has the rules of
-/// the one it was made from (the name before the first `-`); the bypass
-/// target has none here (its interpreter reads its network's rules).
+/// the one it was made from: the architecture is the name before the first
+/// `-` (`lima` for lima-gp).
 pub fn family(t: &Target) -> Option<&'static dyn Family> {
     match t.name.split('-').next().unwrap_or_default() {
         "v3d71" => Some(&v3d71::V3d71),
         "gen8" => Some(&gen8::Gen8),
         "r600" => Some(&r600::R600),
         "kepler" => Some(&kepler::Kepler),
+        "lima" => Some(&lima_gp::LimaGp),
         _ => None,
     }
 }
@@ -125,6 +139,10 @@ pub fn check(p: &Program) -> Option<RunError> {
         if !t.regs.contains(input.reg) {
             return Some(stop(RuleKind::Register, Place::new(first, 0, input.span.line), format!("input register {} does not exist on {}", input.reg.base, t.name)));
         }
+    }
+    if let Some(Err(m)) = t.network.map(|net| network::length(net, p.bundle_count())) {
+        let (label, line) = p.blocks.last().map_or(("", 0), |b| (b.label.as_str(), b.span.line));
+        return Some(stop(RuleKind::Slot, Place::new(label, 0, line), m));
     }
     for b in &p.blocks {
         if let Some(e) = block_rules(p, fam, b) {
@@ -154,6 +172,12 @@ fn block_rules(p: &Program, fam: &dyn Family, b: &Block) -> Option<RunError> {
         if let Err((kind, line, msg)) = bundle_rules(p, fam, bundle) {
             return Some(stop(kind, at(bi, line), msg));
         }
+        if let Some(Err((kind, msg))) = p.target.network.map(|net| network::instruction(p.target, net, b, bi)) {
+            return Some(stop(kind, at(bi, bundle.span.line), msg));
+        }
+    }
+    if let Some(Err((kind, msg))) = p.target.network.map(|net| network::instruction(p.target, net, b, b.bundles.len())) {
+        return Some(stop(kind, at(b.bundles.len(), b.term.span.line), msg));
     }
     if let Err((bi, line, msg)) = waits(p.target, b) {
         return Some(stop(RuleKind::Slot, at(bi, line), msg));
@@ -228,6 +252,8 @@ fn bundle_rules(p: &Program, fam: &dyn Family, bundle: &Bundle) -> Result<(), Br
     known.sort_by_key(|(k, _, _)| *k);
     let ordered: Vec<(&OpDesc, &Inst)> = known.iter().map(|(_, d, i)| (*d, *i)).collect();
     fam.bundle_ok(&ordered).map_err(&slot)?;
+    let placed: Vec<(&OpDesc, &Inst, &str)> = known.iter().filter_map(|(k, d, i)| Some((*d, *i, *t.slots.get(*k)?))).collect();
+    fam.placed_ok(t.network, &placed).map_err(&slot)?;
     register.map_or(Ok(()), Err)
 }
 

@@ -76,9 +76,41 @@ fn kepler_dual_issue_waits_and_sfu_spacing() {
     assert_eq!(kind(&machine("kepler", "b0:\n    { i0: fadd $r1, $r2, 0x3f800001 }\n    end\n")), Some(RuleKind::Slot));
 }
 
+/// A scheduled lima-gp program that breaks no rule (`interp::bypass`'s
+/// test pair).
+const LIMA: &str = "b0:\n { reg0.x: ld_att 0 ; uni.y: ld_uni 1 }\n { add0: add ^reg0.x.1, ^uni.y.0 ; uni.y: ld_uni 1 }\n { complex: rcp_impl ^add0.1 ; mul0: complex2 ^add0.1 ; pass: mov ^add0.1 ; st.y: st_reg $r1.y, ^pass.0 }\n { mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }\n { pass: mov ^mul0.2 ; st.x: st_var 0, ^pass.0 }\n jmp b1\nb1:\n { reg1.y: ld_reg $r1.y ; mul1: mul ^reg1.y.0, ^reg1.y.0 }\n { add0: mov ^mul1.1 ; st.y: st_var 1, ^add0.0 }\n end\n";
+
 #[test]
-fn targets_without_a_family_are_not_checked_here() {
-    let p = parse_text("target lima-gp\nform machine\nb0:\n    end\n");
-    assert!(family(p.target).is_none());
-    assert_eq!(check(&p), None);
+fn lima_gp_shared_units_reads_and_sequences() {
+    let lima = |from: &str, to: &str| {
+        assert!(LIMA.contains(from), "{from}");
+        kind(&machine("lima-gp", &LIMA.replace(from, to)))
+    };
+    assert_eq!(kind(&machine("lima-gp", LIMA)), None);
+    // Slot: the add units share one opcode; select takes both mul units; one
+    // index and one kind of access per load unit, in the component's sub-slot.
+    assert_eq!(lima("{ add0: mov ^mul1.1 ;", "{ add0: mov ^mul1.1 ; add1: min ^mul1.1, ^mul1.1 ;"), Some(RuleKind::Slot));
+    assert_eq!(lima("{ add0: mov ^mul1.1 ;", "{ add0: mov ^mul1.1 ; add1: neg ^mul1.1 ;"), None);
+    assert_eq!(lima("{ reg0.x: ld_att 0 ;", "{ reg0.x: ld_att 0 ; reg0.y: ld_att 5 ;"), Some(RuleKind::Slot));
+    assert_eq!(lima("{ reg0.x: ld_att 0 ;", "{ reg0.x: ld_att 0 ; reg0.y: ld_att 1 ;"), None);
+    assert_eq!(lima("{ reg0.x: ld_att 0 ;", "{ reg0.y: ld_att 0 ;"), Some(RuleKind::Slot));
+    assert_eq!(lima("{ reg1.y: ld_reg $r1.y ;", "{ reg1.y: ld_att 1 ;"), Some(RuleKind::Slot));
+    assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 ; mul1: mov ^pass.1 }"), Some(RuleKind::Slot));
+    // Register: a unit that does not exist; the complex unit as a second
+    // source; a store of what complex1 made.
+    assert_eq!(lima("mul1: mul ^reg1.y.0, ^reg1.y.0", "mul1: mul ^reg1.y.0, ^reg9.y.0"), Some(RuleKind::Register));
+    assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 ; add0: add ^add0.2, ^complex.1 }"), Some(RuleKind::Register));
+    assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }\n { st.z: st_reg $r2.z, ^mul0.0 }"), None);
+    // Hazard: complex1 without complex2 right before; a move of a
+    // schedule_first result.
+    assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }", "{ }\n { mul0: complex1 ^complex.2, ^mul0.2, ^pass.2 }"), Some(RuleKind::Hazard));
+    assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 ; add1: mov ^mul0.1 }\n { }"), Some(RuleKind::Hazard));
+    // Time is not a rule: a read past its window stops the run instead.
+    assert_eq!(lima("{ pass: mov ^mul0.2 ;", "{ pass: mov ^pass.3 ;"), None);
+}
+
+#[test]
+fn lima_gp_length() {
+    let long = format!("b0:\n{} end\n", " { }\n".repeat(513));
+    assert_eq!(kind(&machine("lima-gp", &long)), Some(RuleKind::Slot));
 }
