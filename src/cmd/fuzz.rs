@@ -23,8 +23,8 @@ use std::time::Duration;
 /// Arguments of `schedra fuzz`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Target to fuzz (`v3d71`, `gen8`, `r600`) or `all` (default: all, or
-    /// the injected fault's target).
+    /// Target to fuzz (`v3d71`, `gen8`, `r600`, `kepler`, `lima-gp`) or
+    /// `all` (default: all, or the injected fault's target).
     #[arg(long)]
     pub target: Option<String>,
     /// How long to run: `30s`, `10m`, `8h` or plain seconds.
