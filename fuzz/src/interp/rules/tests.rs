@@ -87,7 +87,7 @@ fn lima_gp_shared_units_reads_and_sequences() {
         kind(&machine("lima-gp", &LIMA.replace(from, to)))
     };
     assert_eq!(kind(&machine("lima-gp", LIMA)), None);
-    // Slot: the add units share one opcode; select takes both mul units; one
+    // Slot: the add units share one opcode; complex1 takes both mul units; one
     // index and one kind of access per load unit, in the component's sub-slot.
     assert_eq!(lima("{ add0: mov ^mul1.1 ;", "{ add0: mov ^mul1.1 ; add1: min ^mul1.1, ^mul1.1 ;"), Some(RuleKind::Slot));
     assert_eq!(lima("{ add0: mov ^mul1.1 ;", "{ add0: mov ^mul1.1 ; add1: neg ^mul1.1 ;"), None);
@@ -97,10 +97,12 @@ fn lima_gp_shared_units_reads_and_sequences() {
     assert_eq!(lima("{ reg1.y: ld_reg $r1.y ;", "{ reg1.y: ld_att 1 ;"), Some(RuleKind::Slot));
     assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 ; mul1: mov ^pass.1 }"), Some(RuleKind::Slot));
     // Register: a unit that does not exist; the complex unit as a second
-    // source; a store of what complex1 made.
+    // source; a store of what complex1 made (a store of a unit that made
+    // nothing there is time, not a rule).
     assert_eq!(lima("mul1: mul ^reg1.y.0, ^reg1.y.0", "mul1: mul ^reg1.y.0, ^reg9.y.0"), Some(RuleKind::Register));
     assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 ; add0: add ^add0.2, ^complex.1 }"), Some(RuleKind::Register));
     assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }\n { st.z: st_reg $r2.z, ^mul0.0 }"), None);
+    assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }", "{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 ; st.z: st_reg $r2.z, ^mul0.0 }"), Some(RuleKind::Register));
     // Hazard: complex1 without complex2 right before; a move of a
     // schedule_first result.
     assert_eq!(lima("{ mul0: complex1 ^complex.1, ^mul0.1, ^pass.1 }\n { }", "{ }\n { mul0: complex1 ^complex.2, ^mul0.2, ^pass.2 }"), Some(RuleKind::Hazard));
