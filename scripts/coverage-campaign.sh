@@ -5,7 +5,8 @@
 # 1. builds `schedra` with `-C instrument-coverage` into its own target
 #    directory (COV_TARGET_DIR, default target/coverage-campaign), for the
 #    host triple given explicitly so that build scripts and proc macros stay
-#    uninstrumented;
+#    uninstrumented, and with `--cfg schedra_coverage` so that the binary
+#    writes its profile before it ends with `_exit` (src/main.rs `end`);
 # 2. runs `schedra fuzz --target all --time TIME --jobs JOBS --seed SEED`
 #    with LLVM_PROFILE_FILE naming one .profraw per process (%p) under
 #    OUT/profraw;
@@ -55,7 +56,7 @@ for tool in llvm-profdata llvm-cov; do
 done
 
 echo "== build (instrumented) -> $BIN" >&2
-(cd "$ROOT" && RUSTFLAGS="${RUSTFLAGS:-} -C instrument-coverage" CARGO_TARGET_DIR=$COV_TARGET_DIR \
+(cd "$ROOT" && RUSTFLAGS="${RUSTFLAGS:-} -C instrument-coverage --cfg schedra_coverage" CARGO_TARGET_DIR=$COV_TARGET_DIR \
   "$CARGO" build --release --target "$HOST" -p schedra >&2)
 
 rm -rf "$OUT/profraw" "$OUT/work"

@@ -84,6 +84,25 @@ fn end(code: i32) -> ! {
     use std::io::Write;
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
+    write_coverage_profile();
     // SAFETY: `_exit` has no preconditions; it never returns.
     unsafe { libc::_exit(code) }
 }
+
+/// In a build instrumented for coverage (`-C instrument-coverage --cfg
+/// schedra_coverage`, scripts/coverage-campaign.sh), write the profile that
+/// LLVM's runtime would write at `exit`, which [`end`]'s `_exit` skips.
+#[cfg(schedra_coverage)]
+fn write_coverage_profile() {
+    extern "C" {
+        fn __llvm_profile_write_file() -> i32;
+    }
+    // SAFETY: the profiling runtime linked into every instrumented binary
+    // defines this function; it writes the counters to LLVM_PROFILE_FILE.
+    unsafe {
+        __llvm_profile_write_file();
+    }
+}
+
+#[cfg(not(schedra_coverage))]
+fn write_coverage_profile() {}
