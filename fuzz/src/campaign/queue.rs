@@ -380,7 +380,9 @@ fn fewest_registers_hanging(exe: &Path, stage: Phase, check: &Check, deadline: D
 /// stage's deadline, at least 250 ms. Programs no larger than the one that
 /// hung normally take milliseconds; a candidate still running after a
 /// quarter of the deadline is kept as hanging, so each kept candidate costs
-/// a quarter of what the campaign waited.
+/// a quarter of what the campaign waited. Where the input can be timed
+/// without its injected fault, [`HangTest`] lowers it further
+/// ([`crate::reduce::hang::calibrated`]).
 pub fn candidate_deadline(stage: Duration) -> Duration {
     (stage / 4).max(Duration::from_millis(250))
 }

@@ -13,7 +13,10 @@
 //! stage's full deadline ([`HangTest::confirm`]). With an injected fault, when the input
 //! passes every check without it, candidates must also compile without it
 //! (checked in this process: without the fault nothing is expected to
-//! hang), so the reduction keeps a hang the fault causes.
+//! hang), so the reduction keeps a hang the fault causes; and the
+//! per-candidate deadline is then calibrated to the input ([`calibrated`]:
+//! twenty times the fault-free stage's time on it, at least 50 ms), since
+//! every kept candidate costs the whole deadline.
 //!
 //! Protocol: the parent writes `<n>\n` and then the `n` bytes of a
 //! program's text; the child answers `done\n` once it has parsed, compiled
@@ -84,6 +87,30 @@ impl Server {
     }
 }
 
+/// How many times the fault-free stage's time on the input a candidate is
+/// given before it counts as hanging.
+pub const CALIBRATION: u32 = 20;
+
+/// The per-candidate deadline for an input whose stage takes `spent`
+/// without the fault: [`CALIBRATION`] times that, at least [`LEAST_WAIT`],
+/// at most `deadline`. Candidates are no larger than the input, so one that
+/// does not finish in twenty times the input's own time is spinning.
+pub fn calibrated(deadline: Duration, spent: Duration) -> Duration {
+    spent.saturating_mul(CALIBRATION).clamp(LEAST_WAIT, deadline.max(LEAST_WAIT))
+}
+
+/// How long the child's work on `p` ([`serve`]) takes in this process
+/// under `check` (which must not hang: the fault-free options).
+fn stage_time(stage: Phase, p: &Program, check: &Check) -> Duration {
+    let start = std::time::Instant::now();
+    if let Ok(compiled) = oracle::compile_ok(p, &check.options) {
+        if stage == Phase::Verify {
+            let _ = oracle::verify_guarded(p, &compiled.program, &check.verify);
+        }
+    }
+    start.elapsed()
+}
+
 /// The stages a child can run on a file: compile, verify (compile, then
 /// verify).
 pub fn servable(stage: Phase) -> bool {
@@ -104,7 +131,17 @@ impl HangTest {
         let args = vec!["fuzz".to_string(), "--serve-hang".to_string(), spec, "--timeout-ms".to_string(), check.verify.timeout_ms.to_string()];
         let without = Check { options: schedra_compiler::Options { inject: None, ..check.options }, ..check.clone() };
         let own = (check.options.inject.is_some() && failure(input, &without).is_none()).then_some(without);
+        let deadline = match &own {
+            Some(c) => calibrated(deadline, stage_time(stage, input, c)),
+            None => deadline,
+        };
         Some(HangTest { exe: exe.to_path_buf(), args, deadline: deadline.max(LEAST_WAIT), own, server: None })
+    }
+
+    /// The time a candidate is given (after calibration, before a cold
+    /// child's doubling).
+    pub fn deadline(&self) -> Duration {
+        self.deadline
     }
 
     /// Whether `p` still runs after `full` (the stage's own deadline, for
@@ -254,6 +291,22 @@ mod tests {
         for d in [d1, d2, d3] {
             let _ = std::fs::remove_dir_all(d);
         }
+    }
+
+    #[test]
+    fn a_candidate_deadline_is_twenty_times_the_input_s_own_time_within_bounds() {
+        let ms = Duration::from_millis;
+        assert_eq!(calibrated(ms(250), ms(5)), ms(100));
+        assert_eq!(calibrated(ms(250), ms(1)), LEAST_WAIT, "at least LEAST_WAIT");
+        assert_eq!(calibrated(ms(250), ms(40)), ms(250), "at most the given deadline");
+        assert_eq!(calibrated(ms(10), ms(40)), LEAST_WAIT, "a deadline below LEAST_WAIT is raised to it");
+        let check = Check { options: schedra_compiler::Options { inject: schedra_compiler::Fault::from_name("sched-stuck-ready"), ..Default::default() }, ..Check::default() };
+        let (d, answers) = script("calibrated", "while read n; do head -c \"$n\" >/dev/null; echo done; done");
+        let t = HangTest::new(&answers, Phase::Compile, &check, ms(250), &prog()).expect("test");
+        assert!(t.deadline() < ms(250), "a fault-free input compiling in well under 12 ms calibrates the deadline: {:?}", t.deadline());
+        let plain = HangTest::new(&answers, Phase::Compile, &Check::default(), ms(250), &prog()).expect("test");
+        assert_eq!(plain.deadline(), ms(250), "without an injected fault nothing can be timed");
+        let _ = std::fs::remove_dir_all(d);
     }
 
     #[test]
