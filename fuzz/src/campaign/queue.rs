@@ -360,15 +360,16 @@ fn minimize_hang(shared: &Shared, me: &Watched, job: &Job) -> Option<Program> {
 
 /// The hang test to reduce under, and its options: with the smallest
 /// `--stress-regalloc` count of [`case::STRESS_REGS`] (below the case's
-/// own) under which `src` still hangs, else the case's own options (see
-/// [`fewest_registers`]: spill code with fewer live values makes smaller
-/// programs). `None` when no test can be made.
+/// own) under which `src` still hangs after the uncalibrated `deadline`
+/// (a mistaken choice would end the reduction at its first check), else
+/// the case's own options (see [`fewest_registers`]: spill code with fewer
+/// live values makes smaller programs). `None` when no test can be made.
 fn fewest_registers_hanging(exe: &Path, stage: Phase, check: &Check, deadline: Duration, src: &Program) -> Option<(HangTest, Options)> {
     let current = check.options.stress_regalloc.unwrap_or(u16::MAX);
     for &n in case::STRESS_REGS.iter().filter(|&&n| n < current) {
         let c = Check { options: Options { stress_regalloc: Some(n), ..check.options }, ..check.clone() };
         if let Some(mut t) = HangTest::new(exe, stage, &c, deadline, src) {
-            if t.is_interesting(src) {
+            if t.is_interesting_after(src, deadline) {
                 return Some((t, c.options));
             }
         }

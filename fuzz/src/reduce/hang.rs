@@ -7,9 +7,9 @@
 //! program ([`serve`]). The child stays up while candidates finish, so a
 //! candidate that does not hang costs its compile, not a process start. A
 //! candidate is interesting when no answer comes by the per-candidate
-//! deadline (twice that for a child's first program, which also pays for
-//! its start); then the child is killed with its process group and a fresh
-//! one starts at once. The reduced program is checked once more with the
+//! deadline, counted from when the child has said it is ready (so a slow
+//! process start is never taken for a hang); then the child is killed with
+//! its process group and a fresh one starts at once. The reduced program is checked once more with the
 //! stage's full deadline ([`HangTest::confirm`]). With an injected fault, when the input
 //! passes every check without it, candidates must also compile without it
 //! (checked in this process: without the fault nothing is expected to
@@ -18,9 +18,11 @@
 //! twenty times the fault-free stage's time on it, at least 50 ms), since
 //! every kept candidate costs the whole deadline.
 //!
-//! Protocol: the parent writes `<n>\n` and then the `n` bytes of a
-//! program's text; the child answers `done\n` once it has parsed, compiled
-//! (and, for a verify hang, verified) it, whatever the outcome.
+//! Protocol: the child writes `ready\n` once it runs; then the parent
+//! writes `<n>\n` and the `n` bytes of a program's text, and the child
+//! answers `done\n` once it has parsed, compiled (and, for a verify hang,
+//! verified) it, whatever the outcome. A child that is not ready within
+//! [`START_WAIT`] is no hang.
 //!
 //! Invariant: every child answers or is killed at the deadline, so a
 //! candidate costs at most the deadline; the child is killed when the
@@ -50,14 +52,17 @@ pub struct HangTest {
 /// The least time a candidate is given.
 pub const LEAST_WAIT: Duration = Duration::from_millis(50);
 
+/// How long a child may take to say it is ready.
+pub const START_WAIT: Duration = Duration::from_secs(10);
+
 /// A running `--serve-hang` child.
 #[derive(Debug)]
 struct Server {
     child: Child,
     stdin: ChildStdin,
     answers: Receiver<()>,
-    /// Programs it answered.
-    answered: usize,
+    /// It has said `ready`.
+    ready: bool,
 }
 
 impl Server {
@@ -76,7 +81,7 @@ impl Server {
                 }
             })
             .ok()?;
-        Some(Server { child, stdin, answers, answered: 0 })
+        Some(Server { child, stdin, answers, ready: false })
     }
     /// Kill the child's whole process group.
     fn kill(mut self) {
@@ -138,8 +143,7 @@ impl HangTest {
         Some(HangTest { exe: exe.to_path_buf(), args, deadline: deadline.max(LEAST_WAIT), own, server: None })
     }
 
-    /// The time a candidate is given (after calibration, before a cold
-    /// child's doubling).
+    /// The time a candidate is given (after calibration).
     pub fn deadline(&self) -> Duration {
         self.deadline
     }
@@ -164,7 +168,13 @@ impl HangTest {
     /// required, `p` compiles without the fault (asked second: most
     /// candidates do not hang, and the child answers that alone).
     pub fn is_interesting(&mut self, p: &Program) -> bool {
-        self.hangs(p) && self.own.as_ref().is_none_or(|c| oracle::compile_ok(p, &c.options).is_ok())
+        self.is_interesting_after(p, self.deadline)
+    }
+
+    /// [`HangTest::is_interesting`] with `wait` instead of the deadline (a
+    /// longer one makes sure of the input before a reduction starts).
+    pub fn is_interesting_after(&mut self, p: &Program, wait: Duration) -> bool {
+        self.ask(p, wait.max(LEAST_WAIT)) && self.own.as_ref().is_none_or(|c| oracle::compile_ok(p, &c.options).is_ok())
     }
 
     /// Whether the child does not finish `p` by the deadline. A child that
@@ -178,16 +188,20 @@ impl HangTest {
             self.server = Server::start(&self.exe, &self.args);
         }
         let Some(server) = self.server.as_mut() else { return false };
-        // A cold child also starts up: it gets twice the time.
-        let wait = if server.answered == 0 { wait.saturating_mul(2) } else { wait };
+        if !server.ready {
+            if server.answers.recv_timeout(START_WAIT).is_err() {
+                if let Some(s) = self.server.take() {
+                    s.kill();
+                }
+                return false;
+            }
+            server.ready = true;
+        }
         let text = print(p);
         let sent = writeln!(server.stdin, "{}", text.len()).and_then(|_| server.stdin.write_all(text.as_bytes())).and_then(|_| server.stdin.flush());
         let answer = if sent.is_ok() { server.answers.recv_timeout(wait) } else { Err(RecvTimeoutError::Disconnected) };
         match answer {
-            Ok(()) => {
-                server.answered += 1;
-                false
-            }
+            Ok(()) => false,
             Err(e) => {
                 if let Some(s) = self.server.take() {
                     s.kill();
@@ -230,6 +244,8 @@ pub fn die_with_parent() {
 /// `stage` on each under `check`, answer `done` after each. Ends at the end
 /// of `input` or when `output` is closed.
 pub fn serve(stage: Phase, check: &Check, input: &mut dyn BufRead, output: &mut dyn Write) -> std::io::Result<()> {
+    output.write_all(b"ready\n")?;
+    output.flush()?;
     let mut line = String::new();
     loop {
         line.clear();
@@ -273,11 +289,11 @@ mod tests {
     fn a_child_that_does_not_answer_by_the_deadline_is_a_hang() {
         let check = Check::default();
         // Answers every request: reads the length line, then the text.
-        let (d1, answers) = script("answers", "while read n; do head -c \"$n\" >/dev/null; echo done; done");
+        let (d1, answers) = script("answers", "echo ready; while read n; do head -c \"$n\" >/dev/null; echo done; done");
         let mut quick = HangTest::new(&answers, Phase::Compile, &check, Duration::from_secs(2), &prog()).expect("test");
         assert!(!quick.is_interesting(&prog()), "a child that answers is not a hang");
         assert!(!quick.is_interesting(&prog()), "and it answers again, the same child");
-        let (d2, silent) = script("silent", "while :; do sleep 1; done");
+        let (d2, silent) = script("silent", "echo ready; while :; do sleep 1; done");
         let mut endless = HangTest::new(&silent, Phase::Verify, &check, Duration::from_millis(200), &prog()).expect("test");
         let start = std::time::Instant::now();
         assert!(endless.is_interesting(&prog()), "no answer by the deadline is a hang");
@@ -315,7 +331,7 @@ mod tests {
         let input = format!("{}\n{text}{}\n{text}3\nbad", text.len(), text.len());
         let mut out = Vec::new();
         serve(Phase::Verify, &Check::default(), &mut input.as_bytes(), &mut out).expect("serves");
-        assert_eq!(String::from_utf8_lossy(&out), "done\ndone\ndone\n", "two programs and one that does not parse");
+        assert_eq!(String::from_utf8_lossy(&out), "ready\ndone\ndone\ndone\n", "ready, then two programs and one that does not parse");
         let mut out = Vec::new();
         assert!(serve(Phase::Compile, &Check::default(), &mut "x\n".as_bytes(), &mut out).is_err(), "a bad length ends the server");
     }
