@@ -16,6 +16,8 @@
 //!   program.
 //! - [`replay`]: a verifier counterexample's input words fed to both
 //!   interpreters, and the first effect that differs.
+//! - [`quality`]: shader-db totals over a fixed sample, compared with a
+//!   committed baseline (the kill-rate test's quality check).
 //! - [`stage`]: which stage each campaign thread is in, for the
 //!   campaign's supervisor (deadlines, `timeout` findings).
 //! - [`targets`]: the cargo-fuzz entry points and `--decode` of artifacts.
@@ -36,3 +38,4 @@ pub mod campaign;
 pub mod entry;
 pub mod phase;
 pub mod replay;
+pub mod quality;

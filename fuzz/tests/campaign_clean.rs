@@ -10,10 +10,18 @@
 //! get. Stage deadlines are five times the CLI's (5 s per compile), so an
 //! unoptimised build on a loaded machine does not make slow cases into
 //! `timeout` findings, while a compiler that loops forever still is one.
+//!
+//! Beside it, the code-quality check: the shader-db totals of a fixed
+//! sample ([`schedra_fuzz::quality`]) are no worse, in any target and mode,
+//! than the committed `tests/quality-baseline.tsv`. A heuristic the
+//! compiler checks or repairs (a spill victim, a ready-list priority) cannot
+//! make the output wrong, only slower; this is the check that sees it.
+//! `SCHEDRA_BLESS=1` rewrites the baseline after an intended change.
 
 use schedra_fuzz::campaign::{self, CampaignOptions};
 use schedra_fuzz::phase::Deadlines;
-use std::path::PathBuf;
+use schedra_fuzz::quality;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The campaign's length: `SCHEDRA_CAMPAIGN_SECS`, else 20 s.
@@ -52,4 +60,25 @@ fn fixed_seed_campaign_on_every_target_finds_nothing() {
     let found: Vec<String> = summary.findings.iter().map(|f| format!("{} ({})", f.signature, f.dir)).collect();
     assert!(found.is_empty(), "the campaign found {} problem(s):\n  {}", found.len(), found.join("\n  "));
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The committed totals of the quality sample, relative to this crate.
+const BASELINE: &str = "tests/quality-baseline.tsv";
+
+#[test]
+fn code_quality_on_the_fixed_sample_is_no_worse_than_the_baseline() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let now = quality::measure(&root.join("../corpus"), schedra_ir::target::generated()).expect("the sample is readable");
+    let path = root.join(BASELINE);
+    if std::env::var_os("SCHEDRA_BLESS").is_some() {
+        std::fs::write(&path, quality::print(&now)).expect("the baseline is writable");
+        return;
+    }
+    let text = std::fs::read_to_string(&path).expect("the baseline exists");
+    let base = quality::parse(&text).expect("the baseline parses");
+    let (worse, better) = quality::regressions(&base, &now);
+    for b in &better {
+        eprintln!("quality improved: {b} (SCHEDRA_BLESS=1 rewrites {BASELINE})");
+    }
+    assert!(worse.is_empty(), "code quality regressed in {} total(s):\n  {}", worse.len(), worse.join("\n  "));
 }
