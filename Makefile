@@ -102,7 +102,8 @@ mutants-deps: deps
 ## Kill rate: cargo-mutants over the compiler's scheduling, allocation,
 ## spilling and bundling files (MUTANTS_FILES), each mutant tested by
 ## fuzz/tests/campaign_clean.rs (a fixed-seed 20 s campaign on every target
-## that fails on any finding). MUTANTS_SHARD (e.g. 0/8, round-robin over
+## that fails on any finding, and the code-quality baseline that fails on
+## any grown shader-db total). MUTANTS_SHARD (e.g. 0/8, round-robin over
 ## the files' mutants) runs a slice; MUTANTS_JOBS builds in parallel.
 ## Results: mutants.out/ (caught.txt, missed.txt, unviable.txt, timeout.txt).
 MUTANTS_FILES ?= compiler/src/schedule/mod.rs $(wildcard compiler/src/allocate/*.rs) $(wildcard compiler/src/bundle/*.rs)
