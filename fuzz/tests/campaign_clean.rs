@@ -80,5 +80,10 @@ fn code_quality_on_the_fixed_sample_is_no_worse_than_the_baseline() {
     for b in &better {
         eprintln!("quality improved: {b} (SCHEDRA_BLESS=1 rewrites {BASELINE})");
     }
-    assert!(worse.is_empty(), "code quality regressed in {} total(s):\n  {}", worse.len(), worse.join("\n  "));
+    assert!(
+        worse.is_empty(),
+        "code quality regressed in {} total(s) (if intended, SCHEDRA_BLESS=1 rewrites {BASELINE}):\n  {}",
+        worse.len(),
+        worse.join("\n  ")
+    );
 }
