@@ -111,14 +111,17 @@ MUTANTS_SHARD ?=
 MUTANTS_JOBS ?= 1
 MUTANTS_TIMEOUT ?= 180
 # The mutated copies build apart from this tree: cargo names a workspace
-# crate's artifacts by its path relative to the workspace, so a copy and
-# this tree sharing one target directory overwrite each other's libraries.
+# crate's artifacts by its path relative to the workspace, so two trees
+# sharing one target directory overwrite each other's libraries (a test
+# then links another tree's compiler). With one job the copy builds in
+# MUTANTS_TARGET_DIR; with more, each copy builds in its own target/.
 MUTANTS_TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/mutants
+MUTANTS_ENV = $(if $(filter 1,$(MUTANTS_JOBS)),CARGO_TARGET_DIR=$(MUTANTS_TARGET_DIR),env -u CARGO_TARGET_DIR)
 ## cargo-mutants' own baseline tests the mutated package (schedra-compiler),
 ## not --test-package, so the unmutated tree's campaign runs here first.
 mutants: mutants-deps
 	nice $(CARGO) test -p schedra-fuzz --test campaign_clean
-	CARGO_TARGET_DIR=$(MUTANTS_TARGET_DIR) nice $(CARGO) mutants -p schedra-compiler --test-package schedra-fuzz \
+	$(MUTANTS_ENV) nice $(CARGO) mutants -p schedra-compiler --test-package schedra-fuzz \
 	  --cargo-arg=--test=campaign_clean --baseline skip $(foreach f,$(MUTANTS_FILES),-f $(f)) \
 	  -j $(MUTANTS_JOBS) --timeout $(MUTANTS_TIMEOUT) --build-timeout 900 \
 	  $(if $(MUTANTS_SHARD),--shard $(MUTANTS_SHARD) --sharding round-robin)
