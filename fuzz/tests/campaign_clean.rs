@@ -16,7 +16,9 @@
 //! than the committed `tests/quality-baseline.tsv`. A heuristic the
 //! compiler checks or repairs (a spill victim, a ready-list priority) cannot
 //! make the output wrong, only slower; this is the check that sees it.
-//! `SCHEDRA_BLESS=1` rewrites the baseline after an intended change.
+//! `SCHEDRA_BLESS=1` rewrites the baseline after an intended change. A
+//! sample that does not compile within two minutes fails it (a compiler
+//! that loops), rather than stalling the test.
 
 use schedra_fuzz::campaign::{self, CampaignOptions};
 use schedra_fuzz::phase::Deadlines;
@@ -62,13 +64,33 @@ fn fixed_seed_campaign_on_every_target_finds_nothing() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The longest the quality sample may take to compile (it takes about 2 s
+/// in the test profile): past it, the compiler is taken to loop.
+const SAMPLE_DEADLINE: Duration = Duration::from_secs(120);
+
+/// The sample's totals, measured on a thread this test stops waiting for
+/// after `deadline` (a compiler that loops fails the test instead of
+/// stalling it; the thread is left to the process's exit).
+fn measure_within(corpus: &Path, deadline: Duration) -> quality::Sample {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let corpus = corpus.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(quality::measure(&corpus, schedra_ir::target::generated()));
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(r) => r.expect("the sample is readable"),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("the quality sample did not compile within {deadline:?}: the compiler loops"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("the quality measurement panicked"),
+    }
+}
+
 /// The committed totals of the quality sample, relative to this crate.
 const BASELINE: &str = "tests/quality-baseline.tsv";
 
 #[test]
 fn code_quality_on_the_fixed_sample_is_no_worse_than_the_baseline() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let now = quality::measure(&root.join("../corpus"), schedra_ir::target::generated()).expect("the sample is readable");
+    let now = measure_within(&root.join("../corpus"), SAMPLE_DEADLINE);
     let path = root.join(BASELINE);
     if std::env::var_os("SCHEDRA_BLESS").is_some() {
         std::fs::write(&path, quality::print(&now)).expect("the baseline is writable");
