@@ -9,14 +9,15 @@
 //! hide one that hurts another.
 //!
 //! Invariant: [`measure`] is a function of the compiler and the corpus
-//! alone (no clock, no threads), so two runs on one tree give the same
+//! alone (no time limit, no threads), so two runs on one tree give the same
 //! totals, and [`regressions`] compares them with a committed baseline
 //! (`fuzz/tests/quality-baseline.tsv`): a total that grew is a regression,
 //! one that shrank an improvement to record by rewriting the baseline.
 
 use crate::gen::{self, GeneratedCase};
+use crate::oracle;
 use arbitrary::Unstructured;
-use schedra_compiler::{Context, Options, Ra, Sched};
+use schedra_compiler::{Options, Ra, Sched};
 use schedra_ir::Target;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -89,29 +90,25 @@ fn programs(corpus: &Path, target: &'static Target) -> Result<Vec<schedra_ir::Pr
     Ok(out)
 }
 
-/// Compile the sample for every target of `targets` and sum its statistics.
+/// Compile the sample for every target of `targets` and sum its statistics
+/// (a compile error or panic counts as failed; [`oracle::compile_ok`]).
 /// `corpus` is the repository's `corpus/` directory.
 pub fn measure(corpus: &Path, targets: &[&'static Target]) -> Result<Sample, String> {
-    let mut ctx = Context::new();
     let mut sample = Sample::new();
     for &t in targets {
         let progs = programs(corpus, t)?;
         for (suffix, opts) in modes() {
             let cell = sample.entry(format!("{}/{suffix}", t.name)).or_default();
             for p in &progs {
-                let compiled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedra_compiler::compile_with(&mut ctx, p, &opts)));
-                match compiled {
-                    Ok(Ok(c)) => {
+                match oracle::compile_ok(p, &opts) {
+                    Ok(c) => {
                         cell.instructions += c.stats.instructions;
                         cell.cycles += c.stats.cycles;
                         cell.spills += c.stats.spills;
                         cell.fills += c.stats.fills;
                         cell.moves += c.stats.moves;
                     }
-                    _ => {
-                        cell.failed += 1;
-                        ctx = Context::new();
-                    }
+                    Err(_) => cell.failed += 1,
                 }
             }
         }
