@@ -9,9 +9,10 @@
 //! candidate is interesting when no answer comes by the per-candidate
 //! deadline, counted from when the child has said it is ready (so a slow
 //! process start is never taken for a hang); then the child is killed with
-//! its process group and a fresh one starts at once. The reduced program is checked once more with the
-//! stage's full deadline ([`HangTest::confirm`]). With an injected fault, when the input
-//! passes every check without it, candidates must also compile without it
+//! its process group and a fresh one starts at once. The reduced program
+//! is checked once more with the stage's full deadline
+//! ([`HangTest::confirm`]). With an injected fault, when the input passes
+//! every check without it, candidates must also compile without it
 //! (checked in this process: without the fault nothing is expected to
 //! hang), so the reduction keeps a hang the fault causes; and the
 //! per-candidate deadline is then calibrated to the input ([`calibrated`]:
@@ -177,12 +178,9 @@ impl HangTest {
         self.ask(p, wait.max(LEAST_WAIT)) && self.own.as_ref().is_none_or(|c| oracle::compile_ok(p, &c.options).is_ok())
     }
 
-    /// Whether the child does not finish `p` by the deadline. A child that
-    /// cannot be started, or dies, is no hang.
-    pub fn hangs(&mut self, p: &Program) -> bool {
-        self.ask(p, self.deadline)
-    }
-
+    /// Whether the child does not finish `p` within `wait` of being ready.
+    /// A child that cannot be started, is not ready in [`START_WAIT`], or
+    /// dies, is no hang.
     fn ask(&mut self, p: &Program, wait: Duration) -> bool {
         if self.server.is_none() {
             self.server = Server::start(&self.exe, &self.args);
@@ -190,9 +188,7 @@ impl HangTest {
         let Some(server) = self.server.as_mut() else { return false };
         if !server.ready {
             if server.answers.recv_timeout(START_WAIT).is_err() {
-                if let Some(s) = self.server.take() {
-                    s.kill();
-                }
+                self.stop_child();
                 return false;
             }
             server.ready = true;
@@ -203,22 +199,25 @@ impl HangTest {
         match answer {
             Ok(()) => false,
             Err(e) => {
-                if let Some(s) = self.server.take() {
-                    s.kill();
-                }
+                self.stop_child();
                 // The next child starts now, while the next candidate is made.
                 self.server = Server::start(&self.exe, &self.args);
                 e == RecvTimeoutError::Timeout
             }
         }
     }
+
+    /// Kill the running child, if any.
+    fn stop_child(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.kill();
+        }
+    }
 }
 
 impl Drop for HangTest {
     fn drop(&mut self) {
-        if let Some(s) = self.server.take() {
-            s.kill();
-        }
+        self.stop_child();
     }
 }
 
