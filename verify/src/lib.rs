@@ -51,6 +51,7 @@ pub mod term;
 pub mod texunit;
 pub mod walk;
 pub mod witness;
+mod worker;
 pub mod wto;
 
 pub use report::{render_human, Kind, Obligations, Report, Verdict, Violation};

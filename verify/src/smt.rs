@@ -34,6 +34,7 @@ use crate::witness::InputWord;
 use schedra_ir::target::Sem;
 use schedra_ir::Target;
 use rustc_hash::{FxHashMap, FxHashSet};
+use crate::worker::run_bounded;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use z3::ast::{Ast, Bool, BV};
@@ -423,26 +424,15 @@ fn grace(budget_ms: u64) -> Duration {
 /// enforced from outside, twice: the worker interrupts its own context
 /// after the budget ([`check_here`]), and the caller stops waiting after
 /// the budget plus [`grace`] in case even that is ignored. The words are
-/// translated into a fresh context (`synchronized`) because z3's context
-/// is thread-local. A worker that never returns is left detached: it owns
-/// its context, touches nothing of ours, and dies with the process.
+/// translated into the worker's context (`synchronized`) because z3's
+/// context is thread-local. A worker that never returns is abandoned
+/// ([`crate::worker`]): it owns its context, touches nothing of ours, and
+/// dies with the process.
 fn check_bounded(sides: &[BV], truth: bool, budget_ms: u64) -> Verdict {
     let job = sides.synchronized();
     let budget = Duration::from_millis(u64::from(z3_timeout(budget_ms)));
     let wait = budget.saturating_add(grace(budget_ms));
     run_bounded(wait, move || check_here(&job.recover(), truth, budget)).unwrap_or(Verdict::Unknown)
-}
-
-/// Run `work` on a fresh thread and wait at most `wait` for its result;
-/// `None` when it is late, panicked or could not start. A late thread is
-/// left running detached (its result is dropped when it finishes).
-fn run_bounded<T: Send + 'static>(wait: Duration, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    let (tx, rx) = mpsc::channel();
-    let spawned = std::thread::Builder::new().name("schedra-z3".into()).stack_size(256 << 20).spawn(move || {
-        let _ = tx.send(work());
-    });
-    spawned.ok()?;
-    rx.recv_timeout(wait).ok()
 }
 
 /// The check itself, in this thread's context, interrupted by a watchdog
@@ -482,6 +472,11 @@ fn check_within(solver: &Solver, budget: Duration) -> SatResult {
         drop(done);
         (result, dog.join().unwrap_or(true))
     });
+    if interrupted {
+        // An interrupted context stays cancelled: its worker takes no
+        // further query.
+        crate::worker::retire();
+    }
     if interrupted && matches!(result, SatResult::Sat) { SatResult::Unknown } else { result }
 }
 
@@ -672,18 +667,6 @@ mod tests {
         let mut smt = Smt::new(v3d(), 10_000);
         assert!(smt.convert(&t, z).is_some());
         assert_eq!(smt.same_truth(&t, x, y), Answer::Equal);
-    }
-
-    #[test]
-    fn a_late_worker_is_abandoned_not_awaited() {
-        let start = std::time::Instant::now();
-        let got = run_bounded(Duration::from_millis(50), || {
-            std::thread::sleep(Duration::from_secs(30));
-            1
-        });
-        assert_eq!(got, None);
-        assert!(start.elapsed() < Duration::from_secs(5));
-        assert_eq!(run_bounded(Duration::from_secs(30), || 7), Some(7));
     }
 
     #[test]
