@@ -38,7 +38,7 @@ use crate::worker::run_bounded;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use z3::ast::{Ast, Bool, BV};
-use z3::{Context, ContextHandle, FuncDecl, PrepareSynchronized, SatResult, Solver, Sort};
+use z3::{Context, ContextHandle, FuncDecl, PrepareSynchronized, SatResult, Solver, Sort, Tactic};
 
 /// Concrete inputs under which two terms differ: checked by exact
 /// evaluation with IEEE-754 float arithmetic ([`crate::witness::confirm`]),
@@ -140,6 +140,12 @@ pub struct Smt {
     /// float-theory query [`Smt::equal`] would have made (and cached):
     /// [`Smt::equal_quick`] makes that query when it meets one of them.
     deferred: FxHashSet<(Term, Term, bool)>,
+    /// Questions the IEEE step left unknown in a way asking again would
+    /// repeat: its query gave a model that exact evaluation does not
+    /// confirm (the same query gives the same model), or it searched for a
+    /// counterexample with its whole [`IEEE_SEARCH_BUDGET_MS`] and found
+    /// none.
+    searched: FxHashSet<(Term, Term, bool)>,
     samples: crate::sample::Values,
     deadline: Option<Instant>,
     /// Whether the first block is entered only at program start (its junk
@@ -155,7 +161,7 @@ impl Smt {
     /// solver question is answered [`Answer::Unknown`].
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
         let deadline = Instant::now().checked_add(Duration::from_millis(timeout_ms));
-        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), deferred: FxHashSet::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
+        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), deferred: FxHashSet::default(), searched: FxHashSet::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
     }
 
     /// Say whether the first block is entered only at program start (the
@@ -323,23 +329,33 @@ impl Smt {
         if crate::ieee::equal_by_fixed_words(terms, a, b, truth) {
             return Answer::Equal;
         }
+        let key = (a, b, truth);
+        let search = most_ms <= IEEE_SEARCH_BUDGET_MS;
+        if self.searched.contains(&key) {
+            return Answer::Unknown;
+        }
+        let whole = budget_ms >= most_ms;
         let budget_ms = budget_ms.min(most_ms);
         self.queries += 1;
         let (text, free) = crate::ieee::fp_query(terms, a, b, truth);
         let names: Vec<String> = free.iter().map(|t| format!("t{}", t.0)).collect();
         let budget = Duration::from_millis(u64::from(z3_timeout(budget_ms)));
         let wait = budget.saturating_add(grace(budget_ms));
-        match run_bounded(wait, move || check_text(&text, &names, budget)).unwrap_or(Verdict::Unknown) {
-            Verdict::Unsat => Answer::Equal,
+        let (ans, again_the_same) = match run_bounded(wait, move || check_text(&text, &names, budget)).unwrap_or(Verdict::Unknown) {
+            Verdict::Unsat => (Answer::Equal, false),
             Verdict::Sat(vals) => {
                 let leaves: FxHashMap<Term, u32> = free.into_iter().zip(vals).collect();
                 match crate::witness::confirm(terms, self.target, a, b, truth, &leaves, self.first_is_entry) {
-                    Some(cex) => Answer::Differ(cex),
-                    None => Answer::Unknown,
+                    Some(cex) => (Answer::Differ(cex), false),
+                    None => (Answer::Unknown, true),
                 }
             }
-            Verdict::Unknown => Answer::Unknown,
+            Verdict::Unknown => (Answer::Unknown, search && whole),
+        };
+        if again_the_same {
+            self.searched.insert(key);
         }
+        ans
     }
 
     /// The leaves and texture results of the terms (what a model must
@@ -483,7 +499,7 @@ fn check_within(solver: &Solver, budget: Duration) -> SatResult {
 /// [`check_here`] for a query given as SMT-LIB text: the model's words of
 /// the constants `names` on `sat`.
 fn check_text(text: &str, names: &[String], budget: Duration) -> Verdict {
-    let solver = Solver::new();
+    let solver = float_solver();
     solver.from_string(text);
     match check_within(&solver, budget) {
         SatResult::Unsat => Verdict::Unsat,
@@ -492,6 +508,29 @@ fn check_text(text: &str, names: &[String], budget: Duration) -> Verdict {
             None => Verdict::Unknown,
         },
         _ => Verdict::Unknown,
+    }
+}
+
+/// The solver for float-theory queries: the goal is eliminated to bits
+/// first (equations solved, floats to bit-vectors, functions
+/// Ackermannized, then bit-blasted) and handed to the SAT solver; a goal
+/// that pipeline cannot finish goes to Z3's general `smt` tactic. Both
+/// are complete decision procedures for what they accept: `unsat` is a
+/// proof either way, and a model is taken only after exact evaluation
+/// confirms it ([`crate::witness::confirm`]).
+///
+/// Why not the default solver: on these queries (a few nested float
+/// divisions and products beside uninterpreted functions) it spends
+/// seconds in its incremental core, where the eager pipeline answers in
+/// a tenth of the time, and its interrupts take effect late.
+fn float_solver() -> Solver {
+    let eager = ["simplify", "solve-eqs", "fpa2bv", "simplify", "ackermannize_bv", "simplify", "bit-blast", "sat"]
+        .into_iter()
+        .map(Tactic::new)
+        .reduce(|t, next| t.and_then(&next));
+    match eager {
+        Some(t) => t.or_else(&Tactic::new("smt")).solver(),
+        None => Solver::new(),
     }
 }
 
