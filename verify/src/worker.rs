@@ -15,7 +15,7 @@
 //!
 //! Why a kept thread: Z3 contexts are thread-local, and making one (with
 //! its tables and the thread's large stack) costs far more than most of
-//! the verifier's queries; a thread per query paid it every time.
+//! the verifier's queries.
 
 use std::cell::RefCell;
 use std::sync::mpsc;
