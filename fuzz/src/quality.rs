@@ -2,7 +2,8 @@
 //! engineer compares before and after a change, and the comparison.
 //!
 //! The sample is every corpus shader of each generated target plus
-//! [`GENERATED`] programs drawn from fixed seeds, each compiled in the four
+//! [`GENERATED`] programs drawn from fixed seeds and [`WIDE`] long
+//! straight-line ones, each compiled in the four
 //! `--sched`/`--ra` modes, with and without `--stress-regalloc 4`. The
 //! totals (instructions, cycles, spills, fills, moves and failed compiles)
 //! are kept per target and mode, so a change that helps one mode cannot
@@ -24,6 +25,17 @@ use std::path::Path;
 
 /// Generated programs per target in the sample.
 pub const GENERATED: u64 = 24;
+
+/// Wide programs per target in the sample: one long straight-line block of
+/// independent ops ([`wide`]), where dozens of ops are ready at once, so
+/// that the scheduler's ready-list ranking and windows change the totals.
+pub const WIDE: u64 = 4;
+
+/// The configuration of the sample's wide programs: the longest body,
+/// no control flow, operands rarely the newest value.
+fn wide() -> gen::Config {
+    gen::Config { max_insts: gen::config::MAX_INSTS as u16, branches: false, loops: false, max_depth: 0, chain_bias: 0, ..gen::Config::default() }
+}
 
 /// Summed statistics of one (target, mode) cell of the sample.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -86,6 +98,11 @@ fn programs(corpus: &Path, target: &'static Target) -> Result<Vec<schedra_ir::Pr
         let bytes = gen::seed_bytes(seed, crate::campaign::case::CASE_BYTES);
         let case = GeneratedCase::for_target(&mut Unstructured::new(&bytes), target).map_err(|e| format!("{}: generated program {seed}: {e}", target.name))?;
         out.push(case.program);
+    }
+    for seed in 0..WIDE {
+        let bytes = gen::seed_bytes(seed, crate::campaign::case::CASE_BYTES);
+        let (program, _) = gen::generate_with_features(&mut Unstructured::new(&bytes), target, &wide()).map_err(|e| format!("{}: wide program {seed}: {e}", target.name))?;
+        out.push(program);
     }
     Ok(out)
 }
