@@ -7,7 +7,8 @@
 //! [`crate::smt`]'s notes on interrupts) is abandoned: the caller drops its
 //! end of the job queue and starts a fresh worker for the next query, and
 //! the late one exits once its query returns, or dies with the process.
-//! A job that panics answers `None` and leaves the worker running.
+//! A job that panics answers `None`, and its worker retires (the context
+//! may be left mid-query).
 //!
 //! Invariant: a job's answer reaches only the call that sent it (each job
 //! carries its own reply channel), so an abandoned worker's late answer is
@@ -56,8 +57,11 @@ fn spawn() -> Option<mpsc::Sender<Job>> {
                     retire();
                 }
                 // A panicking job drops its reply channel (its caller gets
-                // `None`); the worker and its context go on.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                // `None` and forgets this worker); its context may be left
+                // mid-query, so the worker retires with it.
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).is_err() {
+                    retire();
+                }
                 if RETIRING.with(|r| r.get()) {
                     break;
                 }
@@ -110,11 +114,11 @@ pub fn run_bounded<T: Send + 'static>(wait: Duration, work: impl FnOnce() -> T +
             }
             Some(v)
         }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
+        Err(_) => {
+            // Late, or the job panicked (and its worker retires).
             abandon();
             None
         }
-        Err(mpsc::RecvTimeoutError::Disconnected) => None,
     }
 }
 
@@ -157,8 +161,13 @@ mod tests {
 
     #[test]
     fn a_panicking_job_costs_one_answer_not_the_next() {
+        let id = || std::thread::current().id();
+        let before = run_bounded(Duration::from_secs(30), id);
         let got: Option<u32> = run_bounded(Duration::from_secs(30), || panic!("in the job"));
         assert_eq!(got, None);
         assert_eq!(run_bounded(Duration::from_secs(30), || 9), Some(9));
+        let after = run_bounded(Duration::from_secs(30), id);
+        assert!(before.is_some() && after.is_some());
+        assert_ne!(before, after, "the panicked job's worker is not reused");
     }
 }
