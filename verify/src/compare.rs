@@ -61,17 +61,22 @@ struct Checker<'a> {
     succs: Vec<Vec<usize>>,
     tally: Obligations,
     out: Vec<Violation>,
+    /// The verdict is a violation whatever this comparison finds (a rule
+    /// of the machine program is already broken): every obligation is
+    /// settled as after a first refutation (see `oblige`).
+    refuted: bool,
 }
 
 /// Compare `mach` against `src` (both structurally sound, see
 /// [`crate::rules::structure`]).
 pub fn check(src: &Program, mach: &Program, timeout_ms: u64) -> Outcome {
-    check_in(src, mach, MachCode::of(mach), (&Labels::of(src), &Labels::of(mach)), timeout_ms)
+    check_in(src, mach, MachCode::of(mach), (&Labels::of(src), &Labels::of(mach)), timeout_ms, false)
 }
 
 /// [`check`], with `mach` decoded as `mcode` and the labels of `src` and
-/// `mach` given.
-pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mach_labels): (&Labels, &Labels), timeout_ms: u64) -> Outcome {
+/// `mach` given. `refuted`: the verdict is already a violation (the
+/// caller found a broken rule), so no obligation waits for the solver.
+pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mach_labels): (&Labels, &Labels), timeout_ms: u64, refuted: bool) -> Outcome {
     let vregs = Rc::new(Vregs::of(src));
     let code = SrcCode::of(src, &vregs);
     let succs = successors_by(src, src_labels);
@@ -100,6 +105,7 @@ pub fn check_in(src: &Program, mach: &Program, mcode: MachCode, (src_labels, mac
         succs,
         tally: Obligations::default(),
         out: Vec::new(),
+        refuted,
     };
     c.smt.set_first_is_entry(!c.succs.iter().any(|s| s.contains(&0)));
     let start = input_facts(&mut c.terms, src, &c.code, &c.vregs);
@@ -369,7 +375,8 @@ impl Checker<'_> {
     }
 
     /// One obligation `a == b` (or same truth for branch conditions).
-    /// Once a violation is recorded the verdict can no longer be `proven`,
+    /// Once a violation is recorded (here or, `refuted`, by the caller's
+    /// rule checks) the verdict can no longer be `proven`,
     /// so later obligations are settled from the samples alone (refuted or
     /// unknown): a wrong value read early makes every later effect a hard,
     /// different-looking query, and waiting for Z3 on each of them would
@@ -381,7 +388,7 @@ impl Checker<'_> {
             return Answer::Equal;
         }
         self.tally.smt += 1;
-        let ans = if !self.out.is_empty() {
+        let ans = if self.refuted || !self.out.is_empty() {
             self.smt.equal_quick(&self.terms, source, machine, truth)
         } else if truth {
             self.smt.same_truth(&self.terms, source, machine)

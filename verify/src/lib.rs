@@ -106,7 +106,8 @@ pub fn verify(src: &Program, machine: &Program, opts: &VerifyOptions) -> Report 
         report.obligations = obligations;
         report.cycles = machine.bundle_count() as u64;
     } else if comparable {
-        let out = compare::check_in(src, machine, code, (&labels.0, &labels.1), opts.timeout_ms);
+        let refuted = !report.violations.is_empty();
+        let out = compare::check_in(src, machine, code, (&labels.0, &labels.1), opts.timeout_ms, refuted);
         report.violations.extend(out.violations);
         report.obligations = out.obligations;
         report.cycles = out.cycles;
@@ -206,5 +207,21 @@ mod tests {
         let report = verify(&src, &mach, &VerifyOptions { timeout_ms: 1 });
         assert_eq!(report.verdict, Verdict::Unknown);
         assert!(start.elapsed() < std::time::Duration::from_millis(1000), "took {:?}", start.elapsed());
+    }
+
+    #[test]
+    fn a_broken_rule_settles_every_obligation_without_the_solver() {
+        let (src, mach) = reassociated(20);
+        // The same program with one op moved to a slot that cannot run it.
+        let text = schedra_ir::print::print(&mach).replacen("{ add: and $rf4", "{ mul: and $rf4", 1);
+        let broken = schedra_ir::parse::parse(text.as_bytes(), None).expect("the broken program parses");
+        let start = Instant::now();
+        let report = verify(&src, &broken, &VerifyOptions { timeout_ms: 10_000 });
+        let took = start.elapsed();
+        assert_eq!(report.verdict, Verdict::Violation);
+        assert!(report.violations.iter().any(|v| v.kind == report::Kind::Slot), "{:?}", report.violations);
+        // 20 hard obligations would each wait for the solver (seconds).
+        assert_eq!(report.obligations.unknown, 20, "{:?}", report.obligations);
+        assert!(took < std::time::Duration::from_millis(1000), "took {took:?}");
     }
 }

@@ -136,10 +136,6 @@ pub struct Smt {
     funs: FxHashMap<String, FuncDecl>,
     leaves: FxHashMap<Term, String>,
     cache: FxHashMap<(Term, Term, bool), Answer>,
-    /// Questions [`Smt::proven_equal`] answered by evaluation without the
-    /// float-theory query [`Smt::equal`] would have made (and cached):
-    /// [`Smt::equal_quick`] makes that query when it meets one of them.
-    deferred: FxHashSet<(Term, Term, bool)>,
     /// Questions the IEEE step left unknown in a way asking again would
     /// repeat: its query gave a model that exact evaluation does not
     /// confirm (the same query gives the same model), or it searched for a
@@ -161,7 +157,7 @@ impl Smt {
     /// solver question is answered [`Answer::Unknown`].
     pub fn new(target: &'static Target, timeout_ms: u64) -> Smt {
         let deadline = Instant::now().checked_add(Duration::from_millis(timeout_ms));
-        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), deferred: FxHashSet::default(), searched: FxHashSet::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
+        Smt { target, timeout_ms, memo: FxHashMap::default(), funs: FxHashMap::default(), leaves: FxHashMap::default(), cache: FxHashMap::default(), searched: FxHashSet::default(), samples: Default::default(), deadline, first_is_entry: true, queries: 0 }
     }
 
     /// Say whether the first block is entered only at program start (the
@@ -196,14 +192,6 @@ impl Smt {
         if let Some(ans) = self.cache.get(&(a, b, truth)) {
             return ans.clone();
         }
-        if self.deferred.remove(&(a, b, truth)) {
-            // Deferred only when an evaluation showed the query satisfiable.
-            let ans = self.decide_ieee(terms, a, b, truth, IEEE_SEARCH_BUDGET_MS);
-            if ans != Answer::Unknown {
-                self.cache.insert((a, b, truth), ans.clone());
-            }
-            return ans;
-        }
         self.answer_from_samples(terms, a, b, truth).unwrap_or(Answer::Unknown)
     }
 
@@ -237,9 +225,9 @@ impl Smt {
     /// theory would be asked, a concrete IEEE-754 evaluation that tells
     /// the two apart ([`crate::ieee::differs_somewhere`]) answers `false`
     /// first: the float theory could then not prove them equal. That
-    /// answer is not cached: a later [`Smt::equal`] or
-    /// [`Smt::equal_quick`] of the same pair asks the solver, so every
-    /// answer they give is the one they gave without this shortcut.
+    /// answer is not cached: a later [`Smt::equal`] of the same pair asks
+    /// the solver, so every answer it gives is the one it gave without
+    /// this shortcut.
     pub fn proven_equal(&mut self, terms: &Terms, a: Term, b: Term) -> bool {
         self.ask_as(terms, a, b, false, true) == Answer::Equal
     }
@@ -273,7 +261,6 @@ impl Smt {
             Some(Answer::Unknown) => {
                 let satisfiable = crate::ieee::differs_somewhere(terms, a, b, truth);
                 if equality_only && satisfiable {
-                    self.deferred.insert(key);
                     return Answer::Unknown;
                 }
                 self.decide_ieee(terms, a, b, truth, ieee_cap(satisfiable, IEEE_BUDGET_MS))
