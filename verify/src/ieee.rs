@@ -323,7 +323,7 @@ enum Step {
 /// Sample `k`'s word for free constant `t`: small integers, simple floats
 /// of either sign, floats near 1 (which chains of products keep finite),
 /// a few special floats, and arbitrary words in turn.
-fn free_word(t: Term, k: u64) -> u32 {
+pub(crate) fn free_word(t: Term, k: u64) -> u32 {
     const SPECIAL: [f32; 8] = [0.0, 1.0, -1.0, 2.0, 0.5, -0.0, f32::INFINITY, -2.0];
     let h = mix(u64::from(t.0) ^ mix(k.wrapping_add(0x9e37_79b9)));
     match k % 8 {

@@ -321,6 +321,9 @@ impl Smt {
         if self.searched.contains(&key) {
             return Answer::Unknown;
         }
+        if let Some(cex) = crate::witness::search(terms, self.target, a, b, truth, self.first_is_entry) {
+            return Answer::Differ(cex);
+        }
         let whole = budget_ms >= most_ms;
         let budget_ms = budget_ms.min(most_ms);
         self.queries += 1;

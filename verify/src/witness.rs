@@ -17,7 +17,6 @@
 //! definition, a scratch slot, junk elsewhere) is *unbound*: the input
 //! words alone do not fix it, and it is listed by name.
 
-use crate::ieee::Exact;
 use crate::smt::Counterexample;
 use crate::term::{Node, SymKind, Term, Terms};
 use rustc_hash::FxHashMap;
@@ -129,29 +128,29 @@ pub fn confirm(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool, le
     let mut cone = crate::smt::reachable(terms, &[a, b]);
     cone.sort_unstable();
     let mut by_input: FxHashMap<(InputKind, u32), u32> = FxHashMap::default();
-    let mut words: FxHashMap<Term, u32> = FxHashMap::default();
+    let mut given: Vec<Option<u32>> = vec![None; cone.len()];
     let (mut named, mut unbound) = (Vec::new(), Vec::new());
-    for &t in &cone {
+    for (i, &t) in cone.iter().enumerate() {
         match terms.node(t) {
             Node::Lit(_) | Node::App(crate::term::Fun::Alu(_), _) => continue,
             Node::App(crate::term::Fun::Tex(_), _) => {
-                words.insert(t, leaves.get(&t).copied()?);
+                given[i] = Some(leaves.get(&t).copied()?);
                 continue;
             }
             _ => {}
         }
-        let given = leaves.get(&t).copied()?;
+        let word = leaves.get(&t).copied()?;
         let word = match input_of(terms, t, first_is_entry) {
-            Some(key) => *by_input.entry(key).or_insert(given),
+            Some(key) => *by_input.entry(key).or_insert(word),
             None => {
                 unbound.push(crate::sample::leaf_name(terms, target, t));
-                given
+                word
             }
         };
-        words.insert(t, word);
+        given[i] = Some(word);
         named.push((crate::sample::leaf_name(terms, target, t), word));
     }
-    let mut exact = Exact::new(&words);
+    let mut exact = ConeEval { cone: &cone, given: &given, words: vec![None; cone.len()], textures: FxHashMap::default() };
     let (x, y) = (exact.eval(terms, a)?, exact.eval(terms, b)?);
     let differ = if truth { (x == 0) != (y == 0) } else { x != y };
     if !differ {
@@ -162,6 +161,90 @@ pub fn confirm(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool, le
     inputs.sort_by(|p, q| (p.input, p.index, &p.coords).cmp(&(q.input, q.index, &q.coords)));
     named.truncate(16);
     Some(Counterexample { inputs: named, source: x, machine: y, uninterpreted: false, words: inputs, unbound })
+}
+
+/// Exact evaluation over one sorted cone (what [`crate::ieee::Exact`]
+/// computes, with the cone's words in a table beside it instead of maps):
+/// `given` holds the words of its leaves and texture results. A root is
+/// evaluated over its own cone in index order, arguments first, so texture
+/// results are met in the order [`crate::ieee::Exact::eval`] meets them.
+struct ConeEval<'c> {
+    cone: &'c [Term],
+    given: &'c [Option<u32>],
+    words: Vec<Option<u32>>,
+    /// Texture results met so far: (word index, coordinate words) → word.
+    textures: FxHashMap<(u8, Vec<u32>), u32>,
+}
+
+impl ConeEval<'_> {
+    fn at(&self, t: Term) -> Option<usize> {
+        self.cone.binary_search(&t).ok()
+    }
+
+    /// The exact word of `root`, a term of the cone (`None` when an op has
+    /// no exact meaning).
+    fn eval(&mut self, terms: &Terms, root: Term) -> Option<u32> {
+        let top = self.at(root)?;
+        let mut needed = vec![false; top + 1];
+        needed[top] = true;
+        for i in (0..=top).rev() {
+            if !needed[i] || self.words[i].is_some() {
+                continue;
+            }
+            if let Node::App(_, args) = terms.node(self.cone[i]) {
+                for &x in terms.args(*args) {
+                    needed[self.at(x)?] = true;
+                }
+            }
+        }
+        for i in 0..=top {
+            if needed[i] && self.words[i].is_none() {
+                self.words[i] = Some(self.node(terms, i)?);
+            }
+        }
+        self.words[top]
+    }
+
+    fn node(&mut self, terms: &Terms, i: usize) -> Option<u32> {
+        let t = self.cone[i];
+        match terms.node(t) {
+            Node::Lit(w) => Some(*w),
+            Node::App(fun, args) => {
+                let vals: Vec<u32> = terms.args(*args).iter().map(|x| self.at(*x).and_then(|j| self.words[j])).collect::<Option<_>>()?;
+                match fun {
+                    crate::term::Fun::Alu(sem) => crate::ieee::apply(*sem, &vals),
+                    crate::term::Fun::Tex(w) => {
+                        let key = (*w, vals);
+                        if let Some(v) = self.textures.get(&key) {
+                            return Some(*v);
+                        }
+                        let v = self.given[i]?;
+                        self.textures.insert(key, v);
+                        Some(v)
+                    }
+                }
+            }
+            _ => self.given[i],
+        }
+    }
+}
+
+/// Assignments [`search`] tries.
+pub const SEARCH_SAMPLES: u64 = 64;
+
+/// A counterexample for `a` against `b` (in truth when `truth`) found by
+/// exact evaluation alone: [`SEARCH_SAMPLES`] assignments of words to the
+/// leaves and texture results of the two terms (the float-friendly mix of
+/// [`crate::ieee::free_word`]), each checked by [`confirm`]. What it
+/// returns is as real as a confirmed solver model; `None` proves nothing.
+pub fn search(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool, first_is_entry: bool) -> Option<Counterexample> {
+    let free: Vec<Term> = crate::smt::reachable(terms, &[a, b]).into_iter().filter(|t| !matches!(terms.node(*t), Node::Lit(_) | Node::App(crate::term::Fun::Alu(_), _))).collect();
+    let mut leaves: FxHashMap<Term, u32> = FxHashMap::default();
+    (0..SEARCH_SAMPLES).find_map(|k| {
+        leaves.clear();
+        leaves.extend(free.iter().map(|&t| (t, crate::ieee::free_word(t, k))));
+        confirm(terms, target, a, b, truth, &leaves, first_is_entry)
+    })
 }
 
 #[cfg(test)]
@@ -188,5 +271,21 @@ mod tests {
         assert_eq!(cex.words, vec![InputWord { input: InputKind::Uniform, index: 1, coords: vec![], word: 1.0f32.to_bits() }]);
         assert_eq!((cex.source, cex.machine), (2.0f32.to_bits(), 0));
         assert!(cex.unbound.is_empty() && !cex.uninterpreted);
+    }
+
+    #[test]
+    fn evaluation_alone_finds_real_differences_and_no_identity() {
+        let target = by_name("v3d71").expect("v3d71");
+        let mut t = Terms::new();
+        let (u, v) = (t.intern(Node::Uniform(0, 0)), t.intern(Node::Uniform(1, 0)));
+        let one = t.lit(1.0f32.to_bits());
+        let times_one = t.app(Fun::Alu(Sem::FMul), vec![u, one]);
+        assert_eq!(search(&t, target, times_one, u, false, true), None, "u * 1.0 is u");
+        let (sum, difference) = (t.app(Fun::Alu(Sem::FAdd), vec![u, v]), t.app(Fun::Alu(Sem::FSub), vec![u, v]));
+        let cex = search(&t, target, sum, difference, false, true).expect("u + v and u - v differ");
+        assert_ne!(cex.source, cex.machine);
+        // The words it gives are a difference by exact evaluation.
+        let leaves: FxHashMap<Term, u32> = cex.words.iter().map(|w| (if w.index == 0 { u } else { v }, w.word)).collect();
+        assert!(confirm(&t, target, sum, difference, false, &leaves, true).is_some());
     }
 }
