@@ -10,7 +10,9 @@
 //! Invariants kept by the constructors (both simulators build terms only
 //! through them, so both sides normalise identically):
 //! - arguments of commutative operations are sorted by index;
-//! - integer operations on literals are folded to a literal;
+//! - operations on literals are folded to a literal: integer ops bit for
+//!   bit, float ops the solver's float theory encodes as IEEE-754 single
+//!   precision (transcendentals stay applications);
 //! - moves are the identity: they never create a node;
 //! - a node's arguments always have smaller indices than the node, so the
 //!   arena is in topological order and every walk can be iterative.
@@ -402,6 +404,24 @@ impl Terms {
         self.app_of(fun, &args)
     }
 
+    /// The word of `sem` on `args` when every argument is a literal and the
+    /// op's exact meaning is one the solver's float theory shares
+    /// ([`crate::ieee::exact_in_fp`]): integer ops bit for bit, float ops
+    /// as IEEE-754 single precision ([`crate::ieee::apply`], the evaluation
+    /// counterexamples are confirmed with). Ops left uninterpreted there
+    /// (transcendentals) are not folded.
+    fn fold(&self, sem: Sem, args: &[Term]) -> Option<u32> {
+        if !crate::ieee::exact_in_fp(sem) || args.is_empty() || args.len() > 3 {
+            return None;
+        }
+        let mut words = [0u32; 3];
+        for (w, a) in words.iter_mut().zip(args) {
+            let Node::Lit(x) = self.node(*a) else { return None };
+            *w = *x;
+        }
+        crate::ieee::apply(sem, &words[..args.len()])
+    }
+
     /// [`Terms::app`] on borrowed arguments (no allocation unless the
     /// term is new or has more than 8 arguments to sort).
     pub fn app_of(&mut self, fun: Fun, args: &[Term]) -> Term {
@@ -411,14 +431,8 @@ impl Terms {
                 return a;
             }
         }
-        if is_integer(sem) {
-            if let [a, b] = args {
-                if let (Node::Lit(x), Node::Lit(y)) = (self.node(*a), self.node(*b)) {
-                    if let Some(v) = eval_integer(sem, &[*x, *y]) {
-                        return self.lit(v);
-                    }
-                }
-            }
+        if let Some(v) = self.fold(sem, args) {
+            return self.lit(v);
         }
         if !sem.commutative() || args.is_sorted() {
             return self.intern_app(fun, args);
@@ -532,6 +546,26 @@ mod tests {
             assert_eq!(t.node(*l), &Node::Lit(*w));
         }
         assert_eq!(t.len(), 7, "one node per distinct word");
+    }
+
+    #[test]
+    fn ops_on_literals_fold_where_the_float_theory_is_exact() {
+        let mut t = Terms::new();
+        let (two, three) = (t.lit(2.0f32.to_bits()), t.lit(3.0f32.to_bits()));
+        let six = t.app(Fun::Alu(Sem::FMul), vec![two, three]);
+        assert_eq!(t.node(six), &Node::Lit(6.0f32.to_bits()));
+        let fma = t.app(Fun::Alu(Sem::FMad), vec![two, three, six]);
+        assert_eq!(t.node(fma), &Node::Lit(12.0f32.to_bits()));
+        let (x, y) = (t.lit(0xf0), t.lit(0x0f));
+        let or = t.app(Fun::Alu(Sem::Or), vec![x, y]);
+        assert_eq!(t.node(or), &Node::Lit(0xff));
+        // A transcendental is uninterpreted in the float theory: kept.
+        let cos = t.app(Fun::Alu(Sem::Cos), vec![two]);
+        assert!(matches!(t.node(cos), Node::App(..)));
+        // An op with a leaf argument is kept.
+        let u = t.intern(Node::Uniform(0, 0));
+        let product = t.app(Fun::Alu(Sem::FMul), vec![u, three]);
+        assert!(matches!(t.node(product), Node::App(..)));
     }
 
     #[test]
