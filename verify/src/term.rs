@@ -13,7 +13,9 @@
 //! - operations on literals are folded to a literal: integer ops bit for
 //!   bit, float ops the solver's float theory encodes as IEEE-754 single
 //!   precision (transcendentals stay applications);
-//! - moves are the identity: they never create a node;
+//! - moves are the identity: they never create a node, and neither does
+//!   an integer op an identity of words decides (`x & x`, `x ^ x`,
+//!   `x + 0`, `x * 0`, ...);
 //! - a node's arguments always have smaller indices than the node, so the
 //!   arena is in topological order and every walk can be iterative.
 //!
@@ -422,6 +424,38 @@ impl Terms {
         crate::ieee::apply(sem, &words[..args.len()])
     }
 
+    /// Integer op `sem` on `args` where an identity of words gives it
+    /// without a new node: an argument that is the result (`x & x`,
+    /// `x | 0`, `x + 0`, `x - 0`, `x * 1`, `x & !0`, a shift by a multiple
+    /// of 32) or a literal no other argument can change (`x ^ x`, `x - x`,
+    /// `x & 0`, `x | !0`, `x * 0`, a 24-bit product with a factor whose low
+    /// 24 bits are 0, a shift of 0).
+    fn integer_identity(&mut self, sem: Sem, args: &[Term]) -> Option<Term> {
+        let &[a, b] = args else { return None };
+        let lit = |t: Term, nodes: &Terms| match nodes.node(t) {
+            Node::Lit(w) => Some(*w),
+            _ => None,
+        };
+        let (la, lb) = (lit(a, self), lit(b, self));
+        let either = |p: &dyn Fn(u32) -> bool| la.is_some_and(p) || lb.is_some_and(p);
+        let other = |w: u32| if la == Some(w) { Some(b) } else if lb == Some(w) { Some(a) } else { None };
+        let word = match sem {
+            Sem::And | Sem::Or if a == b => return Some(a),
+            Sem::Xor | Sem::Sub if a == b => 0,
+            Sem::And | Sem::Mul if either(&|w| w == 0) => 0,
+            Sem::UMul24 if either(&|w| w & 0xff_ffff == 0) => 0,
+            Sem::Or if either(&|w| w == u32::MAX) => u32::MAX,
+            Sem::Shl | Sem::Shr if lb.is_some_and(|w| w & 31 == 0) => return Some(a),
+            Sem::Shl | Sem::Shr if la == Some(0) => 0,
+            Sem::And => return other(u32::MAX),
+            Sem::Or | Sem::Xor | Sem::Add => return other(0),
+            Sem::Sub => return (lb == Some(0)).then_some(a),
+            Sem::Mul => return other(1),
+            _ => return None,
+        };
+        Some(self.lit(word))
+    }
+
     /// [`Terms::app`] on borrowed arguments (no allocation unless the
     /// term is new or has more than 8 arguments to sort).
     pub fn app_of(&mut self, fun: Fun, args: &[Term]) -> Term {
@@ -433,6 +467,9 @@ impl Terms {
         }
         if let Some(v) = self.fold(sem, args) {
             return self.lit(v);
+        }
+        if let Some(t) = self.integer_identity(sem, args) {
+            return t;
         }
         if !sem.commutative() || args.is_sorted() {
             return self.intern_app(fun, args);
@@ -566,6 +603,34 @@ mod tests {
         let u = t.intern(Node::Uniform(0, 0));
         let product = t.app(Fun::Alu(Sem::FMul), vec![u, three]);
         assert!(matches!(t.node(product), Node::App(..)));
+    }
+
+    #[test]
+    fn integer_identities_make_no_node() {
+        let mut t = Terms::new();
+        let x = t.intern(Node::Uniform(0, 0));
+        let (zero, ones, one, shift) = (t.lit(0), t.lit(u32::MAX), t.lit(1), t.lit(64));
+        let op = |t: &mut Terms, sem: Sem, a: Term, b: Term| t.app(Fun::Alu(sem), vec![a, b]);
+        assert_eq!(op(&mut t, Sem::And, x, x), x);
+        assert_eq!(op(&mut t, Sem::Or, x, x), x);
+        assert_eq!(op(&mut t, Sem::Xor, x, x), zero);
+        assert_eq!(op(&mut t, Sem::Sub, x, x), zero);
+        assert_eq!(op(&mut t, Sem::And, zero, x), zero);
+        assert_eq!(op(&mut t, Sem::And, x, ones), x);
+        assert_eq!(op(&mut t, Sem::Or, x, ones), ones);
+        assert_eq!(op(&mut t, Sem::Add, zero, x), x);
+        assert_eq!(op(&mut t, Sem::Sub, x, zero), x);
+        assert_eq!(op(&mut t, Sem::Mul, one, x), x);
+        assert_eq!(op(&mut t, Sem::Mul, x, zero), zero);
+        assert_eq!(op(&mut t, Sem::Shl, x, shift), x, "shift counts are taken mod 32");
+        assert_eq!(op(&mut t, Sem::Shr, zero, x), zero);
+        let big = t.lit(0x0100_0000);
+        assert_eq!(op(&mut t, Sem::UMul24, x, big), zero, "only the low 24 bits multiply");
+        // Not identities: each makes a node.
+        for (sem, a, b) in [(Sem::Sub, zero, x), (Sem::Shl, one, x), (Sem::Mul, x, x), (Sem::UMul24, x, one)] {
+            let made = op(&mut t, sem, a, b);
+            assert!(matches!(t.node(made), Node::App(..)), "{sem:?}");
+        }
     }
 
     #[test]
