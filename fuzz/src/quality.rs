@@ -5,9 +5,9 @@
 //! [`GENERATED`] programs drawn from fixed seeds and [`WIDE`] long
 //! straight-line ones, each compiled in the four
 //! `--sched`/`--ra` modes, with and without `--stress-regalloc 4`. The
-//! totals (instructions, cycles, spills, fills, moves and failed compiles)
-//! are kept per target and mode, so a change that helps one mode cannot
-//! hide one that hurts another.
+//! totals (instructions, cycles, spills, fills, moves, failed compiles and
+//! max-live) are kept per target and mode, so a change that helps one mode
+//! cannot hide one that hurts another.
 //!
 //! Invariant: [`measure`] is a function of the compiler and the corpus
 //! alone (no time limit, no threads), so two runs on one tree give the same
@@ -52,17 +52,21 @@ pub struct Totals {
     pub moves: usize,
     /// Programs that did not compile.
     pub failed: usize,
+    /// The most values live at once in each program's scheduled order
+    /// (shader-db's max-live), summed: what the schedulers' register-
+    /// pressure modes are for.
+    pub max_live: usize,
 }
 
 impl Totals {
-    const NAMES: [&'static str; 6] = ["instructions", "cycles", "spills", "fills", "moves", "failed"];
+    const NAMES: [&'static str; 7] = ["instructions", "cycles", "spills", "fills", "moves", "failed", "max-live"];
 
-    fn values(&self) -> [usize; 6] {
-        [self.instructions, self.cycles, self.spills, self.fills, self.moves, self.failed]
+    fn values(&self) -> [usize; 7] {
+        [self.instructions, self.cycles, self.spills, self.fills, self.moves, self.failed, self.max_live]
     }
 
-    fn from_values(v: [usize; 6]) -> Totals {
-        Totals { instructions: v[0], cycles: v[1], spills: v[2], fills: v[3], moves: v[4], failed: v[5] }
+    fn from_values(v: [usize; 7]) -> Totals {
+        Totals { instructions: v[0], cycles: v[1], spills: v[2], fills: v[3], moves: v[4], failed: v[5], max_live: v[6] }
     }
 }
 
@@ -124,6 +128,7 @@ pub fn measure(corpus: &Path, targets: &[&'static Target]) -> Result<Sample, Str
                         cell.spills += c.stats.spills;
                         cell.fills += c.stats.fills;
                         cell.moves += c.stats.moves;
+                        cell.max_live += c.stats.max_live;
                     }
                     Err(_) => cell.failed += 1,
                 }
@@ -152,11 +157,11 @@ pub fn parse(text: &str) -> Result<Sample, String> {
         }
         let fields: Vec<&str> = line.split('\t').collect();
         let nums: Option<Vec<usize>> = fields.get(1..).map(|f| f.iter().map(|x| x.parse().ok()).collect()).unwrap_or(None);
-        match (fields.first(), nums.and_then(|v| <[usize; 6]>::try_from(v).ok())) {
+        match (fields.first(), nums.and_then(|v| <[usize; 7]>::try_from(v).ok())) {
             (Some(key), Some(v)) => {
                 sample.insert(key.to_string(), Totals::from_values(v));
             }
-            _ => return Err(format!("line {}: expected a cell name and six counts", n + 1)),
+            _ => return Err(format!("line {}: expected a cell name and {} counts", n + 1, Totals::NAMES.len())),
         }
     }
     Ok(sample)
@@ -190,7 +195,7 @@ mod tests {
     use super::*;
 
     fn cell(cycles: usize) -> Totals {
-        Totals { instructions: 10, cycles, spills: 1, fills: 2, moves: 0, failed: 0 }
+        Totals { instructions: 10, cycles, spills: 1, fills: 2, moves: 0, failed: 0, max_live: 3 }
     }
 
     #[test]
