@@ -12,8 +12,9 @@
 //!   target's allocatable registers, switch to the register-pressure
 //!   heuristic in the spirit of i965's pre-RA mode: prefer the op that frees
 //!   the most registers (last uses of values not live out) net of what it
-//!   defines (a net loss counts as zero), then program order (the input order is usually a good
-//!   low-pressure order). Each step looks at `WINDOW` ready ops of each of
+//!   defines (signed: an op that frees one register and defines one ranks
+//!   above one that only defines), then program order (the input order is
+//!   usually a good low-pressure order). Each step looks at `WINDOW` ready ops of each of
 //!   three views only (best critical path among loads, among other ops, and
 //!   earliest in program order), so a step costs O(window), not O(ready).
 //! - `Sched::BottomUp`: the mirror image: start from the block end, place an
@@ -615,7 +616,7 @@ fn list_schedule<D: Direction>(
         // Normal: inputs arrived, then the rank. Under pressure (i965
         // pre-RA style): registers freed, then program order.
         let key = |i: usize| match (high, &pressure, deps.get(i)) {
-            (true, Some(p), Some(d)) => (p.gain(d, names).max(0), true, D::pressure_tie(i)),
+            (true, Some(p), Some(d)) => (p.gain(d, names), true, D::pressure_tie(i)),
             (true, _, _) => (0, true, D::pressure_tie(i)),
             _ => (0, earliest.get(i).copied().unwrap_or(0) <= clock, 0),
         };
