@@ -159,25 +159,35 @@ impl<'a> Exact<'a> {
     }
 
     fn node(&mut self, terms: &Terms, t: Term) -> Option<u32> {
-        match terms.node(t) {
-            Node::Lit(w) => Some(*w),
-            Node::App(fun, args) => {
-                let vals: Vec<u32> = terms.args(*args).iter().map(|a| self.words.get(a).copied()).collect::<Option<_>>()?;
-                match fun {
-                    Fun::Alu(sem) => apply(*sem, &vals),
-                    Fun::Tex(w) => {
-                        let key = (*w, vals);
-                        if let Some(v) = self.textures.get(&key) {
-                            return Some(*v);
-                        }
-                        let v = *self.leaves.get(&t)?;
-                        self.textures.insert(key, v);
-                        Some(v)
+        let Exact { leaves, textures, words } = self;
+        exact_node(terms, t, |x| words.get(&x).copied(), textures, || leaves.get(&t).copied())
+    }
+}
+
+/// The exact word of term `t` from the words of its arguments
+/// (`word_of`), the texture results met so far (`textures`, which a new
+/// one joins) and `given`, asked only for the word of a leaf or of a
+/// texture result not met yet. `None` when a word is missing or an op has
+/// no exact meaning.
+pub(crate) fn exact_node(terms: &Terms, t: Term, word_of: impl Fn(Term) -> Option<u32>, textures: &mut FxHashMap<(u8, Vec<u32>), u32>, given: impl FnOnce() -> Option<u32>) -> Option<u32> {
+    match terms.node(t) {
+        Node::Lit(w) => Some(*w),
+        Node::App(fun, args) => {
+            let vals: Vec<u32> = terms.args(*args).iter().map(|a| word_of(*a)).collect::<Option<_>>()?;
+            match fun {
+                Fun::Alu(sem) => apply(*sem, &vals),
+                Fun::Tex(w) => {
+                    let key = (*w, vals);
+                    if let Some(v) = textures.get(&key) {
+                        return Some(*v);
                     }
+                    let v = given()?;
+                    textures.insert(key, v);
+                    Some(v)
                 }
             }
-            _ => self.leaves.get(&t).copied(),
         }
+        _ => given(),
     }
 }
 

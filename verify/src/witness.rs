@@ -125,49 +125,74 @@ pub fn landing_words<'r>(target: &Target, earliest: u64, runs: impl IntoIterator
 /// word, both terms evaluated exactly, and their words differ. `None`
 /// when they do not differ or cannot be evaluated exactly.
 pub fn confirm(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool, leaves: &FxHashMap<Term, u32>, first_is_entry: bool) -> Option<Counterexample> {
-    let mut cone = crate::smt::reachable(terms, &[a, b]);
-    cone.sort_unstable();
-    let mut by_input: FxHashMap<(InputKind, u32), u32> = FxHashMap::default();
-    let mut given: Vec<Option<u32>> = vec![None; cone.len()];
-    let (mut named, mut unbound) = (Vec::new(), Vec::new());
-    for (i, &t) in cone.iter().enumerate() {
-        match terms.node(t) {
-            Node::Lit(_) | Node::App(crate::term::Fun::Alu(_), _) => continue,
-            Node::App(crate::term::Fun::Tex(_), _) => {
-                given[i] = Some(leaves.get(&t).copied()?);
+    Cone::of(terms, a, b).confirm(terms, target, truth, leaves, first_is_entry)
+}
+
+/// The terms two roots are computed from, sorted by index (arguments
+/// before uses): what [`confirm`] evaluates, computed once for all the
+/// assignments [`search`] tries.
+struct Cone {
+    roots: (Term, Term),
+    terms: Vec<Term>,
+}
+
+impl Cone {
+    fn of(terms: &Terms, a: Term, b: Term) -> Cone {
+        let mut cone = crate::smt::reachable(terms, &[a, b]);
+        cone.sort_unstable();
+        Cone { roots: (a, b), terms: cone }
+    }
+
+    /// Whether the word of `t` is given rather than computed: a leaf or a
+    /// texture result.
+    fn is_given(terms: &Terms, t: Term) -> bool {
+        !matches!(terms.node(t), Node::Lit(_) | Node::App(crate::term::Fun::Alu(_), _))
+    }
+
+    /// [`confirm`] over this cone.
+    fn confirm(&self, terms: &Terms, target: &Target, truth: bool, leaves: &FxHashMap<Term, u32>, first_is_entry: bool) -> Option<Counterexample> {
+        let mut by_input: FxHashMap<(InputKind, u32), u32> = FxHashMap::default();
+        let mut given: Vec<Option<u32>> = vec![None; self.terms.len()];
+        for (i, &t) in self.terms.iter().enumerate() {
+            if !Cone::is_given(terms, t) {
                 continue;
             }
-            _ => {}
+            let word = leaves.get(&t).copied()?;
+            given[i] = Some(match terms.node(t) {
+                Node::App(crate::term::Fun::Tex(_), _) => word,
+                _ => input_of(terms, t, first_is_entry).map_or(word, |key| *by_input.entry(key).or_insert(word)),
+            });
         }
-        let word = leaves.get(&t).copied()?;
-        let word = match input_of(terms, t, first_is_entry) {
-            Some(key) => *by_input.entry(key).or_insert(word),
-            None => {
-                unbound.push(crate::sample::leaf_name(terms, target, t));
-                word
+        let mut exact = ConeEval { cone: &self.terms, given: &given, words: vec![None; self.terms.len()], textures: FxHashMap::default() };
+        let (a, b) = self.roots;
+        let (x, y) = (exact.eval(terms, a)?, exact.eval(terms, b)?);
+        let differ = if truth { (x == 0) != (y == 0) } else { x != y };
+        if !differ {
+            return None;
+        }
+        let (mut named, mut unbound) = (Vec::new(), Vec::new());
+        for (&t, word) in self.terms.iter().zip(&given) {
+            let (Some(word), false) = (word, matches!(terms.node(t), Node::App(crate::term::Fun::Tex(_), _))) else { continue };
+            let name = crate::sample::leaf_name(terms, target, t);
+            if input_of(terms, t, first_is_entry).is_none() {
+                unbound.push(name.clone());
             }
-        };
-        given[i] = Some(word);
-        named.push((crate::sample::leaf_name(terms, target, t), word));
+            named.push((name, *word));
+        }
+        let mut inputs: Vec<InputWord> = by_input.into_iter().map(|((input, index), word)| InputWord { input, index, coords: Vec::new(), word }).collect();
+        inputs.extend(exact.textures.iter().map(|((w, coords), word)| InputWord { input: InputKind::Texture, index: u32::from(*w), coords: coords.clone(), word: *word }));
+        inputs.sort_by(|p, q| (p.input, p.index, &p.coords).cmp(&(q.input, q.index, &q.coords)));
+        named.truncate(16);
+        Some(Counterexample { inputs: named, source: x, machine: y, uninterpreted: false, words: inputs, unbound })
     }
-    let mut exact = ConeEval { cone: &cone, given: &given, words: vec![None; cone.len()], textures: FxHashMap::default() };
-    let (x, y) = (exact.eval(terms, a)?, exact.eval(terms, b)?);
-    let differ = if truth { (x == 0) != (y == 0) } else { x != y };
-    if !differ {
-        return None;
-    }
-    let mut inputs: Vec<InputWord> = by_input.into_iter().map(|((input, index), word)| InputWord { input, index, coords: Vec::new(), word }).collect();
-    inputs.extend(exact.textures.iter().map(|((w, coords), word)| InputWord { input: InputKind::Texture, index: u32::from(*w), coords: coords.clone(), word: *word }));
-    inputs.sort_by(|p, q| (p.input, p.index, &p.coords).cmp(&(q.input, q.index, &q.coords)));
-    named.truncate(16);
-    Some(Counterexample { inputs: named, source: x, machine: y, uninterpreted: false, words: inputs, unbound })
 }
 
 /// Exact evaluation over one sorted cone (what [`crate::ieee::Exact`]
-/// computes, with the cone's words in a table beside it instead of maps):
-/// `given` holds the words of its leaves and texture results. A root is
-/// evaluated over its own cone in index order, arguments first, so texture
-/// results are met in the order [`crate::ieee::Exact::eval`] meets them.
+/// computes, with the cone's words in a table beside it instead of maps;
+/// both evaluate a node with [`crate::ieee::exact_node`]): `given` holds
+/// the words of its leaves and texture results. A root is evaluated over
+/// its own cone in index order, arguments first, so texture results are
+/// met in the order [`crate::ieee::Exact::eval`] meets them.
 struct ConeEval<'c> {
     cone: &'c [Term],
     given: &'c [Option<u32>],
@@ -199,33 +224,13 @@ impl ConeEval<'_> {
         }
         for i in 0..=top {
             if needed[i] && self.words[i].is_none() {
-                self.words[i] = Some(self.node(terms, i)?);
+                let ConeEval { cone, given, words, textures } = self;
+                let word_of = |x: Term| cone.binary_search(&x).ok().and_then(|j| words[j]);
+                let w = crate::ieee::exact_node(terms, cone[i], word_of, textures, || given[i])?;
+                self.words[i] = Some(w);
             }
         }
         self.words[top]
-    }
-
-    fn node(&mut self, terms: &Terms, i: usize) -> Option<u32> {
-        let t = self.cone[i];
-        match terms.node(t) {
-            Node::Lit(w) => Some(*w),
-            Node::App(fun, args) => {
-                let vals: Vec<u32> = terms.args(*args).iter().map(|x| self.at(*x).and_then(|j| self.words[j])).collect::<Option<_>>()?;
-                match fun {
-                    crate::term::Fun::Alu(sem) => crate::ieee::apply(*sem, &vals),
-                    crate::term::Fun::Tex(w) => {
-                        let key = (*w, vals);
-                        if let Some(v) = self.textures.get(&key) {
-                            return Some(*v);
-                        }
-                        let v = self.given[i]?;
-                        self.textures.insert(key, v);
-                        Some(v)
-                    }
-                }
-            }
-            _ => self.given[i],
-        }
     }
 }
 
@@ -235,15 +240,17 @@ pub const SEARCH_SAMPLES: u64 = 64;
 /// A counterexample for `a` against `b` (in truth when `truth`) found by
 /// exact evaluation alone: [`SEARCH_SAMPLES`] assignments of words to the
 /// leaves and texture results of the two terms (the float-friendly mix of
-/// [`crate::ieee::free_word`]), each checked by [`confirm`]. What it
-/// returns is as real as a confirmed solver model; `None` proves nothing.
+/// [`crate::ieee::free_word`]), each checked as [`confirm`] checks a
+/// model. What it returns is as real as a confirmed solver model; `None`
+/// proves nothing.
 pub fn search(terms: &Terms, target: &Target, a: Term, b: Term, truth: bool, first_is_entry: bool) -> Option<Counterexample> {
-    let free: Vec<Term> = crate::smt::reachable(terms, &[a, b]).into_iter().filter(|t| !matches!(terms.node(*t), Node::Lit(_) | Node::App(crate::term::Fun::Alu(_), _))).collect();
+    let cone = Cone::of(terms, a, b);
+    let free: Vec<Term> = cone.terms.iter().copied().filter(|&t| Cone::is_given(terms, t)).collect();
     let mut leaves: FxHashMap<Term, u32> = FxHashMap::default();
     (0..SEARCH_SAMPLES).find_map(|k| {
         leaves.clear();
         leaves.extend(free.iter().map(|&t| (t, crate::ieee::free_word(t, k))));
-        confirm(terms, target, a, b, truth, &leaves, first_is_entry)
+        cone.confirm(terms, target, truth, &leaves, first_is_entry)
     })
 }
 
