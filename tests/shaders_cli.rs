@@ -43,6 +43,18 @@ fn compile_and_verify_take_shaders() {
 }
 
 #[test]
+fn a_module_that_panics_naga_is_one_line_of_error() {
+    let f = "corpus/shaders/bad/naga-panic.spv";
+    for cmd in ["lower", "compile", "verify"] {
+        let o = schedra(&[cmd, f, "--target", "gen8"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert_eq!(err.lines().count(), 1, "{cmd}: naga's panic message is not shown: {err}");
+        assert!(err.starts_with(&format!("{f}:1:1: SPIR-V: malformed module")), "{cmd}: {err}");
+    }
+}
+
+#[test]
 fn bad_shaders_exit_2_with_a_location() {
     let cases = [
         ("corpus/shaders/bad/syntax.wgsl", "3:35:"),

@@ -27,6 +27,7 @@ pub mod glsl_es;
 pub mod layout;
 pub mod lower;
 pub mod parse;
+mod quiet;
 pub mod types;
 
 pub use error::FrontError;

@@ -137,11 +137,10 @@ fn parse_with(lang: Lang, bytes: &[u8], stage: Option<Stage>, defines: &[(String
             let opts = naga::front::spv::Options { adjust_coordinate_space: false, strict_capabilities: false, block_ctx_dump_prefix: None };
             // naga's SPIR-V parser unwraps on some malformed modules; a
             // panic there is this module's parse error, not the caller's.
-            let parsed = std::panic::catch_unwind(|| naga::front::spv::parse_u8_slice(bytes, &opts));
-            match parsed {
-                Ok(Ok(m)) => (m, SourceMap { text: String::new(), rewrite: None }),
-                Ok(Err(e)) => return Err(FrontError::at(1, 1, format!("SPIR-V: {e}"))),
-                Err(_) => return Err(FrontError::at(1, 1, "SPIR-V: malformed module (naga's parser failed on it)".into())),
+            match crate::quiet::catch(|| naga::front::spv::parse_u8_slice(bytes, &opts)) {
+                Some(Ok(m)) => (m, SourceMap { text: String::new(), rewrite: None }),
+                Some(Err(e)) => return Err(FrontError::at(1, 1, format!("SPIR-V: {e}"))),
+                None => return Err(FrontError::at(1, 1, "SPIR-V: malformed module (naga's parser failed on it)".into())),
             }
         }
         Lang::Glsl => {
