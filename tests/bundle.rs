@@ -9,7 +9,7 @@ use schedra_compiler::pipeline::{self, schedule, Hints, Source};
 use schedra_compiler::{Context, Fault, Options, Sched};
 use schedra_fuzz::interp;
 use schedra_ir::target::{gen8::GEN8, r600::R600, v3d71::V3D71, Dest, OperandKind};
-use schedra_ir::{Block, Form, Imm, Input, Inst, Operand, PhysReg, Program, Span, Stage, TermKind, Target, Terminator, VirtReg};
+use schedra_ir::{Block, Body, Form, Imm, Input, Inst, Operand, PhysReg, Program, Span, Stage, TermKind, Target, Terminator, VirtReg};
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -31,7 +31,7 @@ fn inst(op: &str, dest: Option<Operand>, srcs: Vec<Operand>) -> Inst {
     Inst { opcode: op.into(), dest, srcs, span: Span::default() }
 }
 fn block(label: &str, insts: Vec<Inst>, kind: TermKind) -> Block {
-    Block { label: label.into(), insts, bundles: vec![], term: Terminator { kind, span: Span::default() }, span: Span::default() }
+    Block { label: label.into(), body: Body::Source(insts), term: Terminator { kind, span: Span::default() }, span: Span::default() }
 }
 fn program(t: &'static Target, stage: Stage, inputs: &[(u16, u8)], blocks: Vec<Block>) -> Program {
     let inputs = inputs.iter().enumerate().map(|(i, &(r, s))| Input { vreg: Some(VirtReg { name: schedra_ir::format_smolstr!("in{i}"), size: Some(s) }), reg: PhysReg { base: r, size: s }, span: Span::default() }).collect();
@@ -182,7 +182,7 @@ impl Gen {
 fn check_rules(m: &Program) -> Result<(), String> {
     let t = m.target;
     for b in &m.blocks {
-        for (i, bundle) in b.bundles.iter().enumerate() {
+        for (i, bundle) in b.bundles().iter().enumerate() {
             let mut slots: Vec<&str> = Vec::new();
             let mut imms: Vec<u32> = Vec::new();
             let mut pairs = Vec::new();
@@ -208,9 +208,9 @@ fn check_rules(m: &Program) -> Result<(), String> {
             t.rules.bundle_ok(&pairs)?;
         }
         if let (TermKind::End, Some(k)) = (&b.term.kind, t.end_delay_slots()) {
-            let n = b.bundles.len();
+            let n = b.bundles().len();
             let p = n.checked_sub(k + 1).ok_or("end sequence too short")?;
-            for (j, bundle) in b.bundles.iter().enumerate() {
+            for (j, bundle) in b.bundles().iter().enumerate() {
                 let has = bundle.ops.iter().any(|o| o.inst.opcode == "thrsw");
                 if has != (j == p) {
                     return Err(format!("thrsw misplaced at #{j}"));
@@ -363,7 +363,7 @@ fn virtualise(p: &Program, pool: &[u16]) -> Program {
         }
     };
     for b in &mut q.blocks {
-        for i in &mut b.insts {
+        for i in b.insts_mut() {
             i.dest.iter_mut().for_each(conv);
             i.srcs.iter_mut().for_each(conv);
         }

@@ -180,7 +180,7 @@ fn pressure_program(target: &str, n: usize) -> Program {
 
 /// The first machine op that breaks its target's register rules.
 fn rule_break(p: &Program) -> Option<String> {
-    p.blocks.iter().flat_map(|b| b.bundles.iter()).flat_map(|x| x.ops.iter()).find_map(|op| {
+    p.blocks.iter().flat_map(|b| b.bundles().iter()).flat_map(|x| x.ops.iter()).find_map(|op| {
         let desc = p.target.op(&op.inst.opcode)?;
         p.target.rules.op_regs_ok(desc, &op.inst).err()
     })

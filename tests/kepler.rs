@@ -96,7 +96,7 @@ fn textures_get_barriers_and_waits_are_encoded() {
     let text = c.program.to_string();
     assert!(text.contains("texbar"), "{text}");
     assert!(text.contains(" wait "), "{text}");
-    assert!(c.program.blocks.iter().flat_map(|b| &b.bundles).all(|b| b.wait <= 31));
+    assert!(c.program.blocks.iter().flat_map(|b| b.bundles()).all(|b| b.wait <= 31));
     let line = c.stats.shader_db_line("multi_tex", "kepler");
     assert!(line.contains(" issued1, ") && line.contains(" issued2, ") && line.ends_with(" stall-cycles"), "{line}");
 }
@@ -189,7 +189,7 @@ fn no_texture_is_in_flight_at_a_block_end_across_a_diamond_or_a_back_edge() {
         for opts in modes() {
             let c = compile(&src, &opts).expect("compiles");
             for b in &c.program.blocks {
-                let ops: Vec<&schedra_ir::Op> = b.bundles.iter().flat_map(|x| &x.ops).collect();
+                let ops: Vec<&schedra_ir::Op> = b.bundles().iter().flat_map(|x| &x.ops).collect();
                 let Some(last_tex) = ops.iter().rposition(|o| is_unknown(&c.program, o)) else { continue };
                 let closed = ops.iter().skip(last_tex).any(|o| is_barrier(&c.program, o) && o.inst.srcs.first().and_then(|s| s.imm()).is_some_and(|i| i.bits == 0));
                 assert!(closed, "{name} {opts:?}: block {} ends with a texture in flight\n{}", b.label, c.program);
@@ -203,7 +203,7 @@ fn without_last_barrier(p: &Program, label: &str) -> Program {
     let mut out = p.clone();
     let target = p.target;
     let block = out.blocks.iter_mut().find(|b| b.label == label).expect("block");
-    let bundle = block.bundles.iter_mut().rev().find(|x| x.ops.iter().any(|o| target.op(&o.inst.opcode).is_some_and(|d| d.sem == schedra_ir::target::Sem::TexBarrier))).expect("a barrier");
+    let bundle = block.bundles_mut().iter_mut().rev().find(|x| x.ops.iter().any(|o| target.op(&o.inst.opcode).is_some_and(|d| d.sem == schedra_ir::target::Sem::TexBarrier))).expect("a barrier");
     bundle.ops.clear();
     out
 }
@@ -238,9 +238,9 @@ fn a_barrier_in_the_successors_does_not_cover_a_texture_of_the_predecessor() {
     let src = load(&root().join("corpus/kepler/tex-diamond.ir"));
     let c = compile(&src, &Options::default()).expect("compiles");
     let mut moved = without_last_barrier(&c.program, "entry");
-    let bar = c.program.blocks.iter().flat_map(|b| b.bundles.iter()).find(|x| x.ops.iter().any(|o| is_barrier(&c.program, o))).cloned().expect("a barrier");
+    let bar = c.program.blocks.iter().flat_map(|b| b.bundles().iter()).find(|x| x.ops.iter().any(|o| is_barrier(&c.program, o))).cloned().expect("a barrier");
     for b in moved.blocks.iter_mut().filter(|b| b.label == "sampled" || b.label == "flat") {
-        b.bundles.insert(0, schedra_ir::Bundle { wait: 0, ..bar.clone() });
+        b.bundle_list().expect("machine").insert(0, schedra_ir::Bundle { wait: 0, ..bar.clone() });
     }
     let r = verify(&src, &moved, &VerifyOptions::default());
     assert!(r.violations.iter().any(|v| v.kind == schedra_verify::Kind::Latency && v.block == "entry" && v.message.contains("before the block ends")), "{:?}\n{moved}", r.violations);

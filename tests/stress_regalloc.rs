@@ -56,7 +56,7 @@ const SIX_LIVE: &str = "target v3d71\nb0:\n %a = ldunif 0\n %b = ldunif 1\n %c =
 
 /// The registers the machine program names.
 fn registers(p: &Program) -> BTreeSet<u16> {
-    let ops = p.blocks.iter().flat_map(|b| &b.insts).flat_map(|i| i.dest.iter().chain(&i.srcs));
+    let ops = p.blocks.iter().flat_map(|b| b.insts()).flat_map(|i| i.dest.iter().chain(&i.srcs));
     ops.filter_map(Operand::phys).flat_map(|r| r.regs()).collect()
 }
 

@@ -16,7 +16,7 @@ use schedra_compiler::pipeline::{allocate, bundle_program, schedule, Hints, Sour
 use schedra_compiler::{compile, Context, Options};
 use schedra_ir::target::v3d71::V3D71;
 use schedra_ir::{
-    Block, Form, Imm, Inst, Operand, Program, Span, Stage, TermKind, Terminator, VirtReg,
+    Block, Body, Form, Imm, Inst, Operand, Program, Span, Stage, TermKind, Terminator, VirtReg,
 };
 use std::time::{Duration, Instant};
 
@@ -91,8 +91,7 @@ fn program(n: usize, v: fn(usize) -> Operand) -> Program {
     insts.push(inst("tlbw", None, vec![v(defined.saturating_sub(1))]));
     let block = Block {
         label: "b0".into(),
-        insts,
-        bundles: vec![],
+        body: Body::Source(insts),
         term: Terminator {
             kind: TermKind::End,
             span: Span::default(),

@@ -26,7 +26,7 @@
 use crate::allocate as allocator;
 use crate::source_ids::SourceIds;
 use crate::{bundle as bundler, schedule as scheduler, CompileError, Compiled, Context, Options};
-use schedra_ir::{Form, Inst, Program};
+use schedra_ir::{Body, Form, Inst, Program};
 
 pub use crate::bundle::Hints;
 pub use crate::allocate::{Allocated, Allocation};
@@ -81,9 +81,9 @@ impl Scheduled {
     pub fn program(&self, src: &Source) -> Program {
         let mut out = src.program.clone();
         for (b, order) in out.blocks.iter_mut().zip(&self.orders) {
-            let old = std::mem::take(&mut b.insts);
+            let old = b.take_insts();
             let mut slots: Vec<Option<Inst>> = old.into_iter().map(Some).collect();
-            b.insts = order.iter().filter_map(|&i| slots.get_mut(i).and_then(Option::take)).collect();
+            b.body = Body::Source(order.iter().filter_map(|&i| slots.get_mut(i).and_then(Option::take)).collect());
         }
         out
     }

@@ -68,7 +68,7 @@ pub struct SourceIds<'p> {
 impl<'p> SourceIds<'p> {
     /// Resolve every opcode and name of `p`.
     pub fn new(p: &'p Program) -> SourceIds<'p> {
-        let ninsts: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
+        let ninsts: usize = p.blocks.iter().map(|b| b.insts().len()).sum();
         let mut ids = SourceIds {
             names: Vec::with_capacity(ninsts),
             by_name: HashMap::default(),
@@ -84,7 +84,7 @@ impl<'p> SourceIds<'p> {
         };
         for b in &p.blocks {
             ids.block_first.push(ids.descs.len());
-            for i in &b.insts {
+            for i in b.insts() {
                 ids.add_inst(p, i);
             }
         }

@@ -134,7 +134,7 @@ fn the_discarding_glmark2_shader_compiles_and_proves() {
     let mut proven = 0;
     for t in schedra_ir::target::all().iter().filter(|t| t.ops.iter().any(|o| o.sem == schedra_ir::target::Sem::Discard)) {
         let src = schedra_frontend::lower_file(&p, &bytes, t, None, None).unwrap_or_else(|e| panic!("{}: {e}", t.name));
-        let kills = src.blocks.iter().flat_map(|b| &b.insts).filter(|i| t.op(&i.opcode).is_some_and(|o| o.sem == schedra_ir::target::Sem::Discard)).count();
+        let kills = src.blocks.iter().flat_map(|b| b.insts()).filter(|i| t.op(&i.opcode).is_some_and(|o| o.sem == schedra_ir::target::Sem::Discard)).count();
         assert_eq!(kills, 1, "{}:\n{src}", t.name);
         for (sched, ra) in modes {
             let c = compile(&src, &Options { sched, ra, ..Options::default() }).unwrap_or_else(|e| panic!("{} {sched:?} {ra:?}: {e}", t.name));

@@ -134,7 +134,7 @@ fn discard_lowers_compiles_and_proves_where_a_target_has_one() {
     for (t, op) in kills {
         let p = lower_path(&path, t).expect("lowers");
         // `if (a < 0.5) discard;`: a branch to a block holding the discard
-        let holding: Vec<&schedra_ir::Block> = p.blocks.iter().filter(|b| b.insts.iter().any(|i| i.opcode == op)).collect();
+        let holding: Vec<&schedra_ir::Block> = p.blocks.iter().filter(|b| b.insts().iter().any(|i| i.opcode == op)).collect();
         assert_eq!(holding.len(), 1, "{t}:\n{p}");
         assert!(p.blocks.iter().any(|b| matches!(&b.term.kind, schedra_ir::TermKind::Brnz { nonzero, zero, .. } if *nonzero == holding[0].label || *zero == holding[0].label)), "{t}:\n{p}");
     }
@@ -184,7 +184,7 @@ fn a_texture_is_an_error_where_no_texture_op_exists() {
     }
     // The texture's ops on each: gen8 and r600 one op over register runs,
     // v3d71 a T write, an S write that starts the lookup and four reads.
-    let count = |t: &str, op: &str| lower_path(&f, t).map(|p| p.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.opcode == op).count());
+    let count = |t: &str, op: &str| lower_path(&f, t).map(|p| p.blocks.iter().flat_map(|b| b.insts()).filter(|i| i.opcode == op).count());
     assert_eq!((count("v3d71", "tmut"), count("v3d71", "tmus"), count("v3d71", "ldtmu")), (Ok(1), Ok(1), Ok(4)));
     assert_eq!(count("r600", "tex"), Ok(1));
 }

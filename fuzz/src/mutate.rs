@@ -93,7 +93,7 @@ impl fmt::Display for Mutation {
 fn ops(p: &Program) -> Vec<(usize, usize, usize)> {
     let mut v = Vec::new();
     for (b, blk) in p.blocks.iter().enumerate() {
-        for (x, bundle) in blk.bundles.iter().enumerate() {
+        for (x, bundle) in blk.bundles().iter().enumerate() {
             v.extend((0..bundle.ops.len()).map(|o| (b, x, o)));
         }
     }
@@ -121,13 +121,13 @@ pub fn mutate(p: &Program, u: &mut Unstructured) -> Option<(Program, Mutation)> 
     let label = q.blocks.get(b)?.label.clone();
     let m = match u.int_in_range(0..=4u8).ok()? {
         0 => {
-            let n = q.blocks[b].bundles.len();
+            let n = q.blocks[b].bundles().len();
             let y = if x + 1 < n { x + 1 } else { x.checked_sub(1)? };
-            q.blocks[b].bundles.swap(x, y);
+            q.blocks[b].bundles_mut().swap(x, y);
             Mutation::SwapBundles { block: label, a: x.min(y), b: x.max(y) }
         }
         1 => {
-            let inst = &mut q.blocks[b].bundles[x].ops[o].inst;
+            let inst = &mut q.blocks[b].bundles_mut()[x].ops[o].inst;
             let regs: Vec<usize> = (0..inst.srcs.len()).filter(|&i| inst.srcs[i].phys().is_some()).collect();
             let i = *regs.get(u.choose_index(regs.len()).ok()?)?;
             let from = inst.srcs[i].phys()?;
@@ -136,21 +136,21 @@ pub fn mutate(p: &Program, u: &mut Unstructured) -> Option<(Program, Mutation)> 
             Mutation::ChangeRegister { block: label, bundle: x, from: from.base, to: to.base }
         }
         2 => {
-            q.blocks[b].bundles[x].ops.remove(o);
+            q.blocks[b].bundles_mut()[x].ops.remove(o);
             Mutation::DropOp { block: label, bundle: x }
         }
         3 => {
             let prev = x.checked_sub(1)?;
-            let op = q.blocks[b].bundles[x].ops[o].clone();
-            if q.blocks[b].bundles[prev].ops.iter().any(|p| p.slot == op.slot) {
+            let op = q.blocks[b].bundles()[x].ops[o].clone();
+            if q.blocks[b].bundles()[prev].ops.iter().any(|p| p.slot == op.slot) {
                 return None;
             }
-            q.blocks[b].bundles[x].ops.remove(o);
-            q.blocks[b].bundles[prev].ops.push(op);
+            q.blocks[b].bundles_mut()[x].ops.remove(o);
+            q.blocks[b].bundles_mut()[prev].ops.push(op);
             Mutation::MoveEarlier { block: label, bundle: x }
         }
         _ => {
-            let inst = &mut q.blocks[b].bundles[x].ops[o].inst;
+            let inst = &mut q.blocks[b].bundles_mut()[x].ops[o].inst;
             let from = inst.dest.as_ref()?.phys()?;
             let to = other_reg(u, p, from)?;
             inst.dest = Some(Operand::Phys(to));

@@ -505,7 +505,7 @@ pub fn check_case_keeping<'s>(src: &'s Program, opts: &Options, vopts: &VerifyOp
 fn demand_bound(src: &Program, max_live: usize) -> usize {
     let mut widest = 1usize;
     let mut named = std::collections::BTreeSet::new();
-    for i in src.blocks.iter().flat_map(|b| &b.insts) {
+    for i in src.blocks.iter().flat_map(|b| b.insts()) {
         for o in i.dest.iter().chain(&i.srcs) {
             match o {
                 schedra_ir::Operand::Virt(v) => widest = widest.max(usize::from(v.size.unwrap_or(1))),
@@ -731,10 +731,10 @@ fn same_up_to_spans(a: &Program, b: &Program) -> bool {
     let block = |x: &schedra_ir::Block, y: &schedra_ir::Block| {
         x.label == y.label
             && x.term.kind == y.term.kind
-            && x.insts.len() == y.insts.len()
-            && x.insts.iter().zip(&y.insts).all(|(i, j)| inst(i, j))
-            && x.bundles.len() == y.bundles.len()
-            && x.bundles.iter().zip(&y.bundles).all(|(i, j)| bundle(i, j))
+            && x.insts().len() == y.insts().len()
+            && x.insts().iter().zip(y.insts()).all(|(i, j)| inst(i, j))
+            && x.bundles().len() == y.bundles().len()
+            && x.bundles().iter().zip(y.bundles()).all(|(i, j)| bundle(i, j))
     };
     a.name == b.name
         && a.target.name == b.target.name

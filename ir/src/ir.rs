@@ -1,13 +1,14 @@
 //! The program types shared by both forms.
 //!
 //! A [`Program`] is a header plus a list of [`Block`]s; the first block is the
-//! entry. In the source form a block holds [`Inst`]s (one op per line, virtual
-//! or preallocated physical registers); in the machine form it holds
-//! [`Bundle`]s (one issue cycle each) of slot-tagged [`Op`]s on physical
-//! registers. Every block ends with exactly one [`Terminator`].
+//! entry. A block's [`Body`] is of one form: [`Body::Source`] holds
+//! [`Inst`]s (one op per line, virtual or preallocated physical registers),
+//! [`Body::Machine`] holds [`Bundle`]s (one issue cycle each) of slot-tagged
+//! [`Op`]s on physical registers. Every block ends with exactly one
+//! [`Terminator`].
 //!
 //! Stable ids: a block is named by its index in `blocks` (and its label), an
-//! instruction by `(block, index)` in `insts`, a machine op by
+//! instruction by `(block, index)` in its body, a machine op by
 //! `(block, bundle, op)`. Every item keeps the [`Span`] it was parsed from so
 //! that diagnostics can point at the line.
 //!
@@ -279,20 +280,104 @@ impl Terminator {
     }
 }
 
-/// A labelled block. Exactly one of `insts` (source form) and `bundles`
-/// (machine form) is used, according to the program's [`Form`].
+/// What a block issues before its terminator, in one of the two forms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Body {
+    /// Source form: one instruction per line.
+    Source(Vec<Inst>),
+    /// Machine form: one bundle per issue cycle.
+    Machine(Vec<Bundle>),
+}
+
+impl Body {
+    /// The form this body is in.
+    pub fn form(&self) -> Form {
+        match self {
+            Body::Source(_) => Form::Source,
+            Body::Machine(_) => Form::Machine,
+        }
+    }
+    /// An empty body of `form`.
+    pub fn empty(form: Form) -> Body {
+        match form {
+            Form::Source => Body::Source(Vec::new()),
+            Form::Machine => Body::Machine(Vec::new()),
+        }
+    }
+}
+
+/// A labelled block. Its body is in the program's [`Form`] (the parser,
+/// the compiler and the generators build it so; [`Block::insts`] of a
+/// machine block and [`Block::bundles`] of a source block are empty).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Block {
     /// The label, unique within the program.
     pub label: SmolStr,
-    /// Source-form instructions.
-    pub insts: Vec<Inst>,
-    /// Machine-form bundles.
-    pub bundles: Vec<Bundle>,
+    /// The instructions or bundles.
+    pub body: Body,
     /// The block's terminator.
     pub term: Terminator,
     /// Where the label was written.
     pub span: Span,
+}
+
+impl Block {
+    /// A source-form block.
+    pub fn source(label: SmolStr, insts: Vec<Inst>, term: Terminator, span: Span) -> Block {
+        Block { label, body: Body::Source(insts), term, span }
+    }
+    /// A machine-form block.
+    pub fn machine(label: SmolStr, bundles: Vec<Bundle>, term: Terminator, span: Span) -> Block {
+        Block { label, body: Body::Machine(bundles), term, span }
+    }
+    /// The source instructions; empty for a machine block.
+    pub fn insts(&self) -> &[Inst] {
+        match &self.body {
+            Body::Source(v) => v,
+            Body::Machine(_) => &[],
+        }
+    }
+    /// The bundles; empty for a source block.
+    pub fn bundles(&self) -> &[Bundle] {
+        match &self.body {
+            Body::Machine(v) => v,
+            Body::Source(_) => &[],
+        }
+    }
+    /// The source instructions, to edit in place; empty for a machine block.
+    pub fn insts_mut(&mut self) -> &mut [Inst] {
+        match &mut self.body {
+            Body::Source(v) => v,
+            Body::Machine(_) => &mut [],
+        }
+    }
+    /// The bundles, to edit in place; empty for a source block.
+    pub fn bundles_mut(&mut self) -> &mut [Bundle] {
+        match &mut self.body {
+            Body::Machine(v) => v,
+            Body::Source(_) => &mut [],
+        }
+    }
+    /// The list of source instructions, to add or remove some; `None` for a
+    /// machine block.
+    pub fn inst_list(&mut self) -> Option<&mut Vec<Inst>> {
+        match &mut self.body {
+            Body::Source(v) => Some(v),
+            Body::Machine(_) => None,
+        }
+    }
+    /// The list of bundles, to add or remove some; `None` for a source block.
+    pub fn bundle_list(&mut self) -> Option<&mut Vec<Bundle>> {
+        match &mut self.body {
+            Body::Machine(v) => Some(v),
+            Body::Source(_) => None,
+        }
+    }
+    /// The source instructions, leaving the block's list empty; empty for
+    /// a machine block.
+    pub fn take_insts(&mut self) -> Vec<Inst> {
+        self.inst_list().map(std::mem::take).unwrap_or_default()
+    }
 }
 
 /// An `input` line: a register live at entry, bound to a virtual register in
@@ -345,12 +430,15 @@ impl Program {
     pub fn op_count(&self) -> usize {
         self.blocks
             .iter()
-            .map(|b| b.insts.len() + b.bundles.iter().map(|x| x.ops.len()).sum::<usize>())
+            .map(|b| match &b.body {
+                Body::Source(v) => v.len(),
+                Body::Machine(v) => v.iter().map(|x| x.ops.len()).sum(),
+            })
             .sum()
     }
     /// Number of bundles over all blocks (machine form).
     pub fn bundle_count(&self) -> usize {
-        self.blocks.iter().map(|b| b.bundles.len()).sum()
+        self.blocks.iter().map(|b| b.bundles().len()).sum()
     }
     /// A copy with every span cleared and every non-finite float immediate
     /// marked as an integer (the text format writes those in hex, so the
@@ -374,10 +462,14 @@ impl Program {
             if let TermKind::Brnz { cond, .. } = &mut b.term.kind {
                 imm(cond);
             }
-            b.insts.iter_mut().for_each(inst);
-            for x in &mut b.bundles {
-                x.span = Span::default();
-                x.ops.iter_mut().for_each(|o| inst(&mut o.inst));
+            match &mut b.body {
+                Body::Source(v) => v.iter_mut().for_each(inst),
+                Body::Machine(v) => {
+                    for x in v {
+                        x.span = Span::default();
+                        x.ops.iter_mut().for_each(|o| inst(&mut o.inst));
+                    }
+                }
             }
         }
         p

@@ -28,7 +28,7 @@ use smol_str::SmolStr;
 pub fn parse(text: &[u8], default_target: Option<&'static Target>) -> Result<Program, Located> {
     let text = lex::utf8(text)?;
     let mut header = Header::default();
-    let mut body: Option<Body> = None;
+    let mut body: Option<Reading> = None;
     let mut eof = Span::new(1, 1); // end of the last line with a token
     for (n, line) in text.split('\n').enumerate() {
         let lineno = pos(n + 1);
@@ -249,7 +249,7 @@ impl<'a> Header<'a> {
 
     /// End the header at the first label (`span`): resolve the target and
     /// the `input` lines.
-    fn finish(self, default_target: Option<&'static Target>, span: Span) -> Result<Body, Located> {
+    fn finish(self, default_target: Option<&'static Target>, span: Span) -> Result<Reading, Located> {
         let target = self
             .target
             .or(default_target)
@@ -259,7 +259,7 @@ impl<'a> Header<'a> {
         let stage = self.stage.unwrap_or(target.default_stage);
         target.rules.stage_ok(stage).map_err(|msg| Located::new(if self.stage.is_some() { self.stage_span } else { span }, msg))?;
         let prog = Program { name: self.name, target, stage, form, inputs, blocks: Vec::new() };
-        Ok(Body { prog, open: None })
+        Ok(Reading { prog, open: None })
     }
 }
 
@@ -296,18 +296,17 @@ fn input(t: &Target, form: Form, toks: &[Token<'_>], eol: Span) -> Result<Input,
 struct Open {
     label: SmolStr,
     span: Span,
-    insts: Vec<Inst>,
-    bundles: Vec<Bundle>,
+    body: Body,
     term: Option<Terminator>,
 }
 
-/// The body read so far.
-struct Body {
+/// The program read so far.
+struct Reading {
     prog: Program,
     open: Option<Open>,
 }
 
-impl Body {
+impl Reading {
     fn line(&mut self, toks: &[Token<'_>], eol: Span) -> Result<(), Located> {
         let mut c = Cur::new(toks, eol);
         if is_label_line(toks) {
@@ -315,7 +314,7 @@ impl Body {
             c.i += 1;
             c.end("the end of the line after the label")?;
             self.close(span)?;
-            self.open = Some(Open { label: SmolStr::new(label), span, insts: Vec::new(), bundles: Vec::new(), term: None });
+            self.open = Some(Open { label: SmolStr::new(label), span, body: Body::empty(self.prog.form), term: None });
             return Ok(());
         }
         let t = self.prog.target;
@@ -333,10 +332,11 @@ impl Body {
             let span = c.here();
             c.i += 1;
             open.term = Some(Terminator { kind: terminator(&mut c, kw, t, machine)?, span });
-        } else if machine {
-            open.bundles.push(bundle(&mut c, t)?);
         } else {
-            open.insts.push(source_inst(&mut c, t)?);
+            match &mut open.body {
+                Body::Machine(v) => v.push(bundle(&mut c, t)?),
+                Body::Source(v) => v.push(source_inst(&mut c, t)?),
+            }
         }
         Ok(())
     }
@@ -347,7 +347,7 @@ impl Body {
         let Some(term) = o.term else {
             return Err(Located::new(next, format!("block `{}` has no terminator; expected `jmp`, `brnz` or `end` before this point", show(&o.label))));
         };
-        self.prog.blocks.push(Block { label: o.label, insts: o.insts, bundles: o.bundles, term, span: o.span });
+        self.prog.blocks.push(Block { label: o.label, body: o.body, term, span: o.span });
         Ok(())
     }
 
@@ -477,9 +477,9 @@ mod tests {
         assert_eq!(p.target.name, "v3d71");
         assert_eq!(p.inputs[0].reg, PhysReg::one(1));
         let b = &p.blocks[0];
-        assert_eq!(b.insts.len(), 3);
-        assert_eq!(b.insts[1].dest, Some(Operand::Virt(VirtReg { name: "q".into(), size: None })));
-        assert_eq!(b.insts[1].span, Span::new(8, 10));
+        assert_eq!(b.insts().len(), 3);
+        assert_eq!(b.insts()[1].dest, Some(Operand::Virt(VirtReg { name: "q".into(), size: None })));
+        assert_eq!(b.insts()[1].span, Span::new(8, 10));
         assert_eq!(b.term.kind, TermKind::End);
     }
 
@@ -487,14 +487,14 @@ mod tests {
     fn machine_program() {
         let s = "target v3d71\nform machine\ninput $rf1\nb0:\n { sig: ldunif 0 }\n { add: mov $rf4, $rf0 ; sig: ldvary 0 }\n { }\n end\n";
         let p = parse(s.as_bytes(), None).unwrap();
-        let bs = &p.blocks[0].bundles;
+        let bs = p.blocks[0].bundles();
         assert_eq!(bs.len(), 3);
         assert_eq!(bs[0].ops[0].inst.dest, None);
         assert_eq!(bs[1].ops[0].inst.dest, Some(Operand::Phys(PhysReg::one(4))));
         assert!(bs[2].ops.is_empty());
         let g = "target gen8\nform machine\nb0:\n mul $g10:2, $g2:2, $g2:2\n frob $g1, 3\n end\n";
         let p = parse(g.as_bytes(), None).unwrap();
-        let ops = &p.blocks[0].bundles;
+        let ops = p.blocks[0].bundles();
         assert_eq!(ops[0].ops[0].slot, "alu");
         assert_eq!(ops[0].ops[0].inst.dest, Some(Operand::Phys(PhysReg { base: 10, size: 2 })));
         assert_eq!(ops[1].ops[0].inst.srcs.len(), 2, "unknown opcodes keep every operand");
@@ -513,7 +513,7 @@ mod tests {
     fn branches_and_floats() {
         let s = "target r600\nb0:\n %c = mov 1.5\n brnz %c, b1, b2\nb1:\n jmp b2\nb2:\n end\n";
         let p = parse(s.as_bytes(), None).unwrap();
-        assert_eq!(p.blocks[0].insts[0].srcs[0], Operand::Imm(Imm::f32(1.5)));
+        assert_eq!(p.blocks[0].insts()[0].srcs[0], Operand::Imm(Imm::f32(1.5)));
         assert_eq!(p.blocks[0].term.kind, TermKind::Brnz { cond: Operand::Virt(VirtReg { name: "c".into(), size: None }), nonzero: "b1".into(), zero: "b2".into() });
     }
 
@@ -522,7 +522,7 @@ mod tests {
     #[test]
     fn bypass_reads_round_trip() {
         let p = parse(LIMA.as_bytes(), None).unwrap();
-        let ops = &p.blocks[0].bundles[1].ops;
+        let ops = &p.blocks[0].bundles()[1].ops;
         assert_eq!(ops[0].inst.dest, None, "ALU results stay in their unit");
         assert_eq!(ops[0].inst.srcs[0], Operand::Bypass(BypassRead { unit: "reg0.x".into(), dist: 1 }));
         assert_eq!(ops[1].inst.dest, Some(Operand::Phys(PhysReg::one(12))), "st_reg names its register");
@@ -547,7 +547,7 @@ mod tests {
     fn kepler_waits_parse_print_and_are_bounded() {
         let s = "target kepler\nform machine\nb0:\n    { i0: ipa $r1, 0 } wait 14\n    { i0: fadd $r2, $r1, 0.5 ; i1: fmul $r3, $r1, $r1 }\n    { } wait 31\n    end\n";
         let p = parse(s.as_bytes(), None).unwrap();
-        let waits: Vec<u8> = p.blocks[0].bundles.iter().map(|b| b.wait).collect();
+        let waits: Vec<u8> = p.blocks[0].bundles().iter().map(|b| b.wait).collect();
         assert_eq!(waits, [14, 0, 31]);
         let text = crate::print::print(&p);
         assert!(text.contains("{ i0: ipa $r1, 0 } wait 14\n") && text.contains("$r1 }\n") && text.contains("{ } wait 31\n"), "{text}");

@@ -52,10 +52,10 @@ fn header(p: &Program, out: &mut String) {
 
 fn block(p: &Program, b: &Block, out: &mut String) {
     let _ = writeln!(out, "{}:", b.label);
-    for i in &b.insts {
+    for i in b.insts() {
         let _ = writeln!(out, "    {}", source_inst(p, i));
     }
-    for x in &b.bundles {
+    for x in b.bundles() {
         let _ = writeln!(out, "    {}", bundle(p, x));
     }
     let _ = writeln!(out, "    {}", terminator(p, &b.term));

@@ -113,15 +113,15 @@ pub fn validate_resolved(p: &Program, r: Resolved<'_>) -> Result<(), Located> {
 fn instructions(p: &Program, sizes: &SizeMap<'_>, known: &[Option<&'static OpDesc>]) -> Result<Vec<&'static OpDesc>, Located> {
     let t = p.target;
     let end_op = t.thread_end_op();
-    let mut descs = Vec::with_capacity(p.blocks.iter().map(|b| b.insts.len()).sum());
+    let mut descs = Vec::with_capacity(p.blocks.iter().map(|b| b.insts().len()).sum());
     for b in &p.blocks {
         let mut last_desc = None;
         let mut unit = UnitCount::default();
-        for (k, i) in b.insts.iter().enumerate() {
+        for (k, i) in b.insts().iter().enumerate() {
             let desc = known.get(descs.len()).map_or_else(|| t.op(&i.opcode), |d| *d);
             let inst = Inst_::new(p, sizes, i, desc)?;
             inst.check()?;
-            let last = k + 1 == b.insts.len() && b.term.kind == TermKind::End;
+            let last = k + 1 == b.insts().len() && b.term.kind == TermKind::End;
             if t.ends_thread(inst.d) && !last {
                 return Err(err(i.span, format!("`{}` ends the thread, so it must be the last instruction of a block that ends with `end`", inst.d.name)));
             }
@@ -242,7 +242,7 @@ fn value_sizes(p: &Program) -> Result<SizeMap<'_>, Located> {
             insert_size(p, &mut map, v, n, i.span)?;
         }
     }
-    for i in p.blocks.iter().flat_map(|b| &b.insts) {
+    for i in p.blocks.iter().flat_map(|b| b.insts()) {
         if let Some(Operand::Virt(v)) = &i.dest {
             if let Some(n) = v.size {
                 insert_size(p, &mut map, v, n, i.span)?;
@@ -704,7 +704,7 @@ const NO_FACT: usize = usize::MAX;
 
 impl<'p, 'r> Ids<'p, 'r> {
     fn new(p: &'p Program, r: Resolved<'r>) -> Ids<'p, 'r> {
-        let insts = p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+        let insts = p.blocks.iter().map(|b| b.insts().len()).sum::<usize>();
         let covers = r.starts.len() == insts + 1 && r.inputs.len() == p.inputs.len() && r.conds.len() == p.blocks.len();
         let mut ids = Ids { virt: HashMap::default(), by_num: Vec::new(), r: covers.then_some(r), nvirt: 0, count: 0, dest: Vec::with_capacity(insts) };
         match covers {
@@ -720,7 +720,7 @@ impl<'p, 'r> Ids<'p, 'r> {
             let n = self.virt.len();
             self.virt.entry(v.name.as_str()).or_insert(n);
         }
-        for i in p.blocks.iter().flat_map(|b| &b.insts) {
+        for i in p.blocks.iter().flat_map(|b| b.insts()) {
             let fact = match &i.dest {
                 Some(Operand::Virt(v)) => {
                     let n = self.virt.len();
@@ -738,7 +738,7 @@ impl<'p, 'r> Ids<'p, 'r> {
         for num in r.inputs.iter().flatten() {
             self.define_num(*num);
         }
-        for (k, i) in p.blocks.iter().flat_map(|b| &b.insts).enumerate() {
+        for (k, i) in p.blocks.iter().flat_map(|b| b.insts()).enumerate() {
             let fact = match &i.dest {
                 Some(Operand::Virt(_)) => self.define_num(self.num(k, 0)),
                 _ => NO_FACT,
@@ -800,7 +800,7 @@ impl<'p, 'r> Ids<'p, 'r> {
     fn dests_by_block<'a>(&'a self, p: &'a Program) -> impl Iterator<Item = &'a [usize]> + 'a {
         let mut rest = self.dest.as_slice();
         p.blocks.iter().map(move |b| {
-            let (here, after) = rest.split_at(b.insts.len().min(rest.len()));
+            let (here, after) = rest.split_at(b.insts().len().min(rest.len()));
             rest = after;
             here
         })
@@ -836,7 +836,7 @@ fn define(i: &Inst, fact: usize, ids: &Ids<'_, '_>, set: &mut Bits) {
 fn block_defs(p: &Program, ids: &Ids<'_, '_>) -> BlockBits {
     let mut defs = BlockBits::new(p.blocks.len(), ids.count, false);
     for (k, (b, facts)) in p.blocks.iter().zip(ids.dests_by_block(p)).enumerate() {
-        for (i, &f) in b.insts.iter().zip(facts) {
+        for (i, &f) in b.insts().iter().zip(facts) {
             match &i.dest {
                 Some(Operand::Virt(_)) => defs.set(k, f),
                 Some(Operand::Phys(r)) => r.regs().for_each(|x| defs.set(k, ids.phys(x))),
@@ -851,7 +851,7 @@ fn block_defs(p: &Program, ids: &Ids<'_, '_>) -> BlockBits {
 /// program) from `set`, adding definitions and reporting the first read
 /// of something not in the set.
 fn transfer(t: &Target, b: &Block, bk: usize, first: usize, ids: &Ids<'_, '_>, set: &mut Bits) -> Result<(), Located> {
-    for (j, i) in b.insts.iter().enumerate() {
+    for (j, i) in b.insts().iter().enumerate() {
         let k = first + j;
         let nums = ids.nums(k);
         for (s, o) in i.srcs.iter().enumerate() {
@@ -950,7 +950,7 @@ fn defined_before_use(p: &Program, r: Resolved<'_>, cfg: &Cfg) -> Result<(), Loc
     for (k, b) in p.blocks.iter().enumerate() {
         block_in(k, &out, &mut s);
         transfer(p.target, b, k, first, &ids, &mut s)?;
-        first += b.insts.len();
+        first += b.insts().len();
     }
     Ok(())
 }
@@ -999,9 +999,9 @@ fn scratch_written_before_read(p: &Program, sizes: &SizeMap<'_>, descs: &[&'stat
     let mut rest = descs;
     let mut acc: Vec<Vec<ScratchAccess>> = Vec::with_capacity(p.blocks.len());
     for b in &p.blocks {
-        let (here, after) = rest.split_at(b.insts.len().min(rest.len()));
+        let (here, after) = rest.split_at(b.insts().len().min(rest.len()));
         rest = after;
-        acc.push(b.insts.iter().zip(here).filter_map(|(i, d)| scratch_access(sizes, i, d)).collect());
+        acc.push(b.insts().iter().zip(here).filter_map(|(i, d)| scratch_access(sizes, i, d)).collect());
     }
     if !acc.iter().flatten().any(|a| !a.write) {
         return Ok(());
@@ -1212,7 +1212,7 @@ mod tests {
         ];
         for text in texts {
             let Ok(p) = parse(text.as_bytes(), None) else { panic!("does not parse: {text}") };
-            let descs: Vec<_> = p.blocks.iter().flat_map(|b| &b.insts).map(|i| p.target.op(&i.opcode)).collect();
+            let descs: Vec<_> = p.blocks.iter().flat_map(|b| b.insts()).map(|i| p.target.op(&i.opcode)).collect();
             // Names numbered in reverse order of first appearance.
             let mut seen: Vec<smol_str::SmolStr> = Vec::new();
             let mut num = |o: Option<&Operand>| match o.and_then(Operand::virt) {
@@ -1225,7 +1225,7 @@ mod tests {
                 None => u32::MAX,
             };
             let (mut starts, mut operands) = (Vec::new(), Vec::new());
-            for i in p.blocks.iter().flat_map(|b| &b.insts) {
+            for i in p.blocks.iter().flat_map(|b| b.insts()) {
                 starts.push(operands.len() as u32);
                 operands.push(num(i.dest.as_ref()));
                 operands.extend(i.srcs.iter().map(|o| num(Some(o))));

@@ -142,7 +142,7 @@ fn main() {
                 continue;
             }
         };
-        let bundles: usize = mach.blocks.iter().map(|b| b.bundles.len()).sum();
+        let bundles: usize = mach.blocks.iter().map(|b| b.bundles().len()).sum();
         let (ok_t, ok) = best(&src, &mach, runs);
         let (bad_t, refuted) = best(&src, &bad, runs);
         let o = &ok.obligations;

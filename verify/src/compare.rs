@@ -405,7 +405,7 @@ impl Checker<'_> {
         let (src, mach) = (self.src, self.mach);
         let Some(sb) = src.blocks.get(b) else { return };
         let Some(mb) = self.mach_of.get(b).copied().flatten().and_then(|i| mach.blocks.get(i)) else { return };
-        let (label, end, end_line) = (mb.label.as_str(), mb.bundles.len(), mb.term.span.line);
+        let (label, end, end_line) = (mb.label.as_str(), mb.bundles().len(), mb.term.span.line);
         self.timing(label, m, end, end_line);
         self.effects(b, label, s, m, end, end_line);
         if let (Some(sc), Some((mc, _))) = (s.cond, m.cond) {

@@ -45,7 +45,7 @@ fn use_def(b: &Block) -> (BTreeSet<String>, BTreeSet<String>) {
         TermKind::Brnz { cond, .. } => virt(cond),
         _ => None,
     };
-    for i in &b.insts {
+    for i in b.insts() {
         for s in i.srcs.iter().filter_map(virt).filter(|s| !defs.contains(*s)) {
             uses.insert(s.to_string());
         }

@@ -51,7 +51,7 @@ pub fn virt_occurrences<'p>(p: &'p Program, mut f: impl FnMut(&'p VirtReg, Role)
         }
     }
     for b in &p.blocks {
-        for inst in &b.insts {
+        for inst in b.insts() {
             for v in inst.srcs.iter().filter_map(Operand::virt) {
                 f(v, Role::Read);
             }
@@ -128,7 +128,7 @@ impl Vregs {
         // and the sizes in that numbering; then the names are sorted and
         // both renumbered. At most a name per destination and per input (a
         // register is defined or an input before it is read).
-        let cap = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len() + 1).sum::<usize>();
+        let cap = p.inputs.len() + p.blocks.iter().map(|b| b.insts().len() + 1).sum::<usize>();
         let mut names: Vec<&str> = Vec::with_capacity(cap);
         let mut sizes: Vec<Option<u8>> = Vec::with_capacity(cap);
         let mut first: Vec<u32> = Vec::with_capacity(3 * cap);

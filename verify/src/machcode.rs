@@ -138,8 +138,8 @@ fn op_line(op_line: u32, bundle_line: u32) -> u32 {
 impl MachCode {
     /// Decode every block of `p`.
     pub fn of(p: &Program) -> MachCode {
-        let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|x| x.ops.len()).sum();
-        let nb: usize = p.blocks.iter().map(|b| b.bundles.len()).sum();
+        let n: usize = p.blocks.iter().flat_map(|b| b.bundles()).map(|x| x.ops.len()).sum();
+        let nb: usize = p.blocks.iter().map(|b| b.bundles().len()).sum();
         let mut c = MachCode { interlocked: stalls(p.target.clock), expiring: p.target.ops.iter().any(|d| d.window().max.is_some()), waits: matches!(p.target.clock, Clock::EncodedWaits { .. }), earliest_landing: u64::from(p.target.wait_timing().landing.0.max(1)), blocks: Vec::with_capacity(p.blocks.len()), bundles: Vec::with_capacity(nb), ops: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), touched: Vec::with_capacity(2 * n), ..MachCode::default() };
         c.descs.reserve(n);
         c.desc_spans.reserve(nb);
@@ -147,7 +147,7 @@ impl MachCode {
         for b in &p.blocks {
             let first = c.bundles.len();
             c.first_bundle.push(first as u32);
-            for (bi, bundle) in b.bundles.iter().enumerate() {
+            for (bi, bundle) in b.bundles().iter().enumerate() {
                 let o0 = c.ops.len();
                 let d0 = c.descs.len();
                 c.descs.extend(bundle.ops.iter().map(|op| ops.op(&op.inst.opcode)));
@@ -166,7 +166,7 @@ impl MachCode {
                 TermKind::Brnz { cond: Operand::Imm(i), .. } => Some(MachCond::Imm(i.bits)),
                 _ => None,
             };
-            c.blocks.push(MachBlock { bundles: Span::of(first, c.bundles.len()), len: b.bundles.len(), term_line: b.term.span.line, cond });
+            c.blocks.push(MachBlock { bundles: Span::of(first, c.bundles.len()), len: b.bundles().len(), term_line: b.term.span.line, cond });
         }
         c
     }

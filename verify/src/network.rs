@@ -432,7 +432,7 @@ impl Ctx {
     fn edge_refutes(&mut self, b: &Block, s: &BlockTerms, m: &BlockTerms, v: &str, succ: &str, r: Reg) -> bool {
         let Some(&x) = s.vals.get(v) else {
             let msg = format!("%{v} is live on entry to block {succ} but block {} leaves it unwritten on this edge", b.label);
-            self.value_violation(Kind::Structure, b, b.bundles.len(), b.term.span.line, msg);
+            self.value_violation(Kind::Structure, b, b.bundles().len(), b.term.span.line, msg);
             return false;
         };
         let y = self.at_end(m, r);
@@ -579,7 +579,7 @@ fn narrow(c: &mut Candidates, seen: BTreeMap<String, BTreeMap<Reg, bool>>, ends:
 fn named(p: &Program) -> Vec<Reg> {
     let mut v: Vec<Reg> = p.inputs.iter().flat_map(|i| i.reg.regs()).collect();
     for b in &p.blocks {
-        for o in b.insts.iter().flat_map(|i| i.dest.iter().chain(i.srcs.iter())) {
+        for o in b.insts().iter().flat_map(|i| i.dest.iter().chain(i.srcs.iter())) {
             if let Operand::Phys(r) = o {
                 v.extend(r.regs());
             }
@@ -629,7 +629,7 @@ impl Ctx {
         for (v, t) in entry {
             o.vals.insert(v.clone(), *t);
         }
-        for inst in &b.insts {
+        for inst in b.insts() {
             let d = src.target.op(&inst.opcode)?;
             let mut args = Vec::new();
             for (k, s) in d.operands.iter().zip(&inst.srcs) {
@@ -705,7 +705,7 @@ impl Ctx {
             // A unit of this very instruction makes its result after the
             // instruction's ALU reads: read too soon, not a read of nothing
             // (a store reads its own instruction's results).
-            let own = reader.is_some() && d == 0 && b.bundles.get(i).is_some_and(|x| x.ops.iter().any(|op| op.slot == r.unit));
+            let own = reader.is_some() && d == 0 && b.bundles().get(i).is_some_and(|x| x.ops.iter().any(|op| op.slot == r.unit));
             if own {
                 self.violation(Kind::Latency, b, i, line, format!("{name} reads the result of unit {} in its own instruction, before it is made", r.unit));
             } else {
@@ -748,11 +748,11 @@ impl Ctx {
     /// Run and check the machine block; `None` when a read is unsound.
     fn machine_block(&mut self, b: &Block) -> Option<BlockTerms> {
         let mut o = BlockTerms::default();
-        let mut made: Vec<Vec<Made>> = Vec::with_capacity(b.bundles.len());
+        let mut made: Vec<Vec<Made>> = Vec::with_capacity(b.bundles().len());
         let mut stores: Vec<(usize, Reg, u32)> = Vec::new();
         let mut sound = true;
         let lat = self.net.store_load_latency as usize;
-        for (i, x) in b.bundles.iter().enumerate() {
+        for (i, x) in b.bundles().iter().enumerate() {
             let mut here: Vec<Made> = Vec::new();
             let mut ops: Vec<(usize, &'static OpDesc, &Inst, u32)> = Vec::new();
             for op in &x.ops {
@@ -844,7 +844,7 @@ impl Ctx {
             self.sequence_rules(b, i, &ops);
             made.push(here);
         }
-        let n = b.bundles.len();
+        let n = b.bundles().len();
         for (s, r, t) in &stores {
             if s + lat > n {
                 self.violation(Kind::Latency, b, n, b.term.span.line, format!("the store to ${} at bundle {s} is still in flight at the end of block {}", self.t.regs.name(*r), b.label));
@@ -874,7 +874,7 @@ impl Ctx {
     fn sequence_rules(&mut self, b: &Block, i: usize, ops: &[(usize, &'static OpDesc, &Inst, u32)]) {
         let made_there = |unit: &str, d: usize| -> Option<&str> {
             let k = i.checked_sub(d)?;
-            let bundle = b.bundles.get(k)?;
+            let bundle = b.bundles().get(k)?;
             bundle.ops.iter().find(|o| o.slot == unit).map(|o| o.inst.opcode.as_str())
         };
         for (_, d, inst, line) in ops {
@@ -908,7 +908,7 @@ impl Ctx {
 
     fn compare(&mut self, b: &Block, s: &BlockTerms, m: &BlockTerms, named: &[Reg]) {
         let line = b.term.span.line;
-        let n = b.bundles.len();
+        let n = b.bundles().len();
         let channels: Vec<&String> = s.effects.keys().chain(m.effects.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
         for ch in channels {
             let (a, z) = (s.effects.get(ch).cloned().unwrap_or_default(), m.effects.get(ch).cloned().unwrap_or_default());
@@ -944,7 +944,7 @@ impl Ctx {
             Some(seed) => {
                 let (wx, wy) = (self.terms.eval(x, seed, &mut HashMap::new()), self.terms.eval(y, seed, &mut HashMap::new()));
                 let msg = format!("{what} differs: the source gives {wx:#010x}, the machine {wy:#010x} on sample inputs {seed}");
-                self.value_violation(Kind::Dataflow, b, b.bundles.len(), b.term.span.line, msg);
+                self.value_violation(Kind::Dataflow, b, b.bundles().len(), b.term.span.line, msg);
             }
             None => self.obligations.unknown += 1,
         }

@@ -85,7 +85,7 @@ pub fn structure_in(src: &Program, mach: &Program, code: &MachCode, labels: (&La
     }
     blocks_and_edges(src, mach, labels, &mut out);
     for (bn, b) in mach.blocks.iter().enumerate() {
-        for (bi, bundle) in b.bundles.iter().enumerate() {
+        for (bi, bundle) in b.bundles().iter().enumerate() {
             for (oi, op) in bundle.ops.iter().enumerate() {
                 if let Err(msg) = shape_ok(mach, &op.inst, desc_of(code, mach, (bn, bi, oi), &op.inst)) {
                     out.push(Violation::new(Kind::Structure, &b.label, bi, op_line(op, bundle), msg));
@@ -114,7 +114,7 @@ fn blocks_and_edges(src: &Program, mach: &Program, (src_labels, mach_labels): (&
             let mut v = Violation::new(
                 Kind::Structure,
                 &mb.label,
-                mb.bundles.len(),
+                mb.bundles().len(),
                 mb.term.span.line,
                 format!("block {} ends differently from the source's (successors {:?} vs {:?})", mb.label, mb.term.successors(), sb.term.successors()),
             );
@@ -220,7 +220,7 @@ pub fn bundles_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut bufs = SlotBuffers::default();
     for (bn, b) in mach.blocks.iter().enumerate() {
-        for (bi, bundle) in b.bundles.iter().enumerate() {
+        for (bi, bundle) in b.bundles().iter().enumerate() {
             if let Some(v) = too_many_ops(mach, b, bi, bundle) {
                 // One violation for the bundle: its per-op checks would be
                 // quadratic and their reports as many as its ops.
@@ -255,7 +255,7 @@ fn waits(mach: &Program, code: &MachCode, out: &mut Vec<Violation>) {
     for (bn, b) in mach.blocks.iter().enumerate() {
         let mut cycle = 0u64;
         let mut last_sfu: Option<(u64, usize)> = None;
-        for (bi, bundle) in b.bundles.iter().enumerate() {
+        for (bi, bundle) in b.bundles().iter().enumerate() {
             match t.clock {
                 Clock::EncodedWaits { max } if bundle.wait > max => out.push(Violation::new(Kind::Slot, &b.label, bi, bundle.span.line, format!("`wait {}` is out of range: at most {max} on {}", bundle.wait, t.name))),
                 Clock::EncodedWaits { .. } => {}
@@ -281,7 +281,7 @@ fn waits(mach: &Program, code: &MachCode, out: &mut Vec<Violation>) {
             let spacing = u64::from(t.wait_timing().sfu_spacing);
             if cycle + 1 < prev + spacing {
                 let msg = format!("the SFU op of bundle {pb} (cycle {prev}) is less than {spacing} cycles before the next block's first bundle (cycle {})", cycle + 1);
-                out.push(Violation::new(Kind::Slot, &b.label, b.bundles.len(), b.term.span.line, msg));
+                out.push(Violation::new(Kind::Slot, &b.label, b.bundles().len(), b.term.span.line, msg));
             }
         }
     }
@@ -440,14 +440,14 @@ pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
     let ends_thread = |d: Option<&OpDesc>| has_thread_end_op && d.is_some_and(|d| t.ends_thread(d));
     for (bn, b) in mach.blocks.iter().enumerate() {
         let is_final = matches!(b.term.kind, TermKind::End);
-        let n = b.bundles.len();
+        let n = b.bundles().len();
         let marker_at = t.end_delay_slots().filter(|_| is_final).and_then(|k| n.checked_sub(k + 1));
         if let (Some(k), true) = (t.end_delay_slots(), is_final) {
             end_sequence(mach, code, (bn, b), k, marker_at, &mut out);
         }
         // The last marker of a final block is judged by `end_sequence`.
-        let last_marker = if is_final { b.bundles.iter().enumerate().rposition(|(bi, x)| with_descs(mach, code, (bn, bi), x).any(|(_, d)| is_marker(d))) } else { None };
-        for (bi, bundle) in b.bundles.iter().enumerate() {
+        let last_marker = if is_final { b.bundles().iter().enumerate().rposition(|(bi, x)| with_descs(mach, code, (bn, bi), x).any(|(_, d)| is_marker(d))) } else { None };
+        for (bi, bundle) in b.bundles().iter().enumerate() {
             for (op, d) in with_descs(mach, code, (bn, bi), bundle) {
                 if is_marker(d) && Some(bi) != marker_at && Some(bi) != last_marker {
                     out.push(Violation::new(Kind::Hazard, &b.label, bi, op_line(op, bundle), format!("`{}` is only allowed {} bundle(s) before the end of the program", op.inst.opcode, t.end_delay_slots().unwrap_or(0) + 1)));
@@ -457,7 +457,7 @@ pub fn hazards_in(mach: &Program, code: &MachCode) -> Vec<Violation> {
                 }
             }
         }
-        let last = n.checked_sub(1).and_then(|bi| Some((bi, b.bundles.get(bi)?)));
+        let last = n.checked_sub(1).and_then(|bi| Some((bi, b.bundles().get(bi)?)));
         if is_final && has_thread_end_op && !last.is_some_and(|(bi, x)| with_descs(mach, code, (bn, bi), x).any(|(_, d)| ends_thread(d))) {
             out.push(Violation::new(Kind::Hazard, &b.label, n, b.term.span.line, "the program ends without a thread-ending op".to_string()));
         }
@@ -474,16 +474,16 @@ fn with_descs<'d>(mach: &'d Program, code: &'d MachCode, (bn, bi): (usize, usize
 fn end_sequence(mach: &Program, code: &MachCode, (bn, b): (usize, &Block), k: usize, marker_at: Option<usize>, out: &mut Vec<Violation>) {
     let t = mach.target;
     let marker = |bi: usize, x: &Bundle| with_descs(mach, code, (bn, bi), x).any(|(_, d)| d.is_some_and(|d| d.sem == Sem::ThreadSwitch));
-    let Some(m) = marker_at.filter(|m| b.bundles.get(*m).is_some_and(|x| marker(*m, x))) else {
-        let last = b.bundles.iter().enumerate().rposition(|(bi, x)| marker(bi, x));
+    let Some(m) = marker_at.filter(|m| b.bundles().get(*m).is_some_and(|x| marker(*m, x))) else {
+        let last = b.bundles().iter().enumerate().rposition(|(bi, x)| marker(bi, x));
         let (bi, line) = match last {
-            Some(i) => (i, b.bundles.get(i).map(|x| x.span.line).unwrap_or(0)),
-            None => (b.bundles.len(), b.term.span.line),
+            Some(i) => (i, b.bundles().get(i).map(|x| x.span.line).unwrap_or(0)),
+            None => (b.bundles().len(), b.term.span.line),
         };
         out.push(Violation::new(Kind::Hazard, &b.label, bi, line, format!("the program must end with a thread-switch bundle followed by exactly {k} bundle(s)")));
         return;
     };
-    for (i, bundle) in b.bundles.iter().enumerate().skip(m) {
+    for (i, bundle) in b.bundles().iter().enumerate().skip(m) {
         let slot = if i == m { None } else { Some(i - m - 1) };
         for (op, desc) in with_descs(mach, code, (bn, i), bundle) {
             let Some(desc) = desc else { continue };
@@ -562,9 +562,9 @@ mod tests {
     #[test]
     fn shapes_are_structure() {
         let p = machine("v3d71", "b0:\n    { add: fadd $rf4, $rf5 }\n    end\n");
-        let op = &p.blocks[0].bundles[0].ops[0].inst;
+        let op = &p.blocks[0].bundles()[0].ops[0].inst;
         assert!(op_shape(&p, op).is_err());
         let p = machine("v3d71", "b0:\n    { add: fadd $rf4, $rf5, $rf6 }\n    end\n");
-        assert!(op_shape(&p, &p.blocks[0].bundles[0].ops[0].inst).is_ok());
+        assert!(op_shape(&p, &p.blocks[0].bundles()[0].ops[0].inst).is_ok());
     }
 }

@@ -240,7 +240,7 @@ impl Names<'_> {
 impl SrcCode {
     /// Decode every block of `p` (registers numbered by `vregs`).
     pub fn of(p: &Program, vregs: &Vregs) -> SrcCode {
-        let n: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
+        let n: usize = p.blocks.iter().map(|b| b.insts().len()).sum();
         let mut c = SrcCode { blocks: Vec::with_capacity(p.blocks.len()), insts: Vec::with_capacity(n), args: Vec::with_capacity(2 * n), ..SrcCode::default() };
         let mut raw: Vec<Var> = Vec::with_capacity(3 * n);
         let mut extra: Vec<Var> = Vec::new();
@@ -249,7 +249,7 @@ impl SrcCode {
         let mut ops = OpCache::new(p.target);
         for b in &p.blocks {
             let first = c.insts.len();
-            for inst in &b.insts {
+            for inst in b.insts() {
                 let desc = ops.op(&inst.opcode);
                 let a0 = c.args.len();
                 for o in &inst.srcs {

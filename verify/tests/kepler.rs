@@ -109,7 +109,7 @@ fn a_reading_pair_is_refused_but_its_mirror_is_allowed() {
 fn a_wait_out_of_range_built_in_memory_is_slot() {
     let src = schedra_ir::parse::parse(SRC.as_bytes(), None).expect("parses");
     let mut m = schedra_ir::parse::parse(GOOD.as_bytes(), None).expect("parses");
-    m.blocks[0].bundles[0].wait = 40;
+    m.blocks[0].bundles_mut()[0].wait = 40;
     let r = verify(&src, &m, &VerifyOptions::default());
     assert!(r.violations.iter().any(|v| v.kind == Kind::Slot && v.message.contains("`wait 40` is out of range")), "{:?}", r.violations);
 }

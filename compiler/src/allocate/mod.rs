@@ -537,7 +537,7 @@ mod tests {
             )
             .and_then(Allocation::into_allocated)
             .expect("allocates");
-            let ops = a.program.blocks.iter().flat_map(|b| &b.insts);
+            let ops = a.program.blocks.iter().flat_map(|b| b.insts());
             for i in ops {
                 assert!(
                     i.dest

@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap as HashMap;
 use schedra_ir::target::{Dest, OpDesc, Sem};
 use schedra_ir::SmolStr;
 use schedra_ir::{
-    Block, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, Target, TermKind, Terminator,
+    Block, Body, Form, Imm, Inst, Operand, PhysReg, Program, Span, Stage, Target, TermKind, Terminator,
 };
 
 /// A virtual register's number.
@@ -576,8 +576,7 @@ impl Func {
             }
             blocks.push(Block {
                 label: b.label,
-                insts,
-                bundles: Vec::new(),
+                body: Body::Source(insts),
                 term,
                 span: b.span,
             });
@@ -603,7 +602,7 @@ fn declare_names<'a, 'p, 'o>(
     order_of: &dyn Fn(usize) -> Option<&'o Vec<usize>>,
 ) -> Names<'a, 'p> {
     // At most one value per input and per instruction: sized once.
-    let bound = p.inputs.len() + p.blocks.iter().map(|b| b.insts.len()).sum::<usize>();
+    let bound = p.inputs.len() + p.blocks.iter().map(|b| b.insts().len()).sum::<usize>();
     let mut names = Names {
         ids,
         val_of: vec![None; ids.len()],
@@ -692,13 +691,13 @@ fn ordered_insts<'p>(
     b: &'p Block,
     order: Option<&'p Vec<usize>>,
 ) -> impl Iterator<Item = (usize, &'p Inst)> + 'p {
-    let n = order.map_or(b.insts.len(), Vec::len);
+    let n = order.map_or(b.insts().len(), Vec::len);
     (0..n).filter_map(move |j| {
         let k = match order {
             Some(o) => *o.get(j)?,
             None => j,
         };
-        b.insts.get(k).map(|i| (k, i))
+        b.insts().get(k).map(|i| (k, i))
     })
 }
 

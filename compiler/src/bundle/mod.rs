@@ -32,7 +32,7 @@ pub mod stats;
 use schedra_ir::SmolStr;
 use schedra_ir::target::Clock;
 use schedra_ir::{
-    Block, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind, Terminator,
+    Block, Body, Bundle, Form, Input, Inst, OpDesc, Operand, Program, Reg, Target, TermKind, Terminator,
 };
 
 /// Extra knowledge about the source program that the bundler needs.
@@ -55,7 +55,7 @@ impl Hints {
     /// registers and every physical register it names as a destination.
     pub fn from_source(src: &Program) -> Hints {
         let mut pinned: Vec<Reg> = src.inputs.iter().flat_map(|i| i.reg.regs()).collect();
-        for inst in src.blocks.iter().flat_map(|b| &b.insts) {
+        for inst in src.blocks.iter().flat_map(|b| b.insts()) {
             if let Some(Operand::Phys(p)) = &inst.dest {
                 pinned.extend(p.regs());
             }
@@ -84,7 +84,7 @@ pub(crate) fn bundle_program_resolved(
     let target = alloc.target;
     let mut alloc = alloc;
     let live = PhysLive::new(&alloc);
-    let insts: Vec<Vec<Inst>> = alloc.blocks.iter_mut().map(|b| std::mem::take(&mut b.insts)).collect();
+    let insts: Vec<Vec<Inst>> = alloc.blocks.iter_mut().map(|b| b.take_insts()).collect();
     let mut bundles = Vec::with_capacity(alloc.blocks.len());
     let mut tally = stats::Tally::default();
     let ws = &mut Workspace::default();
@@ -100,8 +100,7 @@ pub(crate) fn bundle_program_resolved(
         .zip(bundles)
         .map(|(b, bundles)| Block {
             label: b.label,
-            insts: Vec::new(),
-            bundles,
+            body: Body::Machine(bundles),
             term: b.term,
             span: b.span,
         })
@@ -157,8 +156,7 @@ pub(crate) fn bundle_allocated(
         .zip(done)
         .map(|(b, (bundles, term))| Block {
             label: b.label,
-            insts: Vec::new(),
-            bundles,
+            body: Body::Machine(bundles),
             term,
             span: b.span,
         })
@@ -508,8 +506,7 @@ mod tests {
         };
         let block = Block {
             label: "b0".into(),
-            insts,
-            bundles: vec![],
+            body: Body::Source(insts),
             term,
             span: Span::default(),
         };
@@ -549,7 +546,7 @@ mod tests {
     fn mul_example_ends_with_thrsw_and_two_delay_slots() {
         let p = mul_example();
         let (m, st) = bundle_program(&p, &Options::default(), &Hints::of_inputs(&p)).unwrap();
-        let b = &m.blocks[0].bundles;
+        let b = m.blocks[0].bundles();
         let n = b.len();
         assert!(n >= 3);
         assert!(b[n - 3]
@@ -581,7 +578,7 @@ mod tests {
             &[1],
         );
         let writes_with_thrsw = |m: &Program| {
-            m.blocks[0].bundles.iter().any(|b| {
+            m.blocks[0].bundles().iter().any(|b| {
                 b.ops.iter().any(|o| o.inst.opcode == "thrsw")
                     && b.ops.iter().any(|o| o.inst.dest.is_some())
             })
@@ -639,7 +636,7 @@ mod tests {
     #[test]
     fn pinned_hints_come_from_inputs_and_physical_destinations() {
         let mut p = mul_example();
-        p.blocks[0].insts.push(inst("mov", Some(9), vec![reg(1)]));
+        p.blocks[0].inst_list().expect("source").push(inst("mov", Some(9), vec![reg(1)]));
         assert_eq!(Hints::from_source(&p).pinned, vec![1, 4, 5, 9]);
     }
 }

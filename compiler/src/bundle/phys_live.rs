@@ -86,7 +86,7 @@ impl PhysLive {
         let succs = Successors::new(p);
         PhysLive::scan(p.target.regs.count as usize, succs, |b, row| {
             let Some(block) = p.blocks.get(b) else { return };
-            for inst in &block.insts {
+            for inst in block.insts() {
                 inst.srcs.iter().filter_map(Operand::phys).for_each(|p| row.read(p));
                 if let Some(p) = inst.dest.as_ref().and_then(Operand::phys) {
                     row.write(p);
@@ -181,7 +181,7 @@ mod tests {
             .iter()
             .map(|b| {
                 let mut ud = UseDef::new(width);
-                for i in &b.insts {
+                for i in b.insts() {
                     i.srcs.iter().filter_map(Operand::phys).flat_map(|x| x.regs()).for_each(|r| ud.read(r as usize));
                     i.dest.iter().filter_map(Operand::phys).flat_map(|x| x.regs()).for_each(|r| ud.write(r as usize));
                 }

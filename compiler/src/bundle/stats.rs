@@ -84,7 +84,7 @@ pub fn machine_stats(prog: &Program) -> Stats {
     }
     for b in &prog.blocks {
         tally.block();
-        for bundle in &b.bundles {
+        for bundle in b.bundles() {
             let ops = bundle.ops.iter().map(|o| (t.op(&o.inst.opcode), &o.inst));
             match t.clock {
                 Clock::EncodedWaits { .. } => tally.timed_bundle(t.wait_timing(), ops, bundle.wait),
@@ -269,7 +269,7 @@ fn wait_for(
 mod tests {
     use super::*;
     use schedra_ir::target::{gen8::GEN8, v3d71::V3D71};
-    use schedra_ir::{Block, Bundle, Form, Op, PhysReg, Span, Stage, Target};
+    use schedra_ir::{Block, Body, Bundle, Form, Op, PhysReg, Span, Stage, Target};
 
     fn op(slot: &str, name: &str, dest: Option<PhysReg>, srcs: Vec<PhysReg>) -> Op {
         Op {
@@ -293,8 +293,7 @@ mod tests {
             .collect();
         let block = Block {
             label: "b0".into(),
-            insts: vec![],
-            bundles,
+            body: Body::Machine(bundles),
             term: Terminator {
                 kind: TermKind::End,
                 span: Span::default(),

@@ -68,7 +68,7 @@ fn term_use(b: &Block) -> Option<&str> {
 /// (`def`).
 fn use_def(b: &Block) -> (Names, Names) {
     let (mut uses, mut defs) = (Names::new(), Names::new());
-    for i in &b.insts {
+    for i in b.insts() {
         for s in i.srcs.iter().filter_map(virt_name) {
             if !defs.contains(s) {
                 uses.insert(s.to_string());
@@ -127,7 +127,7 @@ fn interference(p: &Program, cross: &Names, live_out: &[Names]) -> BTreeMap<Stri
         if let Some(c) = term_use(blk) {
             live.insert(c.to_string());
         }
-        for i in blk.insts.iter().rev() {
+        for i in blk.insts().iter().rev() {
             let copy_of = match (p.target.op(&i.opcode), i.srcs.as_slice()) {
                 (Some(d), [s]) if d.sem == schedra_ir::target::Sem::Mov => virt_name(s),
                 _ => None,
@@ -206,7 +206,7 @@ impl Assignment {
             Ok(())
         };
         for b in &mut q.blocks {
-            for i in &mut b.insts {
+            for i in b.insts_mut() {
                 for o in i.dest.iter_mut().chain(i.srcs.iter_mut()) {
                     name(o)?;
                 }

@@ -55,8 +55,8 @@ pub fn compile(src: &Program, net: &'static Network, opts: &Options) -> Result<C
         pool.set_block(pre);
         let job = schedule::BlockJob { t, net, g: &g, block: b, sched: opts.sched, inject: opts.inject };
         let (mb, c) = schedule::schedule_block(job, &mut pool)?;
-        stats.instructions += mb.bundles.len();
-        stats.nops += mb.bundles.iter().filter(|x| x.ops.is_empty()).count();
+        stats.instructions += mb.bundles().len();
+        stats.nops += mb.bundles().iter().filter(|x| x.ops.is_empty()).count();
         stats.spills += c.spills;
         stats.fills += c.fills;
         stats.moves += c.moves;
@@ -81,7 +81,7 @@ fn named_regs(p: &Program) -> Vec<u16> {
             schedra_ir::TermKind::Brnz { cond, .. } => Some(cond),
             _ => None,
         };
-        for o in b.insts.iter().flat_map(|i| i.dest.iter().chain(i.srcs.iter())).chain(term) {
+        for o in b.insts().iter().flat_map(|i| i.dest.iter().chain(i.srcs.iter())).chain(term) {
             if let Operand::Phys(r) = o {
                 v.extend(r.regs());
             }

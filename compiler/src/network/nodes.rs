@@ -224,14 +224,14 @@ impl Graph {
     /// The graph of block `b` of `p`.
     pub fn of(p: &Program, net: &'static Network, b: &Block) -> Result<Graph, CompileError> {
         let mut bl = Builder { p, net, g: Graph::default(), vals: HashMap::new(), phys: HashMap::new(), loads: HashMap::new(), last_var: HashMap::new(), pure: HashMap::new() };
-        for (k, inst) in b.insts.iter().enumerate() {
+        for (k, inst) in b.insts().iter().enumerate() {
             bl.inst(k, inst)?;
         }
         if let TermKind::Brnz { cond, .. } = &b.term.kind {
-            let c = bl.value(cond, b.insts.len())?;
+            let c = bl.value(cond, b.insts().len())?;
             // A loaded condition is moved into the network after every op.
             let ops: Vec<usize> = bl.g.nodes.iter().enumerate().filter(|(_, n)| matches!(n.kind, Kind::Alu | Kind::Complex(_))).map(|(i, _)| i).collect();
-            bl.g.cond = Some(bl.network_copy(c, b.insts.len(), ops)?);
+            bl.g.cond = Some(bl.network_copy(c, b.insts().len(), ops)?);
         }
         bl.register_stores()?;
         let mut g = bl.g;

@@ -46,7 +46,7 @@ use super::regs::RegPool;
 use crate::{CompileError, Fault, Sched};
 use schedra_ir::target::network::{Network, ReadWindow, UnitKind};
 use schedra_ir::target::{OpDesc, Target};
-use schedra_ir::{Block, Bundle, BypassRead, Inst, Op, Operand, PhysReg, Reg, SmolStr, Span, TermKind, Terminator};
+use schedra_ir::{Block, Body, Bundle, BypassRead, Inst, Op, Operand, PhysReg, Reg, SmolStr, Span, TermKind, Terminator};
 
 /// Where a value can be read in the network.
 #[derive(Clone, Copy, Debug)]
@@ -969,7 +969,7 @@ fn schedule_once(job: &BlockJob<'_>, pool: &mut RegPool, prio: Priority, remat: 
         })
         .collect();
     let counts = s.counts;
-    Ok((Block { label: job.block.label.clone(), insts: Vec::new(), bundles, term: Terminator { kind: term, span: Span::default() }, span: Span::default() }, counts))
+    Ok((Block { label: job.block.label.clone(), body: Body::Machine(bundles), term: Terminator { kind: term, span: Span::default() }, span: Span::default() }, counts))
 }
 
 /// One instruction's worth of placement (see the module docs).

@@ -94,11 +94,11 @@ struct Summaries {
 
 impl Summaries {
     fn new(src: &Program, ids: &SourceIds) -> Summaries {
-        let n = src.blocks.iter().map(|b| b.insts.len()).sum();
+        let n = src.blocks.iter().map(|b| b.insts().len()).sum();
         let mut all: Vec<OpDeps> = Vec::with_capacity(n);
         let mut ends = Vec::with_capacity(src.blocks.len());
         for (bi, b) in src.blocks.iter().enumerate() {
-            for (k, i) in b.insts.iter().enumerate() {
+            for (k, i) in b.insts().iter().enumerate() {
                 all.push(OpDeps::default());
                 if let Some(d) = all.last_mut() {
                     source_deps(d, src.target, ids, (bi, k), i);
@@ -656,7 +656,7 @@ mod tests {
         let s = Source::new(p).unwrap();
         schedule(&mut crate::Context::new(), &s, opts).program(&s)
     }
-    use schedra_ir::{Block, Form, Imm, PhysReg, Span, Stage, TermKind, Terminator, VirtReg};
+    use schedra_ir::{Block, Body, Form, Imm, PhysReg, Span, Stage, TermKind, Terminator, VirtReg};
 
     fn v(n: &str) -> Operand {
         Operand::Virt(VirtReg {
@@ -675,8 +675,7 @@ mod tests {
     fn prog(insts: Vec<Inst>) -> Program {
         let block = Block {
             label: "b0".into(),
-            insts,
-            bundles: vec![],
+            body: Body::Source(insts),
             term: Terminator {
                 kind: TermKind::End,
                 span: Span::default(),
@@ -694,7 +693,7 @@ mod tests {
     }
     fn order(p: &Program) -> Vec<String> {
         p.blocks[0]
-            .insts
+            .insts()
             .iter()
             .map(|i| {
                 format!(
@@ -711,7 +710,7 @@ mod tests {
     fn is_topological(src: &Program, out: &Program) -> bool {
         let ids = SourceIds::new(src);
         let deps: Vec<OpDeps> = src.blocks[0]
-            .insts
+            .insts()
             .iter()
             .enumerate()
             .map(|(k, i)| {
@@ -722,9 +721,9 @@ mod tests {
             .collect();
         let g = DepGraph::build(&deps, |_| true);
         let pos: Vec<usize> = src.blocks[0]
-            .insts
+            .insts()
             .iter()
-            .map(|i| out.blocks[0].insts.iter().position(|j| j == i).unwrap())
+            .map(|i| out.blocks[0].insts().iter().position(|j| j == i).unwrap())
             .collect();
         g.edges.iter().all(|e| pos[e.from] < pos[e.to])
     }
@@ -744,7 +743,7 @@ mod tests {
         assert!(is_topological(&p, &q));
         // tlbw order is kept.
         let t: Vec<&Inst> = q.blocks[0]
-            .insts
+            .insts()
             .iter()
             .filter(|i| i.opcode == "tlbw")
             .collect();
@@ -771,7 +770,7 @@ mod tests {
                 },
             );
             assert!(is_topological(&p, &q), "{sched:?}");
-            assert_eq!(q.blocks[0].insts.len(), 6);
+            assert_eq!(q.blocks[0].insts().len(), 6);
         }
     }
 
@@ -793,7 +792,7 @@ mod tests {
         let p = prog(insts);
         let ids = SourceIds::new(&p);
         let deps: Vec<OpDeps> = p.blocks[0]
-            .insts
+            .insts()
             .iter()
             .enumerate()
             .map(|(k, i)| {

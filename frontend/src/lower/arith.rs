@@ -411,6 +411,6 @@ mod tests {
         assert_eq!(as_f32(&floor(&mut b, fimm(-1.5)).unwrap()), Some(-2.0));
         assert_eq!(as_f32(&sub(&mut b, fimm(1.0), fimm(0.25)).unwrap()), Some(0.75));
         assert!(matches!(lt(&mut b, fimm(1.0), fimm(2.0)).unwrap(), Cond::Const(true)));
-        assert!(b.finish()[0].insts.is_empty(), "constants fold without code");
+        assert!(b.finish()[0].insts().is_empty(), "constants fold without code");
     }
 }

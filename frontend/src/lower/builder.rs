@@ -9,7 +9,7 @@
 //! constant load) once per block.
 
 use schedra_ir::target::{Dest, OperandKind, Sem, Sizes};
-use schedra_ir::{Block, Imm, Inst, Operand, SmolStr, Span, Target, TermKind, Terminator, VirtReg};
+use schedra_ir::{Block, Body, Imm, Inst, Operand, SmolStr, Span, Target, TermKind, Terminator, VirtReg};
 use std::collections::HashMap;
 
 /// A scalar value: a virtual register or an immediate word.
@@ -226,8 +226,7 @@ impl Builder {
             .into_iter()
             .map(|b| Block {
                 label: b.label,
-                insts: b.insts,
-                bundles: Vec::new(),
+                body: Body::Source(b.insts),
                 term: Terminator { kind: b.term.unwrap_or(TermKind::End), span: Span::default() },
                 span: Span::default(),
             })

@@ -49,7 +49,7 @@ pub fn program(u: &mut Unstructured, seeds: &[Program], target: &Target, run_see
 /// The virtual registers `p` reads or writes, in order of first mention.
 fn registers(p: &Program) -> Vec<Operand> {
     let mut out: Vec<Operand> = Vec::new();
-    for i in p.blocks.iter().flat_map(|b| &b.insts) {
+    for i in p.blocks.iter().flat_map(|b| b.insts()) {
         for o in i.dest.iter().chain(&i.srcs) {
             if matches!(o, Operand::Virt(_)) && !out.contains(o) {
                 out.push(o.clone());
@@ -62,10 +62,10 @@ fn registers(p: &Program) -> Vec<Operand> {
 /// One mutation of `p`'s instructions as `u` chooses; `None` when the
 /// choice has nothing to act on or changes nothing.
 fn mutate(p: &Program, u: &mut Unstructured) -> Option<Program> {
-    let sites: Vec<(usize, usize)> = p.blocks.iter().enumerate().flat_map(|(b, blk)| (0..blk.insts.len()).map(move |i| (b, i))).collect();
+    let sites: Vec<(usize, usize)> = p.blocks.iter().enumerate().flat_map(|(b, blk)| (0..blk.insts().len()).map(move |i| (b, i))).collect();
     let (b, i) = *sites.get(u.choose_index(sites.len()).ok()?)?;
     let mut q = p.clone();
-    let insts = &mut q.blocks.get_mut(b)?.insts;
+    let insts = q.blocks.get_mut(b)?.inst_list()?;
     match u.int_in_range(0..=4u8).ok()? {
         0 => {
             let j = if i + 1 < insts.len() { i + 1 } else { i.checked_sub(1)? };

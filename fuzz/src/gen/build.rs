@@ -23,7 +23,7 @@ use super::scope::{Def, Loc, Scope};
 use super::draw::Cursor;
 use arbitrary::Result;
 use schedra_ir::target::{Dest, OpDesc, OperandKind, Sem, Sizes, TEXEL_WORDS};
-use schedra_ir::{Block, Imm, Inst, Operand, PhysReg, Span, Stage, Target, TermKind, Terminator, VirtReg};
+use schedra_ir::{Block, Body, Imm, Inst, Operand, PhysReg, Span, Stage, Target, TermKind, Terminator, VirtReg};
 use schedra_ir::SmolStr;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -308,7 +308,7 @@ impl<'a, 'u> Gen<'a, 'u> {
         // many instructions (no copy, one allocation per block).
         let room = self.insts.len().max(8);
         let insts = std::mem::replace(&mut self.insts, Vec::with_capacity(room));
-        self.blocks.push(Block { label, insts, bundles: Vec::new(), term: Terminator { kind, span: Span::default() }, span: Span::default() });
+        self.blocks.push(Block { label, body: Body::Source(insts), term: Terminator { kind, span: Span::default() }, span: Span::default() });
     }
 
     /// A new unique block label.

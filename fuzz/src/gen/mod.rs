@@ -158,7 +158,7 @@ mod tests {
                 let mut u = Unstructured::new(&data);
                 let p = generate(&mut u, t, &cfg).expect("generate");
                 assert_eq!(p.stage, Stage::Fragment);
-                p.blocks.iter().flat_map(|b| &b.insts).any(|i| t.op(&i.opcode).is_some_and(|o| o.sem == Sem::Discard))
+                p.blocks.iter().flat_map(|b| b.insts()).any(|i| t.op(&i.opcode).is_some_and(|o| o.sem == Sem::Discard))
             });
             assert!(found, "{}: no discard in 200 programs", t.name);
             let vertex = Config { fragment: false, ..Config::default() };
@@ -175,7 +175,7 @@ mod tests {
                 let p = generate(&mut u, t, &Config::default()).expect("generate");
                 let last = p.blocks.last().expect("a block");
                 assert_eq!(last.term.kind, schedra_ir::TermKind::End);
-                let outputs = p.blocks.iter().flat_map(|b| &b.insts).filter(|i| t.op(&i.opcode).is_some_and(|o| matches!(o.sem, schedra_ir::target::Sem::Output(..)))).count();
+                let outputs = p.blocks.iter().flat_map(|b| b.insts()).filter(|i| t.op(&i.opcode).is_some_and(|o| matches!(o.sem, schedra_ir::target::Sem::Output(..)))).count();
                 assert!(outputs > 0, "{}: no output\n{}", t.name, schedra_ir::print::print(&p));
             }
         }
@@ -201,7 +201,7 @@ mod tests {
                 seen.insert(f);
                 for (k, b) in p.blocks.iter().enumerate() {
                     let mut defined: Vec<&str> = Vec::new();
-                    for i in &b.insts {
+                    for i in b.insts() {
                         for o in &i.srcs {
                             if let schedra_ir::Operand::Virt(v) = o {
                                 assert!(defined.contains(&v.name.as_str()), "%{} read in a block that does not define it\n{}", v.name, schedra_ir::print::print(&p));
@@ -224,9 +224,9 @@ mod tests {
 
     /// Most virtual registers live at once in block `b` in source order.
     fn source_live(b: &schedra_ir::Block) -> usize {
-        let last: std::collections::HashMap<&str, usize> = b.insts.iter().enumerate().flat_map(|(k, i)| i.srcs.iter().filter_map(move |o| if let schedra_ir::Operand::Virt(v) = o { Some((v.name.as_str(), k)) } else { None })).collect();
+        let last: std::collections::HashMap<&str, usize> = b.insts().iter().enumerate().flat_map(|(k, i)| i.srcs.iter().filter_map(move |o| if let schedra_ir::Operand::Virt(v) = o { Some((v.name.as_str(), k)) } else { None })).collect();
         let (mut live, mut most) = (0usize, 0usize);
-        for (k, i) in b.insts.iter().enumerate() {
+        for (k, i) in b.insts().iter().enumerate() {
             live -= i.srcs.iter().filter_map(|o| if let schedra_ir::Operand::Virt(v) = o { Some(v.name.as_str()) } else { None }).collect::<std::collections::HashSet<_>>().into_iter().filter(|v| last.get(v) == Some(&k)).count();
             if let Some(schedra_ir::Operand::Virt(v)) = &i.dest {
                 live += usize::from(last.get(v.name.as_str()).is_some_and(|&l| l > k));

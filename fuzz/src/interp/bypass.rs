@@ -128,12 +128,12 @@ impl<'p> Sim<'p> {
     fn block(&mut self, b: usize) -> Result<Option<usize>, RunError> {
         let Some(block) = self.p.blocks.get(b) else { return Err(RunError::NoBlocks) };
         self.made.clear();
-        for (i, x) in block.bundles.iter().enumerate() {
+        for (i, x) in block.bundles().iter().enumerate() {
             self.instruction(b, i, x)?;
             self.tick()?;
         }
         self.fuel.spend()?;
-        let n = block.bundles.len();
+        let n = block.bundles().len();
         let at = self.place(b, n, block.term.span.line);
         let next = match &block.term.kind {
             TermKind::End => None,

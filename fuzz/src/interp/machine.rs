@@ -279,14 +279,14 @@ impl<'p> Decoded<'p> {
     pub fn ignoring_rules(p: &'p Program) -> Decoded<'p> {
         let labels = label_map(p);
         let mut opcodes = OpCache::new(p.target);
-        let n: usize = p.blocks.iter().flat_map(|b| &b.bundles).map(|b| b.ops.len()).sum();
+        let n: usize = p.blocks.iter().flat_map(|b| b.bundles()).map(|b| b.ops.len()).sum();
         let waits = p.target.clock.interlocked();
         let (mut ops, mut touched) = (Vec::with_capacity(n), Vec::with_capacity(if waits { 3 * n } else { 0 }));
         let mut blocks = Vec::with_capacity(p.blocks.len());
-        let mut bundles = Vec::with_capacity(p.blocks.iter().map(|b| b.bundles.len()).sum());
+        let mut bundles = Vec::with_capacity(p.blocks.iter().map(|b| b.bundles().len()).sum());
         for (bn, block) in p.blocks.iter().enumerate() {
             let first = bundles.len();
-            for (i, b) in block.bundles.iter().enumerate() {
+            for (i, b) in block.bundles().iter().enumerate() {
                 bundles.push(decode_bundle(p, &mut opcodes, bn, i, b, &mut ops, &mut touched));
             }
             let range = first..bundles.len();
@@ -294,7 +294,7 @@ impl<'p> Decoded<'p> {
                 TermKind::Brnz { cond, .. } if waits => cond.phys().into_iter().flat_map(PhysReg::regs).collect(),
                 _ => Vec::new(),
             };
-            let end = Position::new(bn, block.bundles.len(), block.term.span.line);
+            let end = Position::new(bn, block.bundles().len(), block.term.span.line);
             blocks.push(DBlock { block, end, bundles: range, cond_regs, exits: Exits::of(&block.term, &labels), name: Arc::from(block.label.as_str()) });
         }
         Decoded { p, blocks, bundles, ops, touched, broken: super::rules::check(p), enforce: false }

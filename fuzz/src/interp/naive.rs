@@ -10,7 +10,7 @@
 
 use super::{run, RunError};
 use schedra_ir::target::{Clock, Dest};
-use schedra_ir::{Block, Bundle, Form, Inst, Input, Op, Operand, PhysReg, Program, Reg, TermKind};
+use schedra_ir::{Block, Body, Bundle, Form, Inst, Input, Op, Operand, PhysReg, Program, Reg, TermKind};
 use schedra_ir::SmolStr;
 use std::collections::{BTreeSet, HashMap};
 
@@ -26,7 +26,7 @@ impl Alloc {
         let mut used: BTreeSet<Reg> = t.reserved.iter().chain(t.implicit_regs).copied().collect();
         let phys = |o: &Operand| o.phys().into_iter().flat_map(PhysReg::regs);
         for b in &p.blocks {
-            for i in &b.insts {
+            for i in b.insts() {
                 used.extend(i.dest.iter().chain(&i.srcs).flat_map(phys));
             }
             if let TermKind::Brnz { cond, .. } = &b.term.kind {
@@ -87,7 +87,7 @@ pub fn lower(p: &Program) -> Option<Program> {
                 emit(&mut out, op(mov.slots.first()?, "mov", Some(Operand::Phys(d)), vec![Operand::Phys(input.reg)]), mov.latency);
             }
         }
-        for inst in &block.insts {
+        for inst in block.insts() {
             let desc = t.op(&inst.opcode)?;
             let map = |o: &Operand, alloc: &mut Alloc, sizes: &HashMap<SmolStr, u8>| -> Option<Operand> {
                 Some(match o {
@@ -129,7 +129,7 @@ pub fn lower(p: &Program) -> Option<Program> {
                 *cond = c;
             }
         }
-        blocks.push(Block { label: block.label.clone(), insts: Vec::new(), bundles: out, term, span: block.span });
+        blocks.push(Block { label: block.label.clone(), body: Body::Machine(out), term, span: block.span });
     }
     let inputs = p.inputs.iter().map(|i| Input { vreg: None, reg: i.reg, span: i.span }).collect();
     Some(Program { name: p.name.clone(), target: t, stage: p.stage, form: Form::Machine, inputs, blocks })

@@ -6,7 +6,7 @@
 //! `Err`, never panic.
 
 use super::run;
-use schedra_ir::{Imm, Operand, PhysReg, Program, TermKind, VirtReg};
+use schedra_ir::{Body, Imm, Operand, PhysReg, Program, TermKind, VirtReg};
 use schedra_ir::SmolStr;
 use std::path::Path;
 
@@ -61,7 +61,10 @@ fn mutate(p: &mut Program, rng: &mut Rng) {
     let nb = p.blocks.len();
     let Some(block) = p.blocks.get_mut(rng.below(nb)) else { return };
     let ops = p.target.ops;
-    let mut insts: Vec<&mut schedra_ir::Inst> = block.insts.iter_mut().chain(block.bundles.iter_mut().flat_map(|b| b.ops.iter_mut().map(|o| &mut o.inst))).collect();
+    let mut insts: Vec<&mut schedra_ir::Inst> = match &mut block.body {
+        Body::Source(v) => v.iter_mut().collect(),
+        Body::Machine(v) => v.iter_mut().flat_map(|b| b.ops.iter_mut().map(|o| &mut o.inst)).collect(),
+    };
     let n = insts.len();
     match rng.below(8) {
         0 if n > 0 => insts[rng.below(n)].opcode = ops.get(rng.below(ops.len() + 1)).map_or(SmolStr::new_static("bogus"), |o| SmolStr::new_static(o.name)),
@@ -77,14 +80,18 @@ fn mutate(p: &mut Program, rng: &mut Rng) {
         2 if n > 0 => insts[rng.below(n)].dest = [None, Some(random_operand(rng))][rng.below(2)].clone(),
         3 => block.term.kind = TermKind::Jmp(SmolStr::new_static(["b0", "missing", "b1"][rng.below(3)])),
         4 => block.term.kind = TermKind::Brnz { cond: random_operand(rng), nonzero: block.label.clone(), zero: SmolStr::new_static("b0") },
-        5 if !block.bundles.is_empty() => {
-            let k = rng.below(block.bundles.len());
-            let b = block.bundles[k].clone();
-            block.bundles.insert(k, b);
+        5 if !block.bundles().is_empty() => {
+            let k = rng.below(block.bundles().len());
+            let b = block.bundles()[k].clone();
+            if let Some(l) = block.bundle_list() {
+                l.insert(k, b);
+            }
         }
-        6 if !block.insts.is_empty() => {
-            let k = rng.below(block.insts.len());
-            block.insts.remove(k);
+        6 if !block.insts().is_empty() => {
+            let k = rng.below(block.insts().len());
+            if let Some(l) = block.inst_list() {
+                l.remove(k);
+            }
         }
         _ => {
             p.form = match p.form {

@@ -139,7 +139,7 @@ impl<'p> Slots<'p> {
 impl<'p> Decoded<'p> {
     /// Decode `p` (never fails: an unknown opcode or label fails when run).
     pub fn new(p: &'p Program) -> Decoded<'p> {
-        let n: usize = p.blocks.iter().map(|b| b.insts.len()).sum();
+        let n: usize = p.blocks.iter().map(|b| b.insts().len()).sum();
         // Room for names up to a few times the number of definitions.
         let dense = (4 * (p.inputs.len() + n) + 64).min(1 << 20) as u32;
         let mut slots = Slots { dense, by_number: Vec::with_capacity(p.inputs.len() + n), ..Slots::default() };
@@ -155,7 +155,7 @@ impl<'p> Decoded<'p> {
         let mut blocks = Vec::with_capacity(p.blocks.len());
         for block in &p.blocks {
             let start = insts.len();
-            for inst in &block.insts {
+            for inst in block.insts() {
                 let srcs = src_slots.len();
                 src_slots.extend(inst.srcs.iter().map(|o| slots.of(o)));
                 let dest = inst.dest.as_ref().map_or(NO_SLOT, |o| slots.of(o));
@@ -204,7 +204,7 @@ impl<'p> Decoded<'p> {
                 }
             }
             fuel.spend()?;
-            let at = || Place::new(&block.label, block.insts.len(), block.term.span.line);
+            let at = || Place::new(&block.label, block.insts().len(), block.term.span.line);
             st.unit.end_block().map_err(|m| RunError::Malformed { at: at(), message: m })?;
             let cond = match &block.term.kind {
                 TermKind::Brnz { cond, .. } => Some(st.cond(cond, d.cond).map_err(|m| RunError::Malformed { at: at(), message: m })?),

@@ -21,7 +21,7 @@ pub fn canonical(p: &Program) -> Program {
         see(&v.name);
     }
     for b in &p.blocks {
-        for i in &b.insts {
+        for i in b.insts() {
             i.dest.iter().chain(&i.srcs).filter_map(Operand::virt).for_each(|v| see(&v.name));
         }
         if let TermKind::Brnz { cond: Operand::Virt(v), .. } = &b.term.kind {
@@ -57,7 +57,7 @@ fn rename(p: &mut Program, vregs: &BTreeMap<SmolStr, SmolStr>, labels: &BTreeMap
     }
     for b in &mut p.blocks {
         label(&mut b.label);
-        for i in &mut b.insts {
+        for i in b.insts_mut() {
             i.dest.iter_mut().chain(i.srcs.iter_mut()).for_each(operand);
         }
         match &mut b.term.kind {

@@ -18,7 +18,7 @@
 
 use super::passes::Opp;
 use super::scope::predecessors;
-use schedra_ir::{Program, TermKind};
+use schedra_ir::{Body, Program, TermKind};
 use schedra_ir::SmolStr;
 use std::collections::VecDeque;
 
@@ -72,7 +72,7 @@ pub fn bypasses(p: &Program) -> Vec<Opp> {
     p.blocks
         .iter()
         .skip(1)
-        .filter(|b| b.insts.is_empty() && matches!(&b.term.kind, TermKind::Jmp(t) if *t != b.label))
+        .filter(|b| b.insts().is_empty() && matches!(&b.term.kind, TermKind::Jmp(t) if *t != b.label))
         .map(|b| Opp::Bypass(b.label.clone()))
         .collect()
 }
@@ -99,7 +99,9 @@ pub fn merge(p: &mut Program, label: &str) {
     let absorbed = p.blocks.remove(i);
     let q = if q > i { q - 1 } else { q };
     if let Some(pb) = p.blocks.get_mut(q) {
-        pb.insts.extend(absorbed.insts);
+        if let (Some(l), Body::Source(more)) = (pb.inst_list(), absorbed.body) {
+            l.extend(more);
+        }
         pb.term = absorbed.term;
     }
 }
@@ -108,7 +110,7 @@ pub fn merge(p: &mut Program, label: &str) {
 /// successor.
 pub fn bypass(p: &mut Program, label: &str) {
     let Some(i) = p.block_index(label).filter(|&i| i > 0) else { return };
-    let next = match (&p.blocks[i].term.kind, p.blocks[i].insts.is_empty()) {
+    let next = match (&p.blocks[i].term.kind, p.blocks[i].insts().is_empty()) {
         (TermKind::Jmp(t), true) if t != label => t.clone(),
         _ => return,
     };
@@ -169,7 +171,7 @@ mod tests {
             merge(&mut p, l);
         }
         assert_eq!(p.blocks.len(), 1);
-        assert_eq!(p.blocks[0].insts.len(), 3);
+        assert_eq!(p.blocks[0].insts().len(), 3);
         assert_eq!(p.blocks[0].term.kind, TermKind::End);
     }
 

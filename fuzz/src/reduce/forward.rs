@@ -27,7 +27,7 @@ use schedra_ir::{Operand, Program, TermKind, VirtReg};
 pub fn opportunities(p: &Program) -> Vec<Opp> {
     let mut out = Vec::new();
     for (b, block) in p.blocks.iter().enumerate() {
-        for (i, inst) in block.insts.iter().enumerate() {
+        for (i, inst) in block.insts().iter().enumerate() {
             let Some((name, size)) = defined(inst.dest.as_ref()) else { continue };
             let mut taken: Vec<&str> = Vec::new();
             for (k, s) in inst.srcs.iter().enumerate() {
@@ -52,7 +52,7 @@ pub fn apply(p: &mut Program, chosen: &[(usize, usize, usize)]) -> Vec<(usize, u
     let mut dead = Vec::with_capacity(order.len());
     for &(b, i, k) in order.iter().rev() {
         let Some(block) = p.blocks.get_mut(b) else { continue };
-        let Some(inst) = block.insts.get(i) else { continue };
+        let Some(inst) = block.insts().get(i) else { continue };
         let (Some((name, _)), Some(Operand::Virt(src))) = (defined(inst.dest.as_ref()), inst.srcs.get(k)) else { continue };
         let (name, src): (String, VirtReg) = (name.to_string(), src.clone());
         let rename = |o: &mut Operand| {
@@ -61,7 +61,7 @@ pub fn apply(p: &mut Program, chosen: &[(usize, usize, usize)]) -> Vec<(usize, u
             }
         };
         let mut ended = false;
-        for later in block.insts.iter_mut().skip(i + 1) {
+        for later in block.insts_mut().iter_mut().skip(i + 1) {
             later.srcs.iter_mut().for_each(rename);
             if defined(later.dest.as_ref()).is_some_and(|(n, _)| n == name || n == src.name.as_str()) {
                 ended = true;

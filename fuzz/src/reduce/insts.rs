@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 pub fn opportunities(p: &Program) -> Vec<Opp> {
     let mut out = Vec::new();
     for (b, block) in p.blocks.iter().enumerate() {
-        for i in 0..block.insts.len() {
+        for i in 0..block.insts().len() {
             out.push(Opp::Inst { block: b, inst: i });
         }
     }
@@ -28,10 +28,12 @@ pub fn opportunities(p: &Program) -> Vec<Opp> {
 pub fn remove(p: &mut Program, chosen: &BTreeSet<(usize, usize)>) {
     for (b, block) in p.blocks.iter_mut().enumerate() {
         let mut i = 0;
-        block.insts.retain(|_| {
-            i += 1;
-            !chosen.contains(&(b, i - 1))
-        });
+        if let Some(l) = block.inst_list() {
+            l.retain(|_| {
+                i += 1;
+                !chosen.contains(&(b, i - 1))
+            });
+        }
     }
 }
 
@@ -46,7 +48,7 @@ mod tests {
         assert_eq!(opportunities(&p0).len(), 3);
         let mut p = p0.clone();
         remove(&mut p, &[(0, 0), (0, 2), (5, 5)].into_iter().collect());
-        assert_eq!(p.blocks[0].insts.len(), 1);
-        assert_eq!(p.blocks[0].insts[0], p0.blocks[0].insts[1]);
+        assert_eq!(p.blocks[0].insts().len(), 1);
+        assert_eq!(p.blocks[0].insts()[0], p0.blocks[0].insts()[1]);
     }
 }

@@ -47,7 +47,7 @@ pub fn to_zero(p: &Program) -> Vec<Opp> {
     let zero = Imm::int(0);
     let mut out = Vec::new();
     for (b, block) in p.blocks.iter().enumerate() {
-        for (i, inst) in block.insts.iter().enumerate() {
+        for (i, inst) in block.insts().iter().enumerate() {
             let Some(desc) = p.target.op(&inst.opcode) else { continue };
             for (k, s) in inst.srcs.iter().enumerate() {
                 let nonzero = matches!(s, Operand::Imm(i) if i.bits != 0);
@@ -103,7 +103,7 @@ pub fn to_any_earlier(p: &Program) -> Vec<Opp> {
 fn each_use(p: &Program, scope: &Scope, conditions: bool, mut visit: impl FnMut(Site, &Operand, &BTreeSet<SmolStr>)) {
     for (b, block) in p.blocks.iter().enumerate() {
         let mut defs = scope.entry.get(b).cloned().unwrap_or_default();
-        for (i, inst) in block.insts.iter().enumerate() {
+        for (i, inst) in block.insts().iter().enumerate() {
             for (k, s) in inst.srcs.iter().enumerate() {
                 visit(Site { block: b, inst: Some(i), src: k }, s, &defs);
             }
@@ -124,8 +124,8 @@ fn each_use(p: &Program, scope: &Scope, conditions: bool, mut visit: impl FnMut(
 pub fn reorders(p: &Program) -> Vec<Program> {
     let mut out = Vec::new();
     for (b, block) in p.blocks.iter().enumerate() {
-        for i in 1..block.insts.len() {
-            let (x, y) = (&block.insts[i - 1], &block.insts[i]);
+        for i in 1..block.insts().len() {
+            let (x, y) = (&block.insts()[i - 1], &block.insts()[i]);
             let names = |o: &Operand| o.virt().map(|v| v.name.clone());
             let (dx, dy) = (x.dest.as_ref().and_then(names), y.dest.as_ref().and_then(names));
             let reads = |inst: &Inst, n: &Option<SmolStr>| n.as_ref().is_some_and(|n| inst.srcs.iter().any(|s| names(s).as_ref() == Some(n)));
@@ -133,7 +133,7 @@ pub fn reorders(p: &Program) -> Vec<Program> {
                 continue;
             }
             let mut q = p.clone();
-            q.blocks[b].insts.swap(i - 1, i);
+            q.blocks[b].insts_mut().swap(i - 1, i);
             out.push(q);
         }
     }
@@ -146,7 +146,7 @@ pub fn reorders(p: &Program) -> Vec<Program> {
 pub fn other_opcodes(p: &Program) -> Vec<Program> {
     let mut out = Vec::new();
     for (b, block) in p.blocks.iter().enumerate() {
-        for (i, inst) in block.insts.iter().enumerate() {
+        for (i, inst) in block.insts().iter().enumerate() {
             let Some(desc) = p.target.op(&inst.opcode) else { continue };
             for alt in p.target.ops {
                 let same = alt.operands == desc.operands && alt.dest == desc.dest && alt.sizes == desc.sizes;
@@ -154,7 +154,7 @@ pub fn other_opcodes(p: &Program) -> Vec<Program> {
                     continue;
                 }
                 let mut q = p.clone();
-                q.blocks[b].insts[i].opcode = SmolStr::new_static(alt.name);
+                q.blocks[b].insts_mut()[i].opcode = SmolStr::new_static(alt.name);
                 out.push(q);
             }
         }
@@ -181,7 +181,7 @@ pub fn to_mov(p: &Program) -> Vec<Opp> {
     let Some(mov) = plain_mov(p.target) else { return Vec::new() };
     let mut out = Vec::new();
     for (b, block) in p.blocks.iter().enumerate() {
-        for (i, inst) in block.insts.iter().enumerate() {
+        for (i, inst) in block.insts().iter().enumerate() {
             let Some(desc) = p.target.op(&inst.opcode) else { continue };
             let alu = desc.dest == Dest::Explicit && desc.sizes == Sizes::Uniform && desc.sem != Sem::Mov && !desc.sem.is_outside_input();
             if !alu || inst.dest.is_none() || inst.opcode == mov.name {
@@ -200,7 +200,7 @@ pub fn to_mov(p: &Program) -> Vec<Opp> {
 /// `src` (no-op when either does not exist).
 pub fn make_mov(p: &mut Program, block: usize, inst: usize, src: usize) {
     let Some(mov) = plain_mov(p.target) else { return };
-    let Some(i) = p.blocks.get_mut(block).and_then(|b| b.insts.get_mut(inst)) else { return };
+    let Some(i) = p.blocks.get_mut(block).and_then(|b| b.insts_mut().get_mut(inst)) else { return };
     let Some(s) = i.srcs.get(src).cloned() else { return };
     *i = Inst { opcode: SmolStr::new_static(mov.name), dest: i.dest.take(), srcs: vec![s], span: i.span };
 }
@@ -210,7 +210,7 @@ pub fn replace(p: &mut Program, site: &Site, to: &Operand) {
     let Some(block) = p.blocks.get_mut(site.block) else { return };
     match site.inst {
         Some(i) => {
-            if let Some(s) = block.insts.get_mut(i).and_then(|inst| inst.srcs.get_mut(site.src)) {
+            if let Some(s) = block.insts_mut().get_mut(i).and_then(|inst| inst.srcs.get_mut(site.src)) {
                 *s = to.clone();
             }
         }
@@ -253,7 +253,7 @@ b0:
 ", None).expect("parses");
         assert_eq!(to_mov(&p), vec![Opp::ToMov { block: 0, inst: 0, src: 0 }]);
         make_mov(&mut p, 0, 0, 0);
-        let i = &p.blocks[0].insts[0];
+        let i = &p.blocks[0].insts()[0];
         assert_eq!((i.opcode.as_str(), i.srcs.len()), ("mov", 1));
         // The float 2.0 and the uniform index 7 can become 0.
         assert_eq!(to_zero(&p).len(), 2 + 1);

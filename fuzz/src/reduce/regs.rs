@@ -18,12 +18,12 @@
 use super::passes::Opp;
 use super::scope::Scope;
 use schedra_ir::target::Sizes;
-use schedra_ir::{Inst, Operand, PhysReg, Program, TermKind, VirtReg};
+use schedra_ir::{Body, Inst, Operand, PhysReg, Program, TermKind, VirtReg};
 use std::collections::BTreeSet;
 
 /// Physical register runs written by some instruction, in order.
 pub fn preallocs(p: &Program) -> Vec<Opp> {
-    let runs: BTreeSet<PhysReg> = p.blocks.iter().flat_map(|b| &b.insts).filter_map(|i| i.dest.as_ref().and_then(Operand::phys)).collect();
+    let runs: BTreeSet<PhysReg> = p.blocks.iter().flat_map(|b| b.insts()).filter_map(|i| i.dest.as_ref().and_then(Operand::phys)).collect();
     runs.into_iter().map(Opp::Prealloc).collect()
 }
 
@@ -34,7 +34,11 @@ fn operands_mut(p: &mut Program) -> impl Iterator<Item = &mut Operand> {
             TermKind::Brnz { cond, .. } => Some(cond),
             _ => None,
         };
-        b.insts.iter_mut().flat_map(|i: &mut Inst| i.dest.iter_mut().chain(i.srcs.iter_mut())).chain(cond)
+        let insts: &mut [Inst] = match &mut b.body {
+            Body::Source(v) => v,
+            Body::Machine(_) => &mut [],
+        };
+        insts.iter_mut().flat_map(|i: &mut Inst| i.dest.iter_mut().chain(i.srcs.iter_mut())).chain(cond)
     })
 }
 
@@ -76,7 +80,7 @@ pub fn drop_inputs(p: &mut Program, chosen: &BTreeSet<usize>) {
 pub fn shrinks(p: &Program) -> Vec<Opp> {
     let scope = Scope::of(p);
     let mut fixed: BTreeSet<&str> = BTreeSet::new();
-    for i in p.blocks.iter().flat_map(|b| &b.insts) {
+    for i in p.blocks.iter().flat_map(|b| b.insts()) {
         let free = p.target.op(&i.opcode).is_some_and(|d| !matches!(d.sizes, Sizes::Fixed { .. }));
         if !free {
             fixed.extend(i.dest.iter().chain(&i.srcs).filter_map(Operand::virt).map(|v| v.name.as_str()));
@@ -118,7 +122,7 @@ mod tests {
         let mut p = parse(b"target v3d71\ninput %a = $rf1\nb0:\n $rf5 = mov %a\n tlbw $rf5\n end\n", None).expect("parses");
         assert_eq!(preallocs(&p), vec![Opp::Prealloc(PhysReg::one(5))]);
         unpin(&mut p, PhysReg::one(5));
-        let i = &p.blocks[0].insts;
+        let i = p.blocks[0].insts();
         assert!(i[0].dest.as_ref().and_then(Operand::virt).is_some());
         assert_eq!(i[0].dest, Some(i[1].srcs[0].clone()));
     }

@@ -19,7 +19,7 @@
 
 use super::scope::{defined, Scope};
 use schedra_ir::target::{OperandKind, Sem, Sizes};
-use schedra_ir::{Imm, Inst, OpDesc, Operand, Program, Span, Target, TermKind, VirtReg};
+use schedra_ir::{Body, Imm, Inst, OpDesc, Operand, Program, Span, Target, TermKind, VirtReg};
 use schedra_ir::SmolStr;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,8 +34,8 @@ pub fn repair(p: &mut Program, hint: &BTreeMap<SmolStr, u8>) -> bool {
     }
     for (b, block) in p.blocks.iter_mut().enumerate() {
         let mut defs = scope.entry.get(b).cloned().unwrap_or_default();
-        let mut out: Vec<Inst> = Vec::with_capacity(block.insts.len());
-        for mut inst in std::mem::take(&mut block.insts) {
+        let mut out: Vec<Inst> = Vec::with_capacity(block.insts().len());
+        for mut inst in block.take_insts() {
             let desc = p.target.op(&inst.opcode);
             for k in 0..inst.srcs.len() {
                 let Some(v) = undefined(&inst.srcs[k], &defs) else { continue };
@@ -46,11 +46,13 @@ pub fn repair(p: &mut Program, hint: &BTreeMap<SmolStr, u8>) -> bool {
             r.define(&inst, &mut defs);
             out.push(inst);
         }
-        block.insts = out;
+        block.body = Body::Source(out);
         if let TermKind::Brnz { cond, .. } = &mut block.term.kind {
             if let Some(v) = undefined(cond, &defs) {
                 let Some((op, mov)) = r.replacement(&v, None, &defs) else { return false };
-                block.insts.extend(mov);
+                if let Body::Source(l) = &mut block.body {
+                    l.extend(mov);
+                }
                 *cond = op;
             }
         }
@@ -143,10 +145,10 @@ mod tests {
     fn undefined_use_takes_latest_value_then_immediate() {
         let mut p = prog("target v3d71\ninput %w = $rf1\nb0:\n %b = fmul %a, %w\n tlbw %b\n end\n");
         assert!(repair(&mut p, &BTreeMap::new()));
-        assert_eq!(p.blocks[0].insts[0].srcs[0], Operand::Virt(VirtReg { name: "w".into(), size: None }));
+        assert_eq!(p.blocks[0].insts()[0].srcs[0], Operand::Virt(VirtReg { name: "w".into(), size: None }));
         let mut q = prog("target v3d71\nb0:\n %b = fmul %a, %a\n tlbw %b\n end\n");
         assert!(repair(&mut q, &BTreeMap::new()));
-        assert_eq!(q.blocks[0].insts[0].srcs[0], Operand::Imm(Imm::int(0)));
+        assert_eq!(q.blocks[0].insts()[0].srcs[0], Operand::Imm(Imm::int(0)));
     }
 
     #[test]
@@ -155,7 +157,7 @@ mod tests {
         let mut hint = BTreeMap::new();
         hint.insert(SmolStr::new_static("a"), 1u8);
         assert!(repair(&mut p, &hint));
-        assert_eq!(p.blocks[0].insts.len(), 3);
-        assert_eq!(p.blocks[0].insts[0].opcode, "mov");
+        assert_eq!(p.blocks[0].insts().len(), 3);
+        assert_eq!(p.blocks[0].insts()[0].opcode, "mov");
     }
 }

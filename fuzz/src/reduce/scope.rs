@@ -82,7 +82,7 @@ impl Scope {
 fn exit_set(p: &Program, b: usize, entry: &BTreeSet<SmolStr>) -> BTreeSet<SmolStr> {
     let mut out = entry.clone();
     if let Some(block) = p.blocks.get(b) {
-        for i in &block.insts {
+        for i in block.insts() {
             if let Some((name, _)) = defined(i.dest.as_ref()) {
                 out.insert(SmolStr::new(name));
             }
@@ -113,7 +113,7 @@ fn names(p: &Program) -> (BTreeMap<SmolStr, u8>, BTreeMap<SmolStr, usize>) {
         }
     }
     for b in &p.blocks {
-        for i in &b.insts {
+        for i in b.insts() {
             if let Some((name, size)) = defined(i.dest.as_ref()) {
                 add(name, size);
             }

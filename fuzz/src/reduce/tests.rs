@@ -9,7 +9,7 @@ fn prog(text: &str) -> Program {
 }
 
 fn has_op(p: &Program, op: &str) -> bool {
-    p.blocks.iter().flat_map(|b| &b.insts).any(|i| i.opcode == op)
+    p.blocks.iter().flat_map(|b| b.insts()).any(|i| i.opcode == op)
 }
 
 /// A chain of `n` v3d71 ops with one `recip` in the middle whose result
@@ -122,7 +122,7 @@ fn a_balance_that_no_single_removal_keeps_is_reduced_by_pairs() {
     // each come in even numbers. No single removal and no run of
     // neighbours keeps that; removing the two fadds (not neighbours) does.
     let p = prog("target v3d71\ninput %w = $rf1\nb0:\n %a = fadd %w, %w\n %b = fmul %w, %w\n %c = fadd %w, %w\n %d = fmul %w, %w\n %r = recip %w\n tlbw %r\n end\n");
-    let count = |c: &Program, op: &str| c.blocks.iter().flat_map(|b| &b.insts).filter(|i| i.opcode == op).count();
+    let count = |c: &Program, op: &str| c.blocks.iter().flat_map(|b| b.insts()).filter(|i| i.opcode == op).count();
     let mut pred = |c: &Program| has_op(c, "recip") && has_op(c, "tlbw") && count(c, "fadd") % 2 == 0 && count(c, "fmul") % 2 == 0;
     let r = reduce(&p, &mut pred, &ReduceOptions::default()).expect("reduces");
     assert_eq!(r.final_instructions, 2, "{}", print(&r.program));

@@ -168,7 +168,7 @@ fn line_of(inst: &Inst, bundle: &Bundle) -> u32 {
 /// The first broken rule of block `b`.
 fn block_rules(p: &Program, fam: &dyn Family, b: &Block) -> Option<RunError> {
     let at = |bi: usize, line: u32| Place::new(&b.label, bi, line);
-    for (bi, bundle) in b.bundles.iter().enumerate() {
+    for (bi, bundle) in b.bundles().iter().enumerate() {
         if let Err((kind, line, msg)) = bundle_rules(p, fam, bundle) {
             return Some(stop(kind, at(bi, line), msg));
         }
@@ -176,8 +176,8 @@ fn block_rules(p: &Program, fam: &dyn Family, b: &Block) -> Option<RunError> {
             return Some(stop(kind, at(bi, bundle.span.line), msg));
         }
     }
-    if let Some(Err((kind, msg))) = p.target.network.map(|net| network::instruction(p.target, net, b, b.bundles.len())) {
-        return Some(stop(kind, at(b.bundles.len(), b.term.span.line), msg));
+    if let Some(Err((kind, msg))) = p.target.network.map(|net| network::instruction(p.target, net, b, b.bundles().len())) {
+        return Some(stop(kind, at(b.bundles().len(), b.term.span.line), msg));
     }
     if let Err((bi, line, msg)) = waits(p.target, b) {
         return Some(stop(RuleKind::Slot, at(bi, line), msg));
@@ -287,7 +287,7 @@ fn waits(t: &Target, b: &Block) -> Result<(), (usize, u32, String)> {
     let spacing = u64::from(t.wait_timing().sfu_spacing);
     let encoded = matches!(t.clock, Clock::EncodedWaits { .. });
     let (mut cycle, mut last_sfu) = (0u64, None::<u64>);
-    for (bi, bundle) in b.bundles.iter().enumerate() {
+    for (bi, bundle) in b.bundles().iter().enumerate() {
         match t.clock {
             Clock::EncodedWaits { max } if bundle.wait > max => return Err((bi, bundle.span.line, format!("`wait {}` is out of range: at most {max}", bundle.wait))),
             Clock::EncodedWaits { .. } => {}
@@ -308,7 +308,7 @@ fn waits(t: &Target, b: &Block) -> Result<(), (usize, u32, String)> {
         cycle += 1 + u64::from(bundle.wait);
     }
     match last_sfu {
-        Some(prev) if encoded && cycle + 1 < prev + spacing => Err((b.bundles.len(), b.term.span.line, format!("the block's last SFU op is less than {spacing} cycles before the next block"))),
+        Some(prev) if encoded && cycle + 1 < prev + spacing => Err((b.bundles().len(), b.term.span.line, format!("the block's last SFU op is less than {spacing} cycles before the next block"))),
         _ => Ok(()),
     }
 }
@@ -318,7 +318,7 @@ fn waits(t: &Target, b: &Block) -> Result<(), (usize, u32, String)> {
 fn end_rules(p: &Program, fam: &dyn Family, b: &Block) -> Result<(), (usize, u32, String)> {
     let t = p.target;
     let is_final = matches!(b.term.kind, TermKind::End);
-    let n = b.bundles.len();
+    let n = b.bundles().len();
     let is_marker = |d: Option<&OpDesc>| d.is_some_and(|d| d.sem == Sem::ThreadSwitch);
     let has_marker = |bundle: &Bundle| descs(t, bundle).any(|(_, _, d)| is_marker(d));
     let ends_thread = |d: Option<&OpDesc>| d.is_some_and(|d| matches!(t.end, ProgramEnd::LastOp(name) if name == d.name));
@@ -330,8 +330,8 @@ fn end_rules(p: &Program, fam: &dyn Family, b: &Block) -> Result<(), (usize, u32
     if let Some(k) = delay {
         delay_slots(p, fam, b, k, marker_at)?;
     }
-    let last_marker = if is_final { b.bundles.iter().rposition(|x| has_marker(x)) } else { None };
-    for (bi, bundle) in b.bundles.iter().enumerate() {
+    let last_marker = if is_final { b.bundles().iter().rposition(has_marker) } else { None };
+    for (bi, bundle) in b.bundles().iter().enumerate() {
         for (inst, _, d) in descs(t, bundle) {
             let line = line_of(inst, bundle);
             if is_marker(d) && Some(bi) != marker_at && Some(bi) != last_marker {
@@ -346,7 +346,7 @@ fn end_rules(p: &Program, fam: &dyn Family, b: &Block) -> Result<(), (usize, u32
         ProgramEnd::LastOp(name) => t.op(name).is_some(),
         _ => false,
     };
-    let ends = b.bundles.last().is_some_and(|x| descs(t, x).any(|(_, _, d)| ends_thread(d)));
+    let ends = b.bundles().last().is_some_and(|x| descs(t, x).any(|(_, _, d)| ends_thread(d)));
     if is_final && thread_end_op && !ends {
         return Err((n, b.term.span.line, "the program ends without a thread-ending op".to_string()));
     }
@@ -363,14 +363,14 @@ fn delay_slots(p: &Program, fam: &dyn Family, b: &Block, k: usize, marker_at: Op
         _ => &[],
     };
     let is_marker = |x: &Bundle| descs(t, x).any(|(_, _, d)| d.is_some_and(|d| d.sem == Sem::ThreadSwitch));
-    let Some(m) = marker_at.filter(|&m| b.bundles.get(m).is_some_and(is_marker)) else {
-        let (bi, line) = match b.bundles.iter().rposition(is_marker) {
-            Some(i) => (i, b.bundles.get(i).map_or(0, |x| x.span.line)),
-            None => (b.bundles.len(), b.term.span.line),
+    let Some(m) = marker_at.filter(|&m| b.bundles().get(m).is_some_and(is_marker)) else {
+        let (bi, line) = match b.bundles().iter().rposition(is_marker) {
+            Some(i) => (i, b.bundles().get(i).map_or(0, |x| x.span.line)),
+            None => (b.bundles().len(), b.term.span.line),
         };
         return Err((bi, line, format!("the program must end with a thread-switch bundle followed by exactly {k} bundle(s)")));
     };
-    for (i, bundle) in b.bundles.iter().enumerate().skip(m) {
+    for (i, bundle) in b.bundles().iter().enumerate().skip(m) {
         let slot = i.checked_sub(m + 1);
         for (inst, _, desc) in descs(t, bundle) {
             let Some(desc) = desc else { continue };

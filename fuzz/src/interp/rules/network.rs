@@ -28,7 +28,7 @@ type Broken = (RuleKind, String);
 
 /// The op issued in unit `unit` of instruction `k` of `b`.
 fn made_at<'b>(b: &'b Block, k: usize, unit: &str) -> Option<&'b Inst> {
-    b.bundles.get(k)?.ops.iter().find(|o| o.slot == unit).map(|o| &o.inst)
+    b.bundles().get(k)?.ops.iter().find(|o| o.slot == unit).map(|o| &o.inst)
 }
 
 /// How a read is made: by operand `operand` of `op` issued in unit
@@ -73,7 +73,7 @@ fn readable(net: &Network, unit: &Unit, op: &str, d: usize) -> bool {
 /// The register rules of every bypass read of instruction `i` of `b`, and
 /// of the branch condition when `i` is the terminator's index.
 fn reads(t: &Target, net: &Network, b: &Block, i: usize) -> Result<(), String> {
-    let Some(x) = b.bundles.get(i) else {
+    let Some(x) = b.bundles().get(i) else {
         if let TermKind::Brnz { cond: Operand::Bypass(r), .. } = &b.term.kind {
             read(t, net, b, i, r, Reader::Alu { op: net.mov, in_unit: "", operand: 0 })?;
         }
@@ -135,7 +135,7 @@ fn sequence(net: &Network, b: &Block, i: usize, d: &OpDesc, inst: &Inst) -> Resu
 /// then its sequences); `i == b.bundles.len()` is the terminator.
 pub(super) fn instruction(t: &Target, net: &Network, b: &Block, i: usize) -> Result<(), Broken> {
     reads(t, net, b, i).map_err(|m| (RuleKind::Register, m))?;
-    let Some(x) = b.bundles.get(i) else { return Ok(()) };
+    let Some(x) = b.bundles().get(i) else { return Ok(()) };
     for op in &x.ops {
         if let Some(d) = t.op(&op.inst.opcode) {
             sequence(net, b, i, d, &op.inst).map_err(|m| (RuleKind::Hazard, m))?;
